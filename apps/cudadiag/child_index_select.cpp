@@ -1,0 +1,11 @@
+#include <stdexcept>
+
+#include "child_cases.h"
+
+namespace cudadiag::app::child {
+
+json run_index_select_case(const cases::CaseSpec& spec) {
+  return json{{"outcome", "skipped"}, {"reason", "kernel family '" + spec.kernel + "' is not built yet"}};
+}
+
+}  // namespace cudadiag::app::child

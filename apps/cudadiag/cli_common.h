@@ -1,0 +1,47 @@
+#pragma once
+// Conventions shared by every subcommand: --format, -o, -q/-v, --redact, --no-color,
+// and emitting a report (rendered, written atomically with -o).
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <vector>
+
+#include "report/report.h"
+
+namespace cudadiag::app {
+
+struct CommonOptions {
+  std::string format = "text";  // text | json | md
+  std::string output;           // -o FILE; empty: stdout
+  bool quiet = false;
+  int verbose = 0;
+  bool redact = false;
+  bool no_color = false;
+};
+
+// Global state set up by main(): argv and the options of the subcommand being run.
+struct Invocation {
+  std::vector<std::string> argv;
+  char** envp = nullptr;
+  std::string self_exe;  // absolute path of this executable (/proc/self/exe)
+};
+const Invocation& invocation();
+void set_invocation(Invocation inv);
+
+// Adds --format, -o/--output, -q, -v, --redact, --no-color to a subcommand.
+void add_common_options(CLI::App* cmd, CommonOptions& opts);
+
+// Applies -q/-v and colour rules to the stderr logger.
+void configure_logging(const CommonOptions& opts);
+
+// True when colour may be used on stdout (a terminal, NO_COLOR unset, --no-color absent).
+bool use_color(const CommonOptions& opts);
+
+// Renders the report in opts.format, redacts with --redact, validates nothing,
+// and writes it to -o atomically or to stdout.
+void emit_report(report::Report& r, const CommonOptions& opts);
+
+// Writes already-rendered text to -o atomically or to stdout.
+void emit_text(const std::string& text, const CommonOptions& opts);
+
+}  // namespace cudadiag::app

@@ -1,0 +1,81 @@
+// cudadiag: triage CUDA illegal-memory-access failures.
+#include <CLI/CLI.hpp>
+
+#include <climits>
+#include <cstdlib>
+#include <exception>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include "cli_common.h"
+#include "commands.h"
+#include "util/build_info.h"
+#include "util/errors.h"
+#include "util/log.h"
+
+extern char** environ;
+
+namespace {
+
+std::string self_exe_path(const char* argv0) {
+  char buf[PATH_MAX];
+  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n > 0) {
+    buf[n] = '\0';
+    return buf;
+  }
+  return argv0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace cudadiag;
+  init_logging(::isatty(STDERR_FILENO) != 0 && std::getenv("NO_COLOR") == nullptr);
+
+  app::set_invocation({std::vector<std::string>(argv, argv + argc), environ, self_exe_path(argv[0])});
+
+  CLI::App cli{"cudadiag: triage CUDA illegal-memory-access failures: your code, a kernel "
+               "configuration, or this machine?"};
+  cli.set_version_flag("--version", build_info().version + " (" + build_info().git_revision +
+                                        ", CUDA " + build_info().cuda_toolkit + ")");
+  cli.require_subcommand(1);
+  cli.footer(
+      "Exit codes: 0 ok/healthy, 1 findings, 2 usage or input error, 3 GPU part could not run, "
+      "4 internal error.");
+
+  app::set_env_command(cli);
+  app::set_schema_command(cli);
+  app::set_list_command(cli);
+  app::set_index_select_command(cli);
+  app::set_fault_command(cli);
+  app::set_attention_command(cli);
+  app::set_tma_command(cli);
+  app::set_repro_command(cli);
+  app::set_compare_command(cli);
+  app::set_child_commands(cli);
+
+  try {
+    cli.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return cli.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return cli.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return cli.exit(e);
+  } catch (const CLI::ParseError& e) {
+    cli.exit(e);  // prints CLI11's message
+    return kExitUsage;
+  } catch (const UsageError& e) {
+    spdlog::error("{}", e.what());
+    return kExitUsage;
+  } catch (const EnvironmentError& e) {
+    spdlog::error("{}", e.what());
+    return kExitEnvironment;
+  } catch (const std::exception& e) {
+    spdlog::critical("internal error: {}", e.what());
+    return kExitInternal;
+  }
+  return app::exit_code();
+}

@@ -1,0 +1,70 @@
+# Shared settings for every cudadiag target.
+
+# Warnings live on an INTERFACE target so that each library opts in once.
+add_library(cudadiag_warnings INTERFACE)
+target_compile_options(cudadiag_warnings INTERFACE
+  $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wnon-virtual-dtor -Wold-style-cast
+    -Wcast-align -Wunused -Woverloaded-virtual -Wformat=2 -Wimplicit-fallthrough>
+  $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall --expt-relaxed-constexpr>)
+
+# fmt and spdlog are used header-only so the binary carries no shared copy of them.
+add_library(cudadiag_deps INTERFACE)
+# Only the include directories of fmt and spdlog: their out-of-line parts are compiled
+# once in lib/util/third_party_impl.cpp (header-only is ~10 s per file on spdlog alone).
+get_target_property(_fmt_inc fmt::fmt INTERFACE_INCLUDE_DIRECTORIES)
+get_target_property(_spdlog_inc spdlog::spdlog INTERFACE_INCLUDE_DIRECTORIES)
+target_include_directories(cudadiag_deps SYSTEM INTERFACE ${_fmt_inc} ${_spdlog_inc})
+target_compile_definitions(cudadiag_deps INTERFACE SPDLOG_COMPILED_LIB SPDLOG_FMT_EXTERNAL)
+target_link_libraries(cudadiag_deps INTERFACE nlohmann_json::nlohmann_json)
+target_include_directories(cudadiag_deps INTERFACE ${PROJECT_SOURCE_DIR}/lib ${PROJECT_SOURCE_DIR})
+
+# Git revision and toolkit facts baked into the binary (report.tool).
+find_package(Git QUIET)
+set(CUDADIAG_GIT_REVISION "unknown")
+if(GIT_FOUND)
+  execute_process(COMMAND ${GIT_EXECUTABLE} rev-parse --short=12 HEAD
+    WORKING_DIRECTORY ${PROJECT_SOURCE_DIR} OUTPUT_VARIABLE _rev OUTPUT_STRIP_TRAILING_WHITESPACE
+    ERROR_QUIET RESULT_VARIABLE _rc)
+  if(_rc EQUAL 0 AND _rev)
+    set(CUDADIAG_GIT_REVISION "${_rev}")
+  endif()
+endif()
+
+# cudadiag_add_lib(NAME [DEPS a b ...]): lib/NAME/*.cpp as static library cudadiag_NAME.
+function(cudadiag_add_lib name)
+  cmake_parse_arguments(ARG "" "" "DEPS" ${ARGN})
+  file(GLOB _src CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/${name}/*.cpp)
+  if(_src)
+    add_library(cudadiag_${name} STATIC ${_src})
+    target_link_libraries(cudadiag_${name} PUBLIC cudadiag_deps PRIVATE cudadiag_warnings)
+    foreach(d IN LISTS ARG_DEPS)
+      target_link_libraries(cudadiag_${name} PUBLIC cudadiag_${d})
+    endforeach()
+  else()
+    add_library(cudadiag_${name} INTERFACE)
+    target_link_libraries(cudadiag_${name} INTERFACE cudadiag_deps)
+    foreach(d IN LISTS ARG_DEPS)
+      target_link_libraries(cudadiag_${name} INTERFACE cudadiag_${d})
+    endforeach()
+  endif()
+endfunction()
+
+# cudadiag_add_kernels(NAME [DEPS a b ...]): kernels/NAME/*.cu and *.cpp as cudadiag_kernels_NAME.
+function(cudadiag_add_kernels name)
+  cmake_parse_arguments(ARG "" "" "DEPS" ${ARGN})
+  file(GLOB _src CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/${name}/*.cu
+       ${CMAKE_CURRENT_SOURCE_DIR}/${name}/*.cpp)
+  if(_src)
+    add_library(cudadiag_kernels_${name} STATIC ${_src})
+    target_include_directories(cudadiag_kernels_${name} PUBLIC ${PROJECT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/lib)
+    target_link_libraries(cudadiag_kernels_${name} PUBLIC CUDA::cudart_static PRIVATE cudadiag_warnings)
+    set_target_properties(cudadiag_kernels_${name} PROPERTIES CUDA_SEPARABLE_COMPILATION OFF
+      POSITION_INDEPENDENT_CODE OFF)
+    target_compile_options(cudadiag_kernels_${name} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-lineinfo>)
+    foreach(d IN LISTS ARG_DEPS)
+      target_link_libraries(cudadiag_kernels_${name} PUBLIC cudadiag_kernels_${d})
+    endforeach()
+  else()
+    add_library(cudadiag_kernels_${name} INTERFACE)
+  endif()
+endfunction()

@@ -1,0 +1,139 @@
+// GPU runtime: allocators, launch log, checked calls.
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "kernels/runtime/gpu_runtime.h"
+
+namespace cudadiag::gpu {
+
+const char* to_string(AllocatorMode mode) {
+  switch (mode) {
+    case AllocatorMode::pool: return "pool";
+    case AllocatorMode::direct: return "direct";
+    case AllocatorMode::fence_back: return "fence-back";
+    case AllocatorMode::fence_front: return "fence-front";
+  }
+  return "?";
+}
+
+bool parse_allocator(const std::string& text, AllocatorMode& out) {
+  if (text == "pool") out = AllocatorMode::pool;
+  else if (text == "direct") out = AllocatorMode::direct;
+  else if (text == "fence-back" || text == "fence") out = AllocatorMode::fence_back;
+  else if (text == "fence-front") out = AllocatorMode::fence_front;
+  else return false;
+  return true;
+}
+
+bool launch_blocking() {
+  const char* v = std::getenv("CUDA_LAUNCH_BLOCKING");
+  return v && std::strcmp(v, "1") == 0;
+}
+
+class AllocatorBackend {
+ public:
+  virtual ~AllocatorBackend() = default;
+};
+
+Session::Session(AllocatorMode default_mode, int device) : default_mode_(default_mode), device_(device) {}
+Session::~Session() { free_all(); }
+
+void Session::set_buffer_mode(const std::string& name, AllocatorMode mode) { overrides_[name] = mode; }
+
+AllocatorMode Session::mode_for(const std::string& name) const {
+  const auto it = overrides_.find(name);
+  return it == overrides_.end() ? default_mode_ : it->second;
+}
+
+void* Session::alloc(const std::string& name, size_t bytes) {
+  void* p = nullptr;
+  check(cudaMalloc(&p, bytes), "cudaMalloc", "malloc", CUDADIAG_HERE);
+  buffers_.push_back({name, reinterpret_cast<unsigned long long>(p), bytes, AllocatorMode::direct, false});
+  return p;
+}
+
+void Session::free(void* ptr) {
+  for (auto& b : buffers_) {
+    if (b.address == reinterpret_cast<unsigned long long>(ptr) && !b.freed) {
+      b.freed = true;
+      check(cudaFree(ptr), "cudaFree", "free", CUDADIAG_HERE);
+      return;
+    }
+  }
+}
+
+void Session::free_all() noexcept {
+  for (auto& b : buffers_) {
+    if (!b.freed) {
+      cudaFree(reinterpret_cast<void*>(b.address));
+      b.freed = true;
+    }
+  }
+}
+
+void Session::record_launch(const char* kernel, dim3 grid, dim3 block, size_t dynamic_smem,
+                            std::initializer_list<const void*> buffer_ptrs) {
+  LaunchRecord r;
+  r.seq = launches_.size();
+  r.kernel = kernel;
+  r.grid[0] = grid.x; r.grid[1] = grid.y; r.grid[2] = grid.z;
+  r.block[0] = block.x; r.block[1] = block.y; r.block[2] = block.z;
+  r.dynamic_smem = dynamic_smem;
+  for (const void* p : buffer_ptrs) r.buffers.push_back(buffer_name_for(p));
+  launches_.push_back(std::move(r));
+}
+
+void Session::check_launch(const char* location) {
+  check(cudaGetLastError(), "cudaGetLastError", "launch", location);
+}
+
+void Session::check(cudaError_t rc, const char* api_call, const char* surfaced_at, const char* location) {
+  if (rc == cudaSuccess) return;
+  CudaFailure f;
+  f.code = static_cast<int>(rc);
+  f.name = cudaGetErrorName(rc);
+  f.message = cudaGetErrorString(rc);
+  f.surfaced_at = surfaced_at;
+  f.api_call = api_call;
+  f.location = location;
+  f.last_kernel = last_kernel();
+  throw CudaError(std::move(f));
+}
+
+void Session::check_driver(int rc, const char* api_call, const char* surfaced_at, const char* location) {
+  if (rc == 0) return;
+  CudaFailure f;
+  f.code = rc;
+  f.driver = true;
+  f.name = "CUresult " + std::to_string(rc);
+  f.message = f.name;
+  f.surfaced_at = surfaced_at;
+  f.api_call = api_call;
+  f.location = location;
+  f.last_kernel = last_kernel();
+  throw CudaError(std::move(f));
+}
+
+void Session::copy_to_device(void* dst, const void* src, size_t bytes) {
+  check(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice), "cudaMemcpy(HostToDevice)", "memcpy", CUDADIAG_HERE);
+}
+void Session::copy_to_host(void* dst, const void* src, size_t bytes) {
+  check(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy(DeviceToHost)", "memcpy", CUDADIAG_HERE);
+}
+void Session::memset(void* dst, int value, size_t bytes) {
+  check(cudaMemset(dst, value, bytes), "cudaMemset", "memset", CUDADIAG_HERE);
+}
+void Session::synchronize() {
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize", "synchronize", CUDADIAG_HERE);
+}
+
+std::string Session::buffer_name_for(const void* ptr) const {
+  const auto a = reinterpret_cast<unsigned long long>(ptr);
+  for (auto it = buffers_.rbegin(); it != buffers_.rend(); ++it) {
+    if (a >= it->address && a < it->address + it->bytes) return it->name;
+  }
+  return "";
+}
+
+}  // namespace cudadiag::gpu

@@ -1,0 +1,140 @@
+#pragma once
+// The GPU-side runtime every case runs on: named buffers from a chosen allocator,
+// a launch log, and CUDA calls checked so that the failure keeps the error code,
+// the API call and the kind of call where it surfaced.
+//
+// Plain C++ header (no fmt/spdlog/json): included by .cu files and by the child
+// glue in apps/cudadiag/child_*.cpp.
+#include <cuda_runtime_api.h>
+#include <driver_types.h>
+#include <vector_types.h>
+
+#include <cstddef>
+#include <exception>
+#include <initializer_list>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace cudadiag::gpu {
+
+// pool:        sub-allocates from large slabs (like PyTorch's caching allocator); small
+//              overruns land in valid memory and stay silent.
+// direct:      one cudaMalloc per buffer (PYTORCH_NO_CUDA_MEMORY_CACHING=1).
+// fence_back:  driver VMM; the buffer ends flush against unmapped address space.
+// fence_front: driver VMM; the buffer starts flush against unmapped address space.
+enum class AllocatorMode { pool, direct, fence_back, fence_front };
+
+const char* to_string(AllocatorMode mode);
+// Accepts "pool", "direct", "fence-back", "fence-front" ("fence" means fence-back).
+bool parse_allocator(const std::string& text, AllocatorMode& out);
+
+// A CUDA error where it surfaced.
+struct CudaFailure {
+  int code = 0;              // cudaError_t, or CUresult when driver == true
+  bool driver = false;
+  std::string name;          // cudaErrorIllegalAddress / CUDA_ERROR_ILLEGAL_ADDRESS
+  std::string message;       // cudaGetErrorString / cuGetErrorString
+  std::string surfaced_at;   // launch | synchronize | memcpy | memset | malloc | free | encode | attribute | ...
+  std::string api_call;      // exact call: cudaDeviceSynchronize, cudaMemcpy, cuTensorMapEncodeTiled, ...
+  std::string location;      // file:line in cudadiag's source
+  std::string last_kernel;   // last kernel launched before the error (launch log)
+};
+
+class CudaError : public std::exception {
+ public:
+  explicit CudaError(CudaFailure f) : failure_(std::move(f)) {}
+  const char* what() const noexcept override { return failure_.message.c_str(); }
+  const CudaFailure& failure() const { return failure_; }
+
+ private:
+  CudaFailure failure_;
+};
+
+struct BufferRecord {
+  std::string name;
+  unsigned long long address = 0;  // device address of the first byte handed out
+  unsigned long long bytes = 0;    // bytes requested
+  AllocatorMode mode = AllocatorMode::direct;
+  bool freed = false;
+};
+
+struct LaunchRecord {
+  unsigned long long seq = 0;
+  std::string kernel;
+  unsigned grid[3] = {1, 1, 1};
+  unsigned block[3] = {1, 1, 1};
+  size_t dynamic_smem = 0;
+  std::vector<std::string> buffers;  // names of the buffers passed (resolved from pointers)
+};
+
+class AllocatorBackend;  // defined in the .cu files
+
+// One per case run in the child. Not thread-safe.
+class Session {
+ public:
+  explicit Session(AllocatorMode default_mode, int device = 0);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  AllocatorMode default_mode() const { return default_mode_; }
+  // Per-buffer allocator override (fault bisection fences some buffers, the rest direct).
+  void set_buffer_mode(const std::string& name, AllocatorMode mode);
+  AllocatorMode mode_for(const std::string& name) const;
+
+  // Allocates a named buffer; throws CudaError (surfaced_at "malloc").
+  void* alloc(const std::string& name, size_t bytes);
+  template <typename T>
+  T* alloc_n(const std::string& name, size_t count) {
+    return static_cast<T*>(alloc(name, count * sizeof(T)));
+  }
+  // Frees one buffer; throws CudaError (surfaced_at "free").
+  void free(void* ptr);
+  // Frees everything still allocated; never throws (used on teardown).
+  void free_all() noexcept;
+
+  // Launch log. Call record_launch just before the <<<>>> and check_launch right after.
+  void record_launch(const char* kernel, dim3 grid, dim3 block, size_t dynamic_smem,
+                     std::initializer_list<const void*> buffer_ptrs);
+  // cudaGetLastError after a launch (surfaced_at "launch"); with CUDA_LAUNCH_BLOCKING
+  // set, errors of the kernel itself also surface here.
+  void check_launch(const char* location);
+  // Checks one runtime API call; throws CudaError when rc != cudaSuccess.
+  void check(cudaError_t rc, const char* api_call, const char* surfaced_at, const char* location);
+  // Checks a driver API result (CUresult as int); name/message come from the driver.
+  void check_driver(int rc, const char* api_call, const char* surfaced_at, const char* location);
+
+  // Copies with checks (surfaced_at "memcpy" / "memset" / "synchronize").
+  void copy_to_device(void* dst, const void* src, size_t bytes);
+  void copy_to_host(void* dst, const void* src, size_t bytes);
+  void memset(void* dst, int value, size_t bytes);
+  void synchronize();
+
+  const std::vector<LaunchRecord>& launches() const { return launches_; }
+  const std::vector<BufferRecord>& buffers() const { return buffers_; }
+  // Name of the buffer whose range holds ptr ("" when none).
+  std::string buffer_name_for(const void* ptr) const;
+  std::string last_kernel() const { return launches_.empty() ? "" : launches_.back().kernel; }
+
+ private:
+  AllocatorMode default_mode_;
+  int device_;
+  std::map<std::string, AllocatorMode> overrides_;
+  std::vector<BufferRecord> buffers_;
+  std::vector<LaunchRecord> launches_;
+  std::unique_ptr<AllocatorBackend> backend_;
+};
+
+// True when CUDA_LAUNCH_BLOCKING=1 is set in this process's environment.
+bool launch_blocking();
+
+}  // namespace cudadiag::gpu
+
+#define CUDADIAG_STR2(x) #x
+#define CUDADIAG_STR(x) CUDADIAG_STR2(x)
+#define CUDADIAG_HERE __FILE__ ":" CUDADIAG_STR(__LINE__)
+// CD_CHECK(session, cudaMemcpy(...), "memcpy")
+#define CD_CHECK(session, call, surfaced) (session).check((call), #call, (surfaced), CUDADIAG_HERE)
+#define CD_CHECK_LAUNCH(session) (session).check_launch(CUDADIAG_HERE)

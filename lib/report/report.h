@@ -1,0 +1,132 @@
+#pragma once
+// The report: one JSON document per run, diffable across hosts.
+//
+// Stable keys (do not rename; add new ones instead):
+//   schema_version, tool, invocation, host, driver, devices, environment,
+//   gpu, results, summary, verdict.
+// The JSON Schema in lib/report/report.schema.json describes every key written here.
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace cudadiag::report {
+
+using json = nlohmann::ordered_json;
+
+// Bump minor for added keys, major for removed/renamed keys or changed meaning.
+inline constexpr const char* kSchemaVersion = "1.0.0";
+
+// A CUDA error as it surfaced in a child, enriched from the taxonomy.
+struct ErrorInfo {
+  int code = 0;
+  std::string name;         // cudaErrorIllegalAddress / CUDA_ERROR_ILLEGAL_ADDRESS
+  std::string source;       // "runtime" or "driver"
+  std::string error_class;  // taxonomy class: memory_fault, misaligned, device_assert, ...
+  bool sticky = false;
+  std::string surfaced_at;  // launch | synchronize | memcpy | malloc | free | encode | ...
+  std::string api_call;     // the exact API call, e.g. "cudaDeviceSynchronize"
+  std::string meaning;      // one line from the taxonomy
+  std::string next_step;    // one line from the taxonomy
+  std::string message;      // cudaGetErrorString / extra context
+};
+
+// Bounded excerpt of one captured stream of a child.
+struct StreamExcerpt {
+  std::string text;             // head + marker + tail when truncated
+  unsigned long long total_bytes = 0;
+  unsigned long long dropped_bytes = 0;
+};
+
+// How the child process ended (lib/runner decodes it).
+struct ChildInfo {
+  int pid = 0;
+  std::string ending;  // result | exit | signal | timeout | no_result | spawn_failed
+  std::optional<int> exit_code;
+  std::optional<int> signal;
+  std::string signal_name;  // SIGSEGV, SIGABRT, ...
+  bool killed_after_grace = false;
+  StreamExcerpt stdout_excerpt;
+  StreamExcerpt stderr_excerpt;
+};
+
+// Repeats of one case inside one child (or across children).
+struct RepeatStats {
+  int runs = 0;
+  int failures = 0;
+  double failure_rate = 0.0;
+  double ci_low = 0.0;   // 95% Wilson interval of the failure rate
+  double ci_high = 0.0;
+  std::map<std::string, int> histogram;  // outcome -> count
+};
+
+struct Result {
+  std::string case_id;
+  std::string kernel;     // index_select | fault | attention | tma | ...
+  json params = json::object();
+  std::string profile = "default";
+  std::string allocator;  // pool | direct | fence-back | fence-front | "" (host-only)
+  std::string device;     // device UUID, or "host" for host-only cases
+  int device_index = -1;
+  std::string outcome;    // see outcome vocabulary in cases/expectation.h
+  std::string expected;   // expectation expression; "" when none
+  std::optional<bool> expectation_met;
+  std::string reason;     // short human explanation (invalid_config reason, skip reason, ...)
+  std::optional<ErrorInfo> error;
+  double duration_ms = 0.0;
+  std::optional<RepeatStats> repeats;
+  std::optional<ChildInfo> child;
+  json launch_log = json::array();     // tail of the launch log: kernel, grid, block, smem, buffers
+  json buffers = json::array();        // named buffers with address ranges and allocator
+  json faulting_buffer = nullptr;      // {name, bytes, direction, extra_runs} when bisection found it
+  json xid = json::array();            // kernel-log Xid lines attributed to this child
+  json sanitizer = nullptr;            // parsed compute-sanitizer findings
+  json details = json::object();       // kernel-specific facts (mismatch count, first bad element, ...)
+};
+
+struct Verdict {
+  std::string status;                // healthy | suspect | incomplete | ok | findings | no_gpu | ...
+  std::vector<std::string> reasons;  // human-readable, one per finding
+};
+
+struct Report {
+  std::string schema_version = kSchemaVersion;
+  json tool = json::object();
+  json invocation = json::object();
+  json host = json::object();
+  json driver = json::object();
+  json devices = json::array();
+  json environment = json::object();
+  json gpu = json::object();  // {"ran": bool, "reason": "..."}: whether the GPU part could run
+  std::vector<Result> results;
+  json summary = json::object();
+  Verdict verdict;
+  json extra = json::object();  // command-specific sections (e.g. "comparison", "tma"); merged at top level
+};
+
+json to_json(const ErrorInfo& e);
+json to_json(const ChildInfo& c);
+json to_json(const RepeatStats& r);
+json to_json(const Result& r);
+json to_json(const Report& r);
+
+// Throws std::runtime_error (with the JSON path) on a document that does not fit the model.
+ErrorInfo error_from_json(const json& j);
+Result result_from_json(const json& j);
+Report report_from_json(const json& j);
+
+// Fills tool (build info) and invocation (argv, start time) of a new report.
+Report new_report(const std::vector<std::string>& argv, const std::string& command);
+// Stamps invocation.finished_at/duration_ms and fills summary counts from results.
+void finish_report(Report& r);
+
+// ISO-8601 UTC timestamp with milliseconds.
+std::string now_iso8601();
+
+// Allowlisted environment: CUDA_*, PYTORCH_*, TORCH_*, NCCL_*, and a few named ones.
+json capture_environment(char** envp);
+bool is_allowlisted_env(const std::string& name);
+
+}  // namespace cudadiag::report

@@ -1,0 +1,104 @@
+#pragma once
+// Child processes: posix_spawn (never fork without exec), an explicit environment,
+// bounded capture of stdout/stderr, a result pipe on a fixed fd, a deadline
+// (SIGTERM to the process group, grace, SIGKILL), and a decoded ending.
+// Nothing here calls CUDA.
+#include <sys/types.h>
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cudadiag::runner {
+
+struct ChildSpec {
+  std::vector<std::string> argv;               // argv[0] is the executable path
+  std::map<std::string, std::string> env_set;  // set or override in the child
+  std::vector<std::string> env_unset;          // removed from the inherited environment
+  std::chrono::milliseconds deadline{60000};   // wall time before SIGTERM
+  std::chrono::milliseconds grace{2000};       // SIGTERM -> SIGKILL
+  size_t capture_limit = 64 * 1024;            // per stream: head and tail kept, middle dropped
+  size_t result_limit = 16 * 1024 * 1024;      // bytes read from the result fd at most
+  int result_fd = 3;                           // fd number the child writes its result to
+  std::string result_fd_env = "CUDADIAG_RESULT_FD";  // env var telling the child that number
+  std::string label;                           // for logs
+};
+
+// Bounded capture: the first capture_limit/2 bytes and the last capture_limit/2 bytes.
+struct Capture {
+  std::string head;
+  std::string tail;
+  unsigned long long total_bytes = 0;
+  unsigned long long dropped_bytes = 0;
+  // head + "\n[... N bytes dropped ...]\n" + tail (or just the whole text when nothing dropped)
+  std::string text() const;
+};
+
+enum class Ending {
+  result,        // the child wrote a result and exited 0
+  exit_code,     // exited with a non-zero code (or 0 without a result: see no_result)
+  signal,        // killed by a signal it did not expect (SIGSEGV, SIGABRT, ...)
+  timeout,       // passed its deadline and was terminated by us
+  no_result,     // exited 0 but wrote nothing on the result fd
+  spawn_failed,  // posix_spawn failed (executable missing, ...)
+};
+const char* to_string(Ending e);
+
+struct ChildOutcome {
+  Ending ending = Ending::spawn_failed;
+  pid_t pid = 0;
+  std::optional<int> exit_code;
+  std::optional<int> signal;
+  std::string signal_name;        // "SIGSEGV"
+  bool killed_after_grace = false;  // timeout: SIGTERM was ignored, SIGKILL needed
+  std::string result;             // everything read from the result fd (may be partial)
+  bool result_truncated = false;
+  Capture out;
+  Capture err;
+  std::string spawn_error;        // strerror of posix_spawn when spawn_failed
+  std::chrono::system_clock::time_point started;
+  std::chrono::system_clock::time_point finished;
+  double wall_ms = 0.0;
+};
+
+// "SIGSEGV" for 11, "SIG34" for unnamed ones.
+std::string signal_name(int sig);
+
+// Runs one child to completion. Never throws for anything the child does.
+ChildOutcome run_child(const ChildSpec& spec);
+
+// Runs many children, at most `jobs` at once. A work queue: on_done (called on the
+// thread that called run(), as each child finishes) may submit() more specs, e.g. the
+// cases after a sticky error re-run in a fresh child. When *stop becomes true, no new
+// child is started; running ones get `stop_grace` more and are then terminated
+// (SIGTERM, grace, SIGKILL) and reported as timeout. Never-started specs get no callback.
+struct PoolOptions {
+  int jobs = 1;
+  const std::atomic<bool>* stop = nullptr;
+  std::chrono::milliseconds stop_grace{3000};
+};
+
+class Pool {
+ public:
+  explicit Pool(PoolOptions opts);
+  ~Pool();
+  Pool(const Pool&) = delete;
+  Pool& operator=(const Pool&) = delete;
+
+  // Queues a child; returns its id (0, 1, 2, ... in submission order).
+  size_t submit(ChildSpec spec);
+  // Runs until the queue is empty and no child is running (or stop was requested).
+  void run(const std::function<void(size_t id, const ChildOutcome&)>& on_done);
+  // Specs submitted but never started (after a stop).
+  std::vector<size_t> not_started() const;
+
+ private:
+  struct Impl;
+  Impl* impl_;
+};
+
+}  // namespace cudadiag::runner

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Install the build dependencies of cudadiag from Debian's packages.
+# A no-op when everything is already present; never downloads anything else.
+set -euo pipefail
+
+packages=(cmake ninja-build g++ libcli11-dev libfmt-dev libspdlog-dev nlohmann-json3-dev catch2)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if ((${#missing[@]})); then
+  echo "install-deps: installing ${missing[*]}" >&2
+  sudo_cmd=()
+  if [[ $(id -u) -ne 0 ]]; then sudo_cmd=(sudo); fi
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo_cmd[@]}" apt-get update -qq
+  "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# The CUDA Toolkit is not a Debian package here: nvcc on PATH or under /usr/local/cuda.
+if ! command -v nvcc >/dev/null 2>&1 && [[ ! -x /usr/local/cuda/bin/nvcc ]]; then
+  echo "install-deps: nvcc not found (PATH or /usr/local/cuda/bin); install the CUDA Toolkit" >&2
+  exit 1
+fi
