@@ -37,6 +37,10 @@ struct KernelFamily {
   // Fills defaults and validates; throws std::invalid_argument whose message names
   // the parameter and what is wrong ("heads: 5:9 is outside 0..8").
   std::function<json(const json& params)> normalize_params;
+  // Host-only cases (CaseDef.host_only) are decided in the parent, without a child or a
+  // GPU: the family returns the finished result (outcome host_valid/host_invalid, reason,
+  // details). Empty: host-only cases of this family run in a child like the others.
+  std::function<report::Result(const CaseDef& c)> host_eval;
 };
 
 // Registration functions, one per family (catalog_<family>.cpp).
