@@ -1,8 +1,11 @@
-// GPU runtime: allocators, launch log, checked calls.
+// GPU runtime: Session (named buffers per allocator mode, launch log, checked calls).
 #include <cstdlib>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 
+#include "kernels/runtime/allocator_backend.h"
+#include "kernels/runtime/driver_api.h"
 #include "kernels/runtime/gpu_runtime.h"
 
 namespace cudadiag::gpu {
@@ -31,12 +34,11 @@ bool launch_blocking() {
   return v && std::strcmp(v, "1") == 0;
 }
 
-class AllocatorBackend {
- public:
-  virtual ~AllocatorBackend() = default;
-};
+Session::Session(AllocatorMode default_mode, int device) : default_mode_(default_mode), device_(device) {
+  check(cudaSetDevice(device), "cudaSetDevice", "init", CUDADIAG_HERE);
+  backend_ = std::make_unique<AllocatorBackend>(*this, device);
+}
 
-Session::Session(AllocatorMode default_mode, int device) : default_mode_(default_mode), device_(device) {}
 Session::~Session() { free_all(); }
 
 void Session::set_buffer_mode(const std::string& name, AllocatorMode mode) { overrides_[name] = mode; }
@@ -47,29 +49,33 @@ AllocatorMode Session::mode_for(const std::string& name) const {
 }
 
 void* Session::alloc(const std::string& name, size_t bytes) {
-  void* p = nullptr;
-  check(cudaMalloc(&p, bytes), "cudaMalloc", "malloc", CUDADIAG_HERE);
-  buffers_.push_back({name, reinterpret_cast<unsigned long long>(p), bytes, AllocatorMode::direct, false});
-  return p;
+  const AllocatorMode mode = mode_for(name);
+  const Allocation a = backend_->allocate(mode, bytes);
+  BufferRecord r;
+  r.name = name;
+  r.address = a.address;
+  r.bytes = bytes;
+  r.mode = mode;
+  r.slack = a.slack;
+  buffers_.push_back(std::move(r));
+  return reinterpret_cast<void*>(a.address);
 }
 
 void Session::free(void* ptr) {
+  const auto address = reinterpret_cast<unsigned long long>(ptr);
   for (auto& b : buffers_) {
-    if (b.address == reinterpret_cast<unsigned long long>(ptr) && !b.freed) {
+    if (b.address == address && !b.freed) {
       b.freed = true;
-      check(cudaFree(ptr), "cudaFree", "free", CUDADIAG_HERE);
+      backend_->release(address);
       return;
     }
   }
+  throw std::invalid_argument("Session::free: pointer was not allocated by this session (or freed twice)");
 }
 
 void Session::free_all() noexcept {
-  for (auto& b : buffers_) {
-    if (!b.freed) {
-      cudaFree(reinterpret_cast<void*>(b.address));
-      b.freed = true;
-    }
-  }
+  if (backend_) backend_->release_all();
+  for (auto& b : buffers_) b.freed = true;
 }
 
 void Session::record_launch(const char* kernel, dim3 grid, dim3 block, size_t dynamic_smem,
@@ -90,6 +96,9 @@ void Session::check_launch(const char* location) {
 
 void Session::check(cudaError_t rc, const char* api_call, const char* surfaced_at, const char* location) {
   if (rc == cudaSuccess) return;
+  // Clears a non-sticky error so the next call does not report it again; sticky ones
+  // stay in the context whatever we do.
+  (void)cudaGetLastError();
   CudaFailure f;
   f.code = static_cast<int>(rc);
   f.name = cudaGetErrorName(rc);
@@ -106,8 +115,8 @@ void Session::check_driver(int rc, const char* api_call, const char* surfaced_at
   CudaFailure f;
   f.code = rc;
   f.driver = true;
-  f.name = "CUresult " + std::to_string(rc);
-  f.message = f.name;
+  f.name = driver_error_name(rc);
+  f.message = driver_error_string(rc);
   f.surfaced_at = surfaced_at;
   f.api_call = api_call;
   f.location = location;

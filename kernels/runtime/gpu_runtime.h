@@ -58,6 +58,9 @@ struct BufferRecord {
   unsigned long long bytes = 0;    // bytes requested
   AllocatorMode mode = AllocatorMode::direct;
   bool freed = false;
+  // fence-back only: bytes still mapped after the buffer's end (its size rounded up to
+  // 16 for aligned vector access); an overrun shorter than this stays silent.
+  unsigned long long slack = 0;
 };
 
 struct LaunchRecord {
@@ -74,12 +77,15 @@ class AllocatorBackend;  // defined in the .cu files
 // One per case run in the child. Not thread-safe.
 class Session {
  public:
+  // Selects the device (cudaSetDevice); throws CudaError (surfaced_at "init") when it
+  // cannot, e.g. no device (100) or a driver too old for this runtime (35).
   explicit Session(AllocatorMode default_mode, int device = 0);
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
   AllocatorMode default_mode() const { return default_mode_; }
+  int device() const { return device_; }
   // Per-buffer allocator override (fault bisection fences some buffers, the rest direct).
   void set_buffer_mode(const std::string& name, AllocatorMode mode);
   AllocatorMode mode_for(const std::string& name) const;
@@ -90,7 +96,10 @@ class Session {
   T* alloc_n(const std::string& name, size_t count) {
     return static_cast<T*>(alloc(name, count * sizeof(T)));
   }
-  // Frees one buffer; throws CudaError (surfaced_at "free").
+  // Frees one buffer; throws CudaError (surfaced_at "free"), std::invalid_argument for a
+  // pointer this session did not hand out. pool: the block stays mapped (a use after free
+  // is silent); direct: cudaFree; fence-*: unmapped, the range stays reserved (a use after
+  // free faults).
   void free(void* ptr);
   // Frees everything still allocated; never throws (used on teardown).
   void free_all() noexcept;

@@ -1,0 +1,100 @@
+// Fence allocator: driver VMM places each buffer flush against unmapped address space.
+#include <cuda.h>
+
+#include <algorithm>
+
+#include "kernels/runtime/allocator_backend.h"
+#include "kernels/runtime/driver_api.h"
+
+namespace cudadiag::gpu {
+namespace {
+// Vector loads need 16-byte aligned starts; a fence-back buffer therefore ends at most
+// 15 bytes before the guard (recorded as its slack).
+constexpr size_t kFenceAlignment = 16;
+}  // namespace
+
+CUmemAllocationProp FenceAllocator::prop() const {
+  CUmemAllocationProp p{};
+  p.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  p.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  p.location.id = device_;
+  return p;
+}
+
+size_t FenceAllocator::granularity() {
+  if (granularity_ == 0) {
+    const auto& api = driver_api();
+    const CUmemAllocationProp p = prop();
+    session_.check_driver(api.mem_get_allocation_granularity(&granularity_, &p, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+                          "cuMemGetAllocationGranularity", "malloc", CUDADIAG_HERE);
+  }
+  return granularity_;
+}
+
+Allocation FenceAllocator::allocate(size_t bytes, AllocatorMode mode) {
+  const auto& api = driver_api();
+  const size_t gran = granularity();
+  const size_t bytes16 = round_up(bytes, kFenceAlignment);
+  const size_t mapped = round_up(std::max<size_t>(bytes16, 1), gran);
+
+  Allocation a;
+  a.mode = mode;
+  a.bytes = bytes;
+  a.reserved_size = mapped + gran;  // one guard granule, never mapped
+  session_.check_driver(api.mem_address_reserve(&a.reserved_base, a.reserved_size, 0, 0, 0),
+                        "cuMemAddressReserve", "malloc", CUDADIAG_HERE);
+  try {
+    const CUmemAllocationProp p = prop();
+    session_.check_driver(api.mem_create(&a.handle, mapped, &p, 0), "cuMemCreate", "malloc", CUDADIAG_HERE);
+    a.mapped_base = mode == AllocatorMode::fence_front ? a.reserved_base + gran : a.reserved_base;
+    session_.check_driver(api.mem_map(a.mapped_base, mapped, 0, a.handle, 0), "cuMemMap", "malloc", CUDADIAG_HERE);
+    a.mapped_size = mapped;
+    CUmemAccessDesc access{};
+    access.location = p.location;
+    access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    session_.check_driver(api.mem_set_access(a.mapped_base, mapped, &access, 1), "cuMemSetAccess", "malloc",
+                          CUDADIAG_HERE);
+  } catch (...) {
+    release_quietly(a);
+    throw;
+  }
+  if (mode == AllocatorMode::fence_front) {
+    a.address = a.mapped_base;  // first byte right after the guard
+    a.slack = 0;
+  } else {
+    a.address = a.mapped_base + mapped - bytes16;  // last 16-byte block ends at the guard
+    a.slack = bytes16 - bytes;
+  }
+  return a;
+}
+
+void FenceAllocator::unmap(Allocation& a) {
+  const auto& api = driver_api();
+  if (a.mapped_size != 0) {
+    const size_t size = a.mapped_size;
+    a.mapped_size = 0;
+    session_.check_driver(api.mem_unmap(a.mapped_base, size), "cuMemUnmap", "free", CUDADIAG_HERE);
+  }
+  if (a.handle != 0) {
+    const auto h = a.handle;
+    a.handle = 0;
+    session_.check_driver(api.mem_release(h), "cuMemRelease", "free", CUDADIAG_HERE);
+  }
+}
+
+void FenceAllocator::release_quietly(Allocation& a) noexcept {
+  const DriverApi* api = nullptr;
+  try {
+    api = &driver_api();
+  } catch (...) {
+    return;
+  }
+  if (a.mapped_size != 0) api->mem_unmap(a.mapped_base, a.mapped_size);
+  if (a.handle != 0) api->mem_release(a.handle);
+  if (a.reserved_base != 0) api->mem_address_free(a.reserved_base, a.reserved_size);
+  a.mapped_size = 0;
+  a.handle = 0;
+  a.reserved_base = 0;
+}
+
+}  // namespace cudadiag::gpu
