@@ -1,0 +1,147 @@
+#include "profiles/profile.h"
+
+#include <algorithm>
+#include <sstream>
+#include <stdexcept>
+
+namespace cudadiag::profiles {
+namespace {
+
+std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t");
+  if (b == std::string::npos) return "";
+  const auto e = s.find_last_not_of(" \t");
+  return s.substr(b, e - b + 1);
+}
+
+std::vector<std::string> split(const std::string& text, char sep) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  std::string part;
+  while (std::getline(ss, part, sep)) out.push_back(trim(part));
+  if (!text.empty() && text.back() == sep) out.push_back("");
+  return out;
+}
+
+std::string known_list() {
+  std::string s;
+  for (const auto& n : base_profile_names()) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
+// Base profile -> its settings. "default" contributes nothing, so "default+fence" is "fence".
+Profile base(const std::string& name) {
+  Profile p;
+  p.name = name;
+  p.parts = {name};
+  if (name == "default") {
+    p.allocator = AllocatorOverride::none;
+  } else if (name == "blocking") {
+    p.env_set["CUDA_LAUNCH_BLOCKING"] = "1";
+  } else if (name == "nocache") {
+    p.allocator = AllocatorOverride::direct;
+    // Our kernels do not use PyTorch; the variable is set so that the report's
+    // environment records the equivalent PyTorch setting.
+    p.env_set["PYTORCH_NO_CUDA_MEMORY_CACHING"] = "1";
+  } else if (name == "fence") {
+    p.allocator = AllocatorOverride::fence;
+  } else if (name == "sanitizer") {
+    p.sanitizer = true;
+  } else {
+    throw std::invalid_argument("unknown profile '" + name + "' (known: " + known_list() +
+                                "; combine with '+', e.g. blocking+fence)");
+  }
+  return p;
+}
+
+}  // namespace
+
+const char* to_string(AllocatorOverride a) {
+  switch (a) {
+    case AllocatorOverride::none: return "none";
+    case AllocatorOverride::pool: return "pool";
+    case AllocatorOverride::direct: return "direct";
+    case AllocatorOverride::fence: return "fence";
+  }
+  return "none";
+}
+
+const std::vector<std::string>& base_profile_names() {
+  static const std::vector<std::string> names = {"default", "blocking", "nocache", "fence",
+                                                 "sanitizer"};
+  return names;
+}
+
+std::string describe_base_profile(const std::string& name) {
+  if (name == "default") return "pool allocator (like PyTorch's caching allocator)";
+  if (name == "blocking") return "CUDA_LAUNCH_BLOCKING=1, pool allocator";
+  if (name == "nocache") return "one cudaMalloc per buffer (PYTORCH_NO_CUDA_MEMORY_CACHING=1)";
+  if (name == "fence") return "buffers flush against unmapped memory: an overrun faults at once";
+  if (name == "sanitizer") return "child runs under compute-sanitizer memcheck (when installed)";
+  return "";
+}
+
+Profile parse_profile(const std::string& text) {
+  const std::string t = trim(text);
+  if (t.empty()) throw std::invalid_argument("empty profile name");
+  Profile out;
+  std::vector<std::string> unknown;
+  for (const auto& part : split(t, '+')) {
+    if (part.empty()) throw std::invalid_argument("profile '" + t + "': empty part");
+    const auto known = base_profile_names();
+    if (std::find(known.begin(), known.end(), part) == known.end()) {
+      unknown.push_back(part);
+      continue;
+    }
+    if (std::find(out.parts.begin(), out.parts.end(), part) != out.parts.end())
+      throw std::invalid_argument("profile '" + t + "': '" + part + "' appears twice");
+    const Profile b = base(part);
+    if (b.allocator != AllocatorOverride::none && out.allocator != AllocatorOverride::none &&
+        b.allocator != out.allocator) {
+      throw std::invalid_argument("profile '" + t + "': '" + part + "' sets allocator " +
+                                  to_string(b.allocator) + " but another part sets " +
+                                  to_string(out.allocator));
+    }
+    if (b.allocator != AllocatorOverride::none) out.allocator = b.allocator;
+    for (const auto& [k, v] : b.env_set) out.env_set[k] = v;
+    out.sanitizer = out.sanitizer || b.sanitizer;
+    out.parts.push_back(part);
+  }
+  if (!unknown.empty()) {
+    std::string names;
+    for (const auto& u : unknown) names += (names.empty() ? "'" : ", '") + u + "'";
+    throw std::invalid_argument("unknown profile " + names + " in '" + t + "' (known: " +
+                                known_list() + "; combine with '+', e.g. blocking+fence)");
+  }
+  // "default" adds nothing when combined: "default+fence" is the fence profile.
+  if (out.parts.size() > 1) {
+    out.parts.erase(std::remove(out.parts.begin(), out.parts.end(), "default"), out.parts.end());
+  }
+  for (const auto& p : out.parts) out.name += (out.name.empty() ? "" : "+") + p;
+  return out;
+}
+
+std::vector<Profile> parse_profile_list(const std::string& text) {
+  std::vector<Profile> out;
+  for (const auto& item : split(text, ',')) {
+    if (item.empty()) throw std::invalid_argument("profile list '" + text + "': empty entry");
+    Profile p = parse_profile(item);
+    for (const auto& q : out)
+      if (q.name == p.name)
+        throw std::invalid_argument("profile list '" + text + "': '" + p.name + "' given twice");
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+std::string allocator_for(const Profile& p, const std::string& fence_allocator) {
+  switch (p.allocator) {
+    case AllocatorOverride::none:
+    case AllocatorOverride::pool: return "pool";
+    case AllocatorOverride::direct: return "direct";
+    case AllocatorOverride::fence: return fence_allocator.empty() ? "fence-back" : fence_allocator;
+  }
+  return "pool";
+}
+
+}  // namespace cudadiag::profiles

@@ -1,0 +1,71 @@
+#include "profiles/sanitizer_tool.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <sstream>
+
+namespace cudadiag::profiles {
+namespace {
+
+bool default_is_executable(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
+}
+
+std::vector<std::string> split_path(const std::string& path_var) {
+  std::vector<std::string> out;
+  std::stringstream ss(path_var);
+  std::string dir;
+  while (std::getline(ss, dir, ':'))
+    if (!dir.empty()) out.push_back(dir);
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> compute_sanitizer_candidates(const EnvLookup& getenv_fn) {
+  const EnvLookup env = getenv_fn ? getenv_fn : [](const char* n) { return std::getenv(n); };
+  const std::string exe = "compute-sanitizer";
+  std::vector<std::string> out;
+  auto add_root = [&](const std::string& root) {
+    if (root.empty()) return;
+    out.push_back(root + "/bin/" + exe);
+    out.push_back(root + "/compute-sanitizer/" + exe);  // where the toolkit installs it
+  };
+  std::vector<std::string> path_dirs;
+  if (const char* p = env("PATH")) path_dirs = split_path(p);
+  for (const auto& d : path_dirs) out.push_back(d + "/" + exe);
+  if (const char* h = env("CUDA_HOME")) add_root(h);
+  if (const char* h = env("CUDA_PATH")) add_root(h);
+  add_root("/usr/local/cuda");
+  // Next to nvcc: <root>/bin/nvcc -> <root>/compute-sanitizer/compute-sanitizer.
+  for (const auto& d : path_dirs) {
+    out.push_back(d + "/../compute-sanitizer/" + exe);
+  }
+  return out;
+}
+
+SanitizerTool find_compute_sanitizer(const EnvLookup& getenv_fn, const ExecCheck& is_executable) {
+  const ExecCheck check = is_executable ? is_executable : default_is_executable;
+  const auto candidates = compute_sanitizer_candidates(getenv_fn);
+  SanitizerTool t;
+  for (const auto& c : candidates) {
+    if (check(c)) {
+      t.found = true;
+      t.path = c;
+      return t;
+    }
+  }
+  t.reason = "compute-sanitizer not found (searched PATH, $CUDA_HOME, $CUDA_PATH, "
+             "/usr/local/cuda and next to nvcc); install the CUDA toolkit's compute-sanitizer "
+             "or put it on PATH";
+  return t;
+}
+
+std::vector<std::string> sanitizer_argv(const std::string& tool_path, const std::string& xml_path) {
+  return {tool_path, "--tool", "memcheck", "--xml", "--save", xml_path, "--print-limit", "100"};
+}
+
+}  // namespace cudadiag::profiles
