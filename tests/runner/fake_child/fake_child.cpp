@@ -1,1 +1,138 @@
-int main() { return 0; }
+// Stand-in for a cudadiag child in the runner and executor tests: the first
+// argument picks a behaviour (see usage()). No CUDA, no project libraries.
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+int result_fd() {
+  const char* v = std::getenv("CUDADIAG_RESULT_FD");
+  return v ? std::atoi(v) : -1;
+}
+
+void write_all(int fd, const std::string& s) {
+  size_t off = 0;
+  while (off < s.size()) {
+    ssize_t n = ::write(fd, s.data() + off, s.size() - off);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      std::exit(90);
+    }
+    off += static_cast<size_t>(n);
+  }
+}
+
+void sleep_seconds(double s) {
+  std::this_thread::sleep_for(std::chrono::duration<double>(s));
+}
+
+void flood(unsigned long long bytes) {
+  std::string line(1023, 'x');
+  line += '\n';
+  write_all(2, "flood starts\n");
+  unsigned long long done = 0;
+  write_all(1, "HEAD-MARKER\n");
+  done += 12;
+  while (done + line.size() < bytes) {
+    write_all(1, line);
+    done += line.size();
+  }
+  std::string end = "TAIL-MARKER\n";
+  write_all(1, end);
+  write_all(2, "flood ends\n");
+}
+
+// Mimics `cudadiag __run-case --spec JSON`: one line per case on the result fd.
+int protocol(int argc, char** argv) {
+  std::string spec;
+  for (int i = 2; i + 1 < argc; ++i)
+    if (std::strcmp(argv[i], "--spec") == 0) spec = argv[i + 1];
+  if (spec.empty()) {
+    std::fprintf(stderr, "protocol: --spec missing\n");
+    return 2;
+  }
+  const auto request = nlohmann::json::parse(spec);
+  const int fd = result_fd();
+  for (const auto& c : request.at("cases")) {
+    const int index = c.at("index").get<int>();
+    const std::string fake = c.value("params", nlohmann::json::object()).value("fake", "ok");
+    std::printf("running case %d (%s)\n", index, fake.c_str());
+    std::fflush(stdout);
+    nlohmann::json line{{"index", index}};
+    if (fake == "segv") {
+      std::raise(SIGSEGV);
+    } else if (fake == "hang") {
+      for (;;) sleep_seconds(3600);
+    } else if (fake == "sticky") {
+      line["outcome"] = "cuda_error";
+      line["error"] = {{"code", 700},
+                       {"name", "cudaErrorIllegalAddress"},
+                       {"source", "runtime"},
+                       {"surfaced_at", "synchronize"},
+                       {"api_call", "cudaDeviceSynchronize"}};
+      line["duration_ms"] = 1.5;
+      write_all(fd, line.dump() + "\n");
+      write_all(fd, "{\"done\":false}\n");
+      return 0;
+    } else {
+      line["outcome"] = "ok";
+      line["duration_ms"] = 0.5;
+      line["details"] = {{"pid", ::getpid()}};
+    }
+    write_all(fd, line.dump() + "\n");
+  }
+  write_all(fd, "{\"done\":true}\n");
+  return 0;
+}
+
+int usage() {
+  std::fprintf(stderr,
+               "usage: fake_child exit N | segv | abort | sleep S | ignore-term S | flood BYTES"
+               " | result TEXT | env NAME | protocol --spec JSON\n");
+  return 64;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) return usage();
+  const std::string mode = argv[1];
+  const char* arg = argc > 2 ? argv[2] : nullptr;
+  if (mode == "exit" && arg) return std::atoi(arg);
+  if (mode == "segv") std::raise(SIGSEGV);
+  if (mode == "abort") std::abort();
+  if (mode == "sleep" && arg) {
+    sleep_seconds(std::atof(arg));
+    return 0;
+  }
+  if (mode == "ignore-term" && arg) {
+    std::signal(SIGTERM, SIG_IGN);
+    sleep_seconds(std::atof(arg));
+    return 0;
+  }
+  if (mode == "flood" && arg) {
+    flood(std::strtoull(arg, nullptr, 10));
+    return 0;
+  }
+  if (mode == "result" && arg) {
+    write_all(result_fd(), arg);
+    return 0;
+  }
+  if (mode == "env" && arg) {
+    const char* v = std::getenv(arg);
+    write_all(result_fd(), v ? v : "<unset>");
+    return 0;
+  }
+  if (mode == "protocol") return protocol(argc, argv);
+  return usage();
+}

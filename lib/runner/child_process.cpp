@@ -1,0 +1,282 @@
+// One child process from spawn to decoded ending. The loop drains every pipe until
+// EOF (a child that writes more than a pipe buffer must never block on us), reaps
+// the child with WNOHANG, and escalates SIGTERM -> SIGKILL on the process group.
+#include "runner/child_process.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+
+#include "runner/bounded_capture.h"
+#include "runner/environment.h"
+
+namespace cudadiag::runner {
+
+namespace detail {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Pipe fds are moved above this so that dup2 onto 0..2 and result_fd never
+// meets an fd that already has that number.
+constexpr int kFirstPrivateFd = 64;
+
+struct Fd {
+  int fd = -1;
+  Fd() = default;
+  explicit Fd(int f) : fd(f) {}
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() { reset(); }
+  void reset() {
+    if (fd >= 0) ::close(fd);
+    fd = -1;
+  }
+};
+
+// A close-on-exec pipe whose ends live above kFirstPrivateFd.
+bool make_pipe(Fd& read_end, Fd& write_end, std::string& error) {
+  int p[2];
+  if (::pipe2(p, O_CLOEXEC) != 0) {
+    error = std::string("pipe2: ") + std::strerror(errno);
+    return false;
+  }
+  for (int i = 0; i < 2; ++i) {
+    int moved = ::fcntl(p[i], F_DUPFD_CLOEXEC, kFirstPrivateFd);
+    if (moved < 0) {
+      error = std::string("fcntl(F_DUPFD_CLOEXEC): ") + std::strerror(errno);
+      ::close(p[0]);
+      ::close(p[1]);
+      return false;
+    }
+    ::close(p[i]);
+    p[i] = moved;
+  }
+  read_end.fd = p[0];
+  write_end.fd = p[1];
+  return true;
+}
+
+// posix_spawn attribute and file-action objects, destroyed on every path.
+struct SpawnSetup {
+  posix_spawn_file_actions_t actions;
+  posix_spawnattr_t attr;
+  SpawnSetup() {
+    posix_spawn_file_actions_init(&actions);
+    posix_spawnattr_init(&attr);
+  }
+  ~SpawnSetup() {
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attr);
+  }
+};
+
+// Own process group (so the deadline reaches grandchildren too), an empty signal
+// mask and default dispositions whatever the parent has set up.
+void configure_attributes(posix_spawnattr_t& attr) {
+  posix_spawnattr_setpgroup(&attr, 0);
+  sigset_t empty;
+  sigemptyset(&empty);
+  posix_spawnattr_setsigmask(&attr, &empty);
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  for (int sig : {SIGHUP, SIGINT, SIGQUIT, SIGPIPE, SIGTERM, SIGCHLD, SIGUSR1, SIGUSR2, SIGALRM,
+                  SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGTSTP, SIGTTIN, SIGTTOU})
+    sigaddset(&defaults, sig);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
+                                      POSIX_SPAWN_SETSIGDEF);
+}
+
+pid_t waitpid_nohang(pid_t pid, int& status) {
+  for (;;) {
+    pid_t r = ::waitpid(pid, &status, WNOHANG);
+    if (r < 0 && errno == EINTR) continue;
+    return r;
+  }
+}
+
+double ms_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+// The three streams read by the loop; a slot is closed (fd -1) after EOF.
+struct Streams {
+  Fd out, err, result;
+  BoundedCapture out_capture, err_capture;
+  std::string result_bytes;
+  bool result_truncated = false;
+  size_t result_limit;
+
+  Streams(size_t capture_limit, size_t result_limit_)
+      : out_capture(capture_limit), err_capture(capture_limit), result_limit(result_limit_) {}
+
+  bool open() const { return out.fd >= 0 || err.fd >= 0 || result.fd >= 0; }
+
+  void consume(Fd& fd, const char* data, size_t n) {
+    if (&fd == &out) {
+      out_capture.append(data, n);
+    } else if (&fd == &err) {
+      err_capture.append(data, n);
+    } else {
+      const size_t room = result_limit - std::min(result_limit, result_bytes.size());
+      result_bytes.append(data, std::min(room, n));
+      if (n > room) result_truncated = true;
+    }
+  }
+
+  // One poll round of at most timeout_ms; reads whatever is ready.
+  void pump(int timeout_ms) {
+    std::array<Fd*, 3> slots{&out, &err, &result};
+    std::array<pollfd, 3> fds{};
+    std::array<Fd*, 3> owners{};
+    nfds_t n = 0;
+    for (Fd* s : slots) {
+      if (s->fd < 0) continue;
+      fds[n] = pollfd{s->fd, POLLIN, 0};
+      owners[n++] = s;
+    }
+    if (n == 0) {
+      if (timeout_ms > 0) ::poll(nullptr, 0, timeout_ms);
+      return;
+    }
+    int r = ::poll(fds.data(), n, timeout_ms);
+    if (r <= 0) return;  // timeout, or EINTR: the caller loops
+    char buf[65536];
+    for (nfds_t i = 0; i < n; ++i) {
+      if (fds[i].revents == 0) continue;
+      ssize_t got = ::read(owners[i]->fd, buf, sizeof buf);
+      if (got > 0) {
+        consume(*owners[i], buf, static_cast<size_t>(got));
+      } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
+        owners[i]->reset();  // EOF or a broken pipe: nothing more will come
+      }
+    }
+  }
+};
+
+void decode_status(int status, bool timed_out, ChildOutcome& o) {
+  if (WIFEXITED(status)) o.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) {
+    o.signal = WTERMSIG(status);
+    o.signal_name = signal_name(*o.signal);
+  }
+  if (timed_out) {
+    o.ending = Ending::timeout;
+  } else if (o.signal) {
+    o.ending = Ending::signal;
+  } else if (o.exit_code.value_or(-1) != 0) {
+    o.ending = Ending::exit_code;
+  } else {
+    o.ending = o.result.empty() ? Ending::no_result : Ending::result;
+  }
+}
+
+}  // namespace
+
+ChildOutcome run_child_stoppable(const ChildSpec& spec, const std::atomic<bool>* stop,
+                                 std::chrono::milliseconds stop_grace) {
+  ChildOutcome o;
+  o.started = std::chrono::system_clock::now();
+  const auto t0 = Clock::now();
+  auto finish = [&]() -> ChildOutcome {
+    o.finished = std::chrono::system_clock::now();
+    o.wall_ms = ms_between(t0, Clock::now());
+    return o;
+  };
+  if (spec.argv.empty()) {
+    o.spawn_error = "empty argv";
+    return finish();
+  }
+
+  Streams streams(spec.capture_limit, spec.result_limit);
+  Fd out_w, err_w, result_w;
+  if (!make_pipe(streams.out, out_w, o.spawn_error) ||
+      !make_pipe(streams.err, err_w, o.spawn_error) ||
+      !make_pipe(streams.result, result_w, o.spawn_error))
+    return finish();
+
+  SpawnSetup setup;
+  configure_attributes(setup.attr);
+  posix_spawn_file_actions_addopen(&setup.actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&setup.actions, out_w.fd, 1);
+  posix_spawn_file_actions_adddup2(&setup.actions, err_w.fd, 2);
+  posix_spawn_file_actions_adddup2(&setup.actions, result_w.fd, spec.result_fd);
+
+  const EnvBlock env = child_environment(spec);
+  std::vector<char*> argv;
+  for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+
+  pid_t pid = 0;
+  int rc = ::posix_spawn(&pid, argv[0], &setup.actions, &setup.attr, argv.data(), env.pointers());
+  // Our copies of the write ends must go, or EOF never comes.
+  out_w.reset();
+  err_w.reset();
+  result_w.reset();
+  if (rc != 0) {
+    o.spawn_error = spec.argv[0] + ": " + std::strerror(rc);
+    return finish();
+  }
+  o.pid = pid;
+
+  const auto deadline = t0 + spec.deadline;
+  std::optional<Clock::time_point> stop_deadline;
+  std::optional<Clock::time_point> term_sent;
+  bool reaped = false;
+  int status = 0;
+  std::optional<Clock::time_point> reaped_at;
+
+  for (;;) {
+    const auto now = Clock::now();
+    if (!reaped) {
+      if (waitpid_nohang(pid, status) == pid) {
+        reaped = true;
+        reaped_at = now;
+      }
+    }
+    if (reaped && !streams.open()) break;
+    // A grandchild may hold the pipes after the child exited: give it a moment,
+    // then end the whole group and stop reading.
+    if (reaped && now - *reaped_at > std::chrono::milliseconds(500)) {
+      ::kill(-pid, SIGKILL);
+      break;
+    }
+    if (!reaped) {
+      if (stop && !stop_deadline && stop->load()) stop_deadline = now + stop_grace;
+      const auto effective = stop_deadline ? std::min(deadline, *stop_deadline) : deadline;
+      if (!term_sent && now >= effective) {
+        ::kill(-pid, SIGTERM);
+        term_sent = now;
+      } else if (term_sent && !o.killed_after_grace && now >= *term_sent + spec.grace) {
+        ::kill(-pid, SIGKILL);
+        o.killed_after_grace = true;
+      }
+    }
+    // Short rounds: exit and deadlines are noticed within 20 ms.
+    streams.pump(20);
+  }
+
+  o.out = streams.out_capture.finish();
+  o.err = streams.err_capture.finish();
+  o.result = std::move(streams.result_bytes);
+  o.result_truncated = streams.result_truncated;
+  decode_status(status, term_sent.has_value(), o);
+  return finish();
+}
+
+}  // namespace detail
+
+ChildOutcome run_child(const ChildSpec& spec) {
+  return detail::run_child_stoppable(spec, nullptr, std::chrono::milliseconds(0));
+}
+
+}  // namespace cudadiag::runner

@@ -1,0 +1,218 @@
+// Every child ending decoded, bounded capture, environment, and the Pool, driven
+// through the fake_child helper.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <thread>
+
+#include "runner/bounded_capture.h"
+#include "runner/environment.h"
+#include "runner/runner.h"
+
+using namespace cudadiag::runner;
+using namespace std::chrono_literals;
+
+namespace {
+
+ChildSpec fake(std::vector<std::string> args) {
+  ChildSpec s;
+  s.argv = {FAKE_CHILD};
+  s.argv.insert(s.argv.end(), args.begin(), args.end());
+  s.deadline = 5000ms;
+  s.grace = 500ms;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("runner: exit code is decoded", "[runner]") {
+  auto o = run_child(fake({"exit", "7"}));
+  CHECK(o.ending == Ending::exit_code);
+  CHECK(o.exit_code == 7);
+  CHECK_FALSE(o.signal.has_value());
+  CHECK(o.pid > 0);
+  CHECK(std::string(to_string(o.ending)) == "exit");
+}
+
+TEST_CASE("runner: exit 0 without a result is no_result", "[runner]") {
+  auto o = run_child(fake({"exit", "0"}));
+  CHECK(o.ending == Ending::no_result);
+  CHECK(o.exit_code == 0);
+}
+
+TEST_CASE("runner: SIGSEGV and abort are named", "[runner]") {
+  auto segv = run_child(fake({"segv"}));
+  CHECK(segv.ending == Ending::signal);
+  CHECK(segv.signal == SIGSEGV);
+  CHECK(segv.signal_name == "SIGSEGV");
+  auto ab = run_child(fake({"abort"}));
+  CHECK(ab.ending == Ending::signal);
+  CHECK(ab.signal_name == "SIGABRT");
+}
+
+TEST_CASE("runner: signal names", "[runner]") {
+  CHECK(signal_name(SIGBUS) == "SIGBUS");
+  CHECK(signal_name(SIGKILL) == "SIGKILL");
+  CHECK(signal_name(40) == "SIG40");
+}
+
+TEST_CASE("runner: deadline with SIGTERM honoured", "[runner]") {
+  auto spec = fake({"sleep", "30"});
+  spec.deadline = 200ms;
+  auto o = run_child(spec);
+  CHECK(o.ending == Ending::timeout);
+  CHECK_FALSE(o.killed_after_grace);
+  CHECK(o.signal_name == "SIGTERM");
+  CHECK(o.wall_ms < 2000);
+}
+
+TEST_CASE("runner: deadline needing SIGKILL", "[runner]") {
+  auto spec = fake({"ignore-term", "30"});
+  spec.deadline = 200ms;
+  spec.grace = 300ms;
+  auto o = run_child(spec);
+  CHECK(o.ending == Ending::timeout);
+  CHECK(o.killed_after_grace);
+  CHECK(o.signal_name == "SIGKILL");
+  CHECK(o.wall_ms >= 450);
+  CHECK(o.wall_ms < 3000);
+}
+
+TEST_CASE("runner: an 8 MiB flood is drained and bounded", "[runner]") {
+  auto spec = fake({"flood", std::to_string(8 << 20)});
+  spec.capture_limit = 4096;
+  auto o = run_child(spec);
+  CHECK(o.ending == Ending::no_result);
+  CHECK(o.out.total_bytes >= (8u << 20) - 1024);
+  CHECK(o.out.head.size() == 2048);
+  CHECK(o.out.tail.size() == 2048);
+  CHECK(o.out.dropped_bytes == o.out.total_bytes - 4096);
+  CHECK(o.out.head.rfind("HEAD-MARKER\n", 0) == 0);
+  CHECK(o.out.tail.size() >= 12);
+  CHECK(o.out.tail.substr(o.out.tail.size() - 12) == "TAIL-MARKER\n");
+  const std::string text = o.out.text();
+  CHECK(text.find("bytes dropped") != std::string::npos);
+  CHECK(text.size() < 4200);
+  CHECK(o.err.text() == "flood starts\nflood ends\n");
+  CHECK(o.err.dropped_bytes == 0);
+}
+
+TEST_CASE("runner: bounded capture keeps head and the latest tail", "[runner]") {
+  BoundedCapture c(8);  // head 4, tail 4
+  c.append("abc", 3);
+  c.append("defgh", 5);
+  c.append("ij", 2);
+  c.append("k", 1);
+  auto cap = c.finish();
+  CHECK(cap.head == "abcd");
+  CHECK(cap.tail == "hijk");
+  CHECK(cap.total_bytes == 11);
+  CHECK(cap.dropped_bytes == 3);
+  CHECK(cap.text() == "abcd\n[... 3 bytes dropped ...]\nhijk");
+  BoundedCapture small(8);
+  small.append("xyz", 3);
+  CHECK(small.finish().text() == "xyz");
+}
+
+TEST_CASE("runner: result received on the result fd", "[runner]") {
+  auto o = run_child(fake({"result", "{\"hello\":1}"}));
+  CHECK(o.ending == Ending::result);
+  CHECK(o.result == "{\"hello\":1}");
+  CHECK_FALSE(o.result_truncated);
+  auto spec = fake({"result", "0123456789"});
+  spec.result_limit = 4;
+  auto t = run_child(spec);
+  CHECK(t.result == "0123");
+  CHECK(t.result_truncated);
+}
+
+TEST_CASE("runner: environment set and unset reach the child", "[runner]") {
+  ::setenv("CUDADIAG_TEST_INHERITED", "parent", 1);
+  auto inherited = run_child(fake({"env", "CUDADIAG_TEST_INHERITED"}));
+  CHECK(inherited.result == "parent");
+
+  auto spec = fake({"env", "CUDADIAG_TEST_INHERITED"});
+  spec.env_unset = {"CUDADIAG_TEST_INHERITED"};
+  CHECK(run_child(spec).result == "<unset>");
+
+  spec = fake({"env", "CUDADIAG_TEST_SET"});
+  spec.env_set = {{"CUDADIAG_TEST_SET", "value with spaces"}};
+  CHECK(run_child(spec).result == "value with spaces");
+
+  spec = fake({"env", "CUDADIAG_RESULT_FD"});
+  spec.result_fd = 5;
+  CHECK(run_child(spec).result == "5");
+  ::unsetenv("CUDADIAG_TEST_INHERITED");
+}
+
+TEST_CASE("runner: environment block", "[runner]") {
+  const char* parent[] = {"A=1", "B=2", "CUDADIAG_RESULT_FD=9", "C=3", nullptr};
+  ChildSpec spec;
+  spec.env_unset = {"B"};
+  spec.env_set = {{"C", "30"}, {"D", "4"}};
+  auto env = child_environment(spec, const_cast<char* const*>(parent));
+  CHECK(env.entries() == std::vector<std::string>{"A=1", "C=30", "D=4", "CUDADIAG_RESULT_FD=3"});
+  CHECK(env.pointers()[4] == nullptr);
+}
+
+TEST_CASE("runner: a missing executable is spawn_failed", "[runner]") {
+  ChildSpec spec;
+  spec.argv = {"/nonexistent/cudadiag-child"};
+  auto o = run_child(spec);
+  CHECK(o.ending == Ending::spawn_failed);
+  CHECK(o.spawn_error.find("No such file") != std::string::npos);
+  ChildSpec empty;
+  CHECK(run_child(empty).ending == Ending::spawn_failed);
+}
+
+TEST_CASE("pool: jobs=4 runs 8 sleepers in parallel", "[pool]") {
+  Pool pool(PoolOptions{4, nullptr, 3000ms});
+  for (int i = 0; i < 8; ++i) CHECK(pool.submit(fake({"sleep", "0.3"})) == static_cast<size_t>(i));
+  std::vector<size_t> done;
+  const auto t0 = std::chrono::steady_clock::now();
+  pool.run([&](size_t id, const ChildOutcome& o) {
+    CHECK(o.ending == Ending::no_result);
+    done.push_back(id);
+  });
+  const auto elapsed = std::chrono::steady_clock::now() - t0;
+  CHECK(done.size() == 8);
+  CHECK(elapsed < 1800ms);  // serial would be 2.4 s; two waves of 0.3 s expected
+  CHECK(pool.not_started().empty());
+}
+
+TEST_CASE("pool: on_done can submit more", "[pool]") {
+  Pool pool(PoolOptions{2, nullptr, 3000ms});
+  pool.submit(fake({"exit", "3"}));
+  std::vector<int> codes;
+  pool.run([&](size_t, const ChildOutcome& o) {
+    codes.push_back(o.exit_code.value_or(-1));
+    if (o.exit_code.value_or(0) > 0)
+      pool.submit(fake({"exit", std::to_string(*o.exit_code - 1)}));
+  });
+  CHECK(codes == std::vector<int>{3, 2, 1, 0});
+}
+
+TEST_CASE("pool: stop prevents new starts and terminates running children", "[pool]") {
+  std::atomic<bool> stop{false};
+  Pool pool(PoolOptions{2, &stop, 200ms});
+  for (int i = 0; i < 6; ++i) pool.submit(fake({"sleep", "30"}));
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(300ms);
+    stop = true;
+  });
+  std::vector<size_t> done;
+  const auto t0 = std::chrono::steady_clock::now();
+  pool.run([&](size_t id, const ChildOutcome& o) {
+    CHECK(o.ending == Ending::timeout);
+    done.push_back(id);
+  });
+  stopper.join();
+  CHECK(std::chrono::steady_clock::now() - t0 < 3s);
+  std::sort(done.begin(), done.end());
+  CHECK(done == std::vector<size_t>{0, 1});
+  CHECK(pool.not_started() == std::vector<size_t>{2, 3, 4, 5});
+}
