@@ -27,5 +27,17 @@ std::span<const ErrorEntry> all();
 const ErrorEntry* find_runtime(int code);
 const ErrorEntry* find_driver(int code);
 const ErrorEntry* find_by_name(std::string_view name);  // runtime or driver name
+// By code and source ("driver" looks up CUresult codes, anything else cudaError_t).
+const ErrorEntry* find(int code, std::string_view source);
+
+// The class vocabulary above, in that order.
+std::span<const std::string_view> classes();
+bool is_known_class(std::string_view error_class);
+
+// For the result of cudaGetDeviceCount/cudaDriverGetVersion when the GPU part cannot run:
+// "no_driver" (35 insufficient driver, 34 stub library, 3, 127, 803, 804), "no_device"
+// (100 no device, 46 devices unavailable), or "" when the code does not mean that.
+std::string_view gpu_unavailable_status(int runtime_code);
+bool means_no_gpu(int runtime_code);
 
 }  // namespace cudadiag::taxonomy
