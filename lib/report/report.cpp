@@ -46,6 +46,8 @@ json to_json(const ErrorInfo& e) {
   put_if(j, "meaning", e.meaning);
   put_if(j, "next_step", e.next_step);
   put_if(j, "message", e.message);
+  put_if(j, "location", e.location);
+  put_if(j, "last_kernel", e.last_kernel);
   return j;
 }
 
@@ -124,6 +126,8 @@ ErrorInfo error_from_json(const json& j) {
   e.meaning = j.value("meaning", "");
   e.next_step = j.value("next_step", "");
   e.message = j.value("message", "");
+  e.location = j.value("location", "");
+  e.last_kernel = j.value("last_kernel", "");
   return e;
 }
 

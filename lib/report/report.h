@@ -31,6 +31,8 @@ struct ErrorInfo {
   std::string meaning;      // one line from the taxonomy
   std::string next_step;    // one line from the taxonomy
   std::string message;      // cudaGetErrorString / extra context
+  std::string location;     // file:line in cudadiag's source where the call was checked
+  std::string last_kernel;  // last kernel launched before the error (from the launch log)
 };
 
 // Bounded excerpt of one captured stream of a child.

@@ -1,0 +1,127 @@
+#pragma once
+// A report as a `repro` run on a GPU host would write it: one result of every outcome,
+// a fenced fault with launch log, buffers, faulting buffer, child excerpts and Xid lines.
+#include <string>
+#include <vector>
+
+#include "report/report.h"
+
+namespace cudadiag::test {
+
+// The outcome vocabulary of lib/cases/expectation.h, in its order.
+inline const std::vector<std::string>& all_outcomes() {
+  static const std::vector<std::string> names = {
+      "ok",        "mismatch", "cuda_error", "invalid_config", "timeout",         "crashed",
+      "no_result", "skipped",  "host_valid", "host_invalid",   "driver_disagrees"};
+  return names;
+}
+
+inline report::Result sample_result(const std::string& outcome) {
+  report::Result r;
+  r.case_id = "sample." + outcome;
+  r.kernel = "index_select";
+  r.params = report::json{{"rows", 4096}, {"cols", 128}, {"contiguous", false}};
+  r.profile = "default";
+  r.allocator = "pool";
+  r.device = "GPU-8d2c3b1a-55e6-4f70-9a1b-2c3d4e5f6a7b";
+  r.device_index = 0;
+  r.outcome = outcome;
+  r.expected = "ok";
+  r.expectation_met = outcome == "ok";
+  r.duration_ms = 12.5;
+  return r;
+}
+
+inline report::Report sample_report() {
+  using report::json;
+  auto rep = report::new_report({"cudadiag", "repro", "--format", "json"}, "repro");
+  rep.host = json{{"hostname", "gpu-node-17.example.com"}, {"os", "Ubuntu 24.04"}, {"kernel", "6.8.0"}};
+  rep.driver = json{{"version", "580.65.06"}, {"cuda_driver", "13.0"}};
+  rep.devices = json::array({json{{"index", 0},
+                                  {"name", "NVIDIA H100 80GB HBM3"},
+                                  {"uuid", "GPU-8d2c3b1a-55e6-4f70-9a1b-2c3d4e5f6a7b"},
+                                  {"serial", "1652123456789"},
+                                  {"pci_bus_id", "00000000:3B:00.0"},
+                                  {"compute_capability", "9.0"}}});
+  rep.environment = json{{"CUDA_LAUNCH_BLOCKING", "1"}, {"PYTORCH_NO_CUDA_MEMORY_CACHING", "1"}};
+  rep.gpu = json{{"ran", true}, {"reason", ""}};
+  for (const auto& outcome : all_outcomes()) rep.results.push_back(sample_result(outcome));
+
+  // The interesting one: an overrun caught by the fence allocator.
+  auto& fault = rep.results[2];
+  fault.case_id = "fault.overrun_read";
+  fault.kernel = "fault";
+  fault.profile = "fence";
+  fault.allocator = "fence-back";
+  fault.expected = "error:memory_fault";
+  fault.expectation_met = false;
+  report::ErrorInfo e;
+  e.code = 700;
+  e.name = "cudaErrorIllegalAddress";
+  e.source = "runtime";
+  e.error_class = "memory_fault";
+  e.sticky = true;
+  e.surfaced_at = "synchronize";
+  e.api_call = "cudaDeviceSynchronize";
+  e.meaning = "A kernel read or wrote an address outside any allocation.";
+  e.next_step = "Re-run under the fence profile to find the buffer.";
+  e.message = "an illegal memory access was encountered";
+  e.location = "kernels/faults/overrun.cu:42";
+  e.last_kernel = "overrun_read_kernel";
+  fault.error = e;
+  report::ChildInfo c;
+  c.pid = 4242;
+  c.ending = "result";
+  c.exit_code = 0;
+  c.stderr_excerpt.text = "line one of stderr\nline two\nline three\nline four\nline five\nline six\n";
+  c.stderr_excerpt.total_bytes = 60;
+  fault.child = c;
+  fault.launch_log = json::array({json{{"seq", 1},
+                                       {"kernel", "overrun_read_kernel"},
+                                       {"grid", {16, 1, 1}},
+                                       {"block", {256, 1, 1}},
+                                       {"dynamic_smem", 0},
+                                       {"buffers", {"src", "dst"}}}});
+  fault.buffers = json::array({json{{"name", "src"},
+                                    {"bytes", 4096},
+                                    {"range", "0x7f0000000000-0x7f0000001000"},
+                                    {"allocator", "fence-back"},
+                                    {"freed", false}}});
+  fault.faulting_buffer = json{{"name", "src"}, {"bytes", 4096}, {"direction", "end_overrun"}, {"extra_runs", 3}};
+  fault.xid = json::array({json{{"xid", 13}, {"pid", 4242}, {"line", "NVRM: Xid (PCI:0000:3b:00): 13, pid=4242"}}});
+  report::RepeatStats rs;
+  rs.runs = 10;
+  rs.failures = 4;
+  rs.failure_rate = 0.4;
+  rs.ci_low = 0.17;
+  rs.ci_high = 0.69;
+  rs.histogram = {{"cuda_error", 4}, {"ok", 6}};
+  fault.repeats = rs;
+  fault.details = json{{"first_bad_index", 4096}};
+
+  // A device assert that crashed its child.
+  auto& crashed = rep.results[5];
+  report::ChildInfo cc;
+  cc.pid = 4243;
+  cc.ending = "signal";
+  cc.signal = 6;
+  cc.signal_name = "SIGABRT";
+  cc.stderr_excerpt.text = "Assertion `idx < n` failed.\n";
+  cc.stderr_excerpt.total_bytes = 28;
+  crashed.child = cc;
+
+  auto& skipped = rep.results[7];
+  skipped.reason = "compute-sanitizer is not installed";
+  skipped.expected = "";
+  skipped.expectation_met.reset();
+  skipped.allocator = "";
+  skipped.device = "host";
+  skipped.device_index = -1;
+
+  rep.verdict.status = "suspect";
+  rep.verdict.reasons = {"fault.overrun_read: expected error:memory_fault, got cuda_error"};
+  report::finish_report(rep);
+  return rep;
+}
+
+}  // namespace cudadiag::test
