@@ -1,0 +1,294 @@
+#include "host/xid.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+
+namespace cudadiag::host {
+namespace {
+
+constexpr std::string_view kXidMarker = "NVRM: Xid (";
+
+bool consume(std::string_view& s, std::string_view prefix) {
+  if (s.substr(0, prefix.size()) != prefix) return false;
+  s.remove_prefix(prefix.size());
+  return true;
+}
+
+void skip_spaces(std::string_view& s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+}
+
+std::string_view trim(std::string_view s) {
+  skip_spaces(s);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\r' || s.back() == '\n' || s.back() == '\t'))
+    s.remove_suffix(1);
+  return s;
+}
+
+// Reads an unsigned decimal; false when there is no digit.
+bool take_uint(std::string_view& s, std::uint64_t& out) {
+  size_t i = 0;
+  std::uint64_t v = 0;
+  while (i < s.size() && s[i] >= '0' && s[i] <= '9' && i < 19) v = v * 10 + static_cast<std::uint64_t>(s[i++] - '0');
+  if (i == 0) return false;
+  s.remove_prefix(i);
+  out = v;
+  return true;
+}
+
+// "6,1234,5678901,-;" (kmsg) -> seq and usec; the line is advanced past the ';'.
+bool take_kmsg_prefix(std::string_view& s, std::uint64_t& seq, std::uint64_t& usec) {
+  std::string_view t = s;
+  std::uint64_t prio = 0;
+  if (!take_uint(t, prio) || !consume(t, ",")) return false;
+  if (!take_uint(t, seq) || !consume(t, ",")) return false;
+  if (!take_uint(t, usec) || !consume(t, ",")) return false;
+  const auto semi = t.find(';');
+  if (semi == std::string_view::npos) return false;
+  t.remove_prefix(semi + 1);
+  s = t;
+  return true;
+}
+
+// "[  123.456789] " (dmesg) -> microseconds; the line is advanced past the ']'.
+bool take_dmesg_prefix(std::string_view& s, std::uint64_t& usec) {
+  std::string_view t = s;
+  if (!consume(t, "[")) return false;
+  skip_spaces(t);
+  std::uint64_t sec = 0;
+  if (!take_uint(t, sec) || !consume(t, ".")) return false;
+  std::uint64_t frac = 0;
+  size_t digits = 0;
+  while (!t.empty() && t.front() >= '0' && t.front() <= '9') {
+    if (digits < 6) frac = frac * 10 + static_cast<std::uint64_t>(t.front() - '0');
+    ++digits;
+    t.remove_prefix(1);
+  }
+  for (; digits < 6; ++digits) frac *= 10;
+  if (!consume(t, "]")) return false;
+  skip_spaces(t);
+  usec = sec * 1'000'000 + frac;
+  s = t;
+  return true;
+}
+
+// Leading "pid=1234, " and "name=python3, " fields of newer drivers.
+void take_pid_and_name(std::string_view& rest, XidEvent& e) {
+  for (int field = 0; field < 2; ++field) {
+    skip_spaces(rest);
+    const bool is_pid = rest.substr(0, 4) == "pid=";
+    const bool is_name = rest.substr(0, 5) == "name=";
+    if (!is_pid && !is_name) return;
+    rest.remove_prefix(is_pid ? 4 : 5);
+    const auto comma = rest.find(',');
+    std::string_view value = trim(rest.substr(0, comma));
+    rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+    if (is_pid) {
+      std::string_view digits = value;
+      std::uint64_t pid = 0;
+      if (take_uint(digits, pid) && digits.empty() && pid <= 0x7fffffff) e.pid = static_cast<int>(pid);
+    } else if (value != "<unknown>") {
+      e.process_name = std::string(value);
+    }
+  }
+}
+
+}  // namespace
+
+std::optional<XidEvent> parse_xid_line(std::string_view line) {
+  XidEvent e;
+  std::uint64_t seq = 0, usec = 0;
+  if (take_kmsg_prefix(line, seq, usec)) {
+    e.seq = seq;
+    e.timestamp_us = usec;
+  } else if (take_dmesg_prefix(line, usec)) {
+    e.timestamp_us = usec;
+  }
+  const auto at = line.find(kXidMarker);
+  if (at == std::string_view::npos) return std::nullopt;
+  e.raw = std::string(trim(line.substr(at)));
+  std::string_view rest = line.substr(at + kXidMarker.size());
+  const auto close = rest.find(')');
+  if (close == std::string_view::npos) return std::nullopt;
+  std::string_view pci = rest.substr(0, close);
+  consume(pci, "PCI:");
+  e.pci = std::string(trim(pci));
+  rest.remove_prefix(close + 1);
+  if (!consume(rest, ":")) return std::nullopt;
+  skip_spaces(rest);
+  std::uint64_t xid = 0;
+  if (!take_uint(rest, xid) || xid > 100000) return std::nullopt;
+  e.xid = static_cast<int>(xid);
+  consume(rest, ",");
+  take_pid_and_name(rest, e);
+  e.message = std::string(trim(rest));
+  return e;
+}
+
+std::vector<XidEvent> parse_xid_text(std::string_view text) {
+  std::vector<XidEvent> out;
+  while (!text.empty()) {
+    const auto nl = text.find('\n');
+    const auto line = text.substr(0, nl);
+    if (auto e = parse_xid_line(line)) out.push_back(std::move(*e));
+    if (nl == std::string_view::npos) break;
+    text.remove_prefix(nl + 1);
+  }
+  return out;
+}
+
+XidMeaning xid_meaning(int xid) {
+  switch (xid) {
+    case 13: return {"graphics engine exception: a kernel faulted (illegal address, misaligned access, assert, trap)", "application"};
+    case 31: return {"GPU memory page fault (MMU): a kernel touched an unmapped address", "application"};
+    case 32: return {"invalid or corrupted push buffer stream", "driver"};
+    case 38: return {"driver firmware error", "driver"};
+    case 43: return {"GPU stopped processing: a kernel of this process faulted and its channel was torn down (follows an illegal address or launch failure)", "application"};
+    case 45: return {"preemptive cleanup: work was stopped because the process ended or was killed", "application"};
+    case 48: return {"uncorrectable double-bit ECC error in device memory", "hardware"};
+    case 61: case 62: return {"internal micro-controller error", "driver"};
+    case 63: return {"ECC page retirement or row remapping recorded", "hardware"};
+    case 64: return {"ECC page retirement or row remapping failed", "hardware"};
+    case 68: return {"video processor exception", "driver"};
+    case 69: return {"graphics engine class error", "driver"};
+    case 74: return {"NVLink error", "hardware"};
+    case 79: return {"GPU has fallen off the bus", "hardware"};
+    case 92: return {"high single-bit ECC error rate", "hardware"};
+    case 94: return {"contained ECC error: only the affected application was stopped", "hardware"};
+    case 95: return {"uncontained ECC error: all applications on the GPU are affected; reset it", "hardware"};
+    case 109: return {"context switch timeout", "driver"};
+    case 119: case 120: return {"GSP firmware error or timeout", "driver"};
+    case 121: return {"C2C link error", "hardware"};
+    case 140: return {"unrecovered ECC error", "hardware"};
+    case 154: return {"GPU recovery action required (reset or reboot)", "hardware"};
+    default: return {"see NVIDIA's Xid catalog", "unknown"};
+  }
+}
+
+std::uint64_t monotonic_now_us() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000ULL + static_cast<std::uint64_t>(ts.tv_nsec) / 1000ULL;
+}
+
+std::uint64_t to_monotonic_us(std::chrono::system_clock::time_point t) {
+  using namespace std::chrono;
+  const auto mono_now = static_cast<long long>(monotonic_now_us());
+  const auto ago = duration_cast<microseconds>(system_clock::now() - t).count();
+  const long long v = mono_now - ago;
+  return v < 0 ? 0 : static_cast<std::uint64_t>(v);
+}
+
+namespace {
+
+// Reads every record currently in the log. /dev/kmsg returns one record per read()
+// and EAGAIN at the end (O_NONBLOCK); a regular file (recorded samples) returns
+// chunks and 0 at the end. EPIPE means records were overwritten while reading: go on.
+bool read_log(const std::string& path, std::string& text, std::string& reason) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    reason = path + ": " + std::strerror(errno);
+    return false;
+  }
+  std::string buf(16384, '\0');
+  constexpr size_t kMaxBytes = 64u << 20;
+  for (;;) {
+    const ssize_t n = ::read(fd, buf.data(), buf.size());
+    if (n > 0) {
+      text.append(buf.data(), static_cast<size_t>(n));
+      if (text.size() > kMaxBytes) break;
+      continue;
+    }
+    if (n == 0) break;
+    if (errno == EINTR || errno == EPIPE) continue;
+    if (errno == EAGAIN) break;
+    reason = path + ": " + std::strerror(errno);
+    ::close(fd);
+    return !text.empty();
+  }
+  ::close(fd);
+  return true;
+}
+
+// Sequence number of a kmsg record line, if it is one.
+std::optional<std::uint64_t> record_seq(std::string_view line) {
+  std::uint64_t seq = 0, usec = 0;
+  if (take_kmsg_prefix(line, seq, usec)) return seq;
+  return std::nullopt;
+}
+
+}  // namespace
+
+KernelLogCursor kernel_log_cursor(const std::string& path) {
+  KernelLogCursor c;
+  c.path = path;
+  c.taken_at_us = monotonic_now_us();
+  std::string text;
+  c.readable = read_log(path, text, c.reason);
+  if (!c.readable) return c;
+  std::string_view rest = text;
+  while (!rest.empty()) {
+    const auto nl = rest.find('\n');
+    if (auto s = record_seq(rest.substr(0, nl))) c.last_seq = *s;
+    if (nl == std::string_view::npos) break;
+    rest.remove_prefix(nl + 1);
+  }
+  return c;
+}
+
+std::vector<XidEvent> new_xid_lines_since(const KernelLogCursor& cursor) {
+  std::vector<XidEvent> out;
+  if (!cursor.readable) return out;
+  std::string text, reason;
+  if (!read_log(cursor.path, text, reason)) return out;
+  for (auto& e : parse_xid_text(text)) {
+    // Records without a sequence number cannot be ordered against the cursor: keep
+    // them only when they carry a time after it.
+    const bool newer = e.seq ? (!cursor.last_seq || *e.seq > *cursor.last_seq)
+                             : (e.timestamp_us && *e.timestamp_us >= cursor.taken_at_us);
+    if (newer) out.push_back(std::move(e));
+  }
+  return out;
+}
+
+std::vector<XidEvent> attribute_to_pid(const std::vector<XidEvent>& events, int pid,
+                                       std::uint64_t start_us, std::uint64_t end_us,
+                                       std::uint64_t slack_us) {
+  std::vector<XidEvent> out;
+  const std::uint64_t lo = start_us > slack_us ? start_us - slack_us : 0;
+  const std::uint64_t hi = end_us + slack_us;
+  for (const auto& e : events) {
+    if (e.pid) {
+      if (*e.pid == pid) out.push_back(e);
+    } else if (e.timestamp_us && *e.timestamp_us >= lo && *e.timestamp_us <= hi) {
+      out.push_back(e);
+    }
+  }
+  return out;
+}
+
+report::json to_json(const XidEvent& e) {
+  const auto m = xid_meaning(e.xid);
+  report::json j;
+  j["timestamp_us"] = e.timestamp_us ? report::json(*e.timestamp_us) : report::json(nullptr);
+  j["pci"] = e.pci;
+  j["xid"] = e.xid;
+  j["pid"] = e.pid ? report::json(*e.pid) : report::json(nullptr);
+  j["process"] = e.process_name.empty() ? report::json(nullptr) : report::json(e.process_name);
+  j["message"] = e.message;
+  j["meaning"] = std::string(m.summary);
+  j["points_to"] = std::string(m.points_to);
+  return j;
+}
+
+report::json to_json(const std::vector<XidEvent>& events) {
+  report::json out = report::json::array();
+  for (const auto& e : events) out.push_back(to_json(e));
+  return out;
+}
+
+}  // namespace cudadiag::host
