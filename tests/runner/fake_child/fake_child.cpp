@@ -71,6 +71,10 @@ int protocol(int argc, char** argv) {
     nlohmann::json line{{"index", index}};
     if (fake == "segv") {
       std::raise(SIGSEGV);
+    } else if (fake == "slow") {
+      sleep_seconds(0.3);
+      line["outcome"] = "ok";
+      line["details"] = {{"pid", ::getpid()}};
     } else if (fake == "hang") {
       for (;;) sleep_seconds(3600);
     } else if (fake == "sticky") {
@@ -98,7 +102,7 @@ int protocol(int argc, char** argv) {
 int usage() {
   std::fprintf(stderr,
                "usage: fake_child exit N | segv | abort | sleep S | ignore-term S | flood BYTES"
-               " | result TEXT | env NAME | protocol --spec JSON\n");
+               " | result TEXT | env NAME | protocol|__run-case --spec JSON\n");
   return 64;
 }
 
@@ -133,6 +137,7 @@ int main(int argc, char** argv) {
     write_all(result_fd(), v ? v : "<unset>");
     return 0;
   }
-  if (mode == "protocol") return protocol(argc, argv);
+  // `__run-case` is what the executor passes to the real binary.
+  if (mode == "protocol" || mode == "__run-case") return protocol(argc, argv);
   return usage();
 }

@@ -1,0 +1,227 @@
+// The executor against fake_child's `protocol` mode: each case's params carry
+// {"fake": ok|slow|sticky|segv|hang} and the stand-in child behaves accordingly.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "suite/executor.h"
+
+using namespace cudadiag;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::vector<cases::CaseSpec> make_batch(const std::vector<std::string>& behaviours,
+                                        int first_index = 0) {
+  std::vector<cases::CaseSpec> batch;
+  for (size_t i = 0; i < behaviours.size(); ++i) {
+    cases::CaseSpec c;
+    c.index = first_index + static_cast<int>(i);
+    c.case_id = "case-" + std::to_string(c.index);
+    c.kernel = "fault";
+    c.params = {{"fake", behaviours[i]}};
+    c.allocator = "direct";
+    batch.push_back(c);
+  }
+  return batch;
+}
+
+suite::ExecOptions fake_options() {
+  suite::ExecOptions o;
+  o.self_exe = FAKE_CHILD;
+  o.deadline = 5000ms;
+  o.grace = 300ms;
+  o.profile = "test-profile";
+  o.device = "GPU-fake";
+  o.device_index = 2;
+  return o;
+}
+
+int pid_of(const report::Result& r) { return r.details.value("pid", -1); }
+
+}  // namespace
+
+TEST_CASE("executor: child_spec_for builds the child command line", "[executor]") {
+  auto opts = fake_options();
+  opts.wrapper = {"/usr/bin/compute-sanitizer", "--tool", "memcheck", "--"};
+  opts.env_set = {{"CUDA_LAUNCH_BLOCKING", "1"}};
+  opts.env_unset = {"CUDA_VISIBLE_DEVICES"};
+  opts.device_ordinal = 1;
+  const auto batch = make_batch({"ok", "ok"});
+  const auto spec = suite::child_spec_for(batch, opts);
+  REQUIRE(spec.argv.size() == 8);
+  CHECK(spec.argv[0] == "/usr/bin/compute-sanitizer");
+  CHECK(spec.argv[4] == FAKE_CHILD);
+  CHECK(spec.argv[5] == "__run-case");
+  CHECK(spec.argv[6] == "--spec");
+  const auto request = cases::child_request_from_json(report::json::parse(spec.argv[7]));
+  CHECK(request.device_ordinal == 1);
+  REQUIRE(request.cases.size() == 2);
+  CHECK(request.cases[1].case_id == "case-1");
+  CHECK(spec.env_set.at("CUDA_LAUNCH_BLOCKING") == "1");
+  CHECK(spec.env_unset == std::vector<std::string>{"CUDA_VISIBLE_DEVICES"});
+  CHECK(spec.deadline == 10000ms);  // per case
+  CHECK(spec.result_fd == 3);
+  CHECK(spec.result_fd_env == "CUDADIAG_RESULT_FD");
+}
+
+TEST_CASE("executor: an ok batch runs in one child", "[executor]") {
+  const auto batch = make_batch({"ok", "ok", "ok"});
+  const auto results = suite::execute(batch, fake_options());
+  REQUIRE(results.size() == 3);
+  for (size_t i = 0; i < 3; ++i) {
+    const auto& r = results[i];
+    CHECK(r.case_id == batch[i].case_id);
+    CHECK(r.outcome == "ok");
+    CHECK(r.kernel == "fault");
+    CHECK(r.allocator == "direct");
+    CHECK(r.profile == "test-profile");
+    CHECK(r.device == "GPU-fake");
+    CHECK(r.device_index == 2);
+    CHECK(r.params == batch[i].params);
+    CHECK(r.duration_ms == Approx(0.5));
+    REQUIRE(r.child.has_value());
+    CHECK(r.child->ending == "result");
+    CHECK(r.child->exit_code == 0);
+    CHECK(r.child->stdout_excerpt.text.find("running case 2 (ok)") != std::string::npos);
+  }
+  CHECK(pid_of(results[0]) == pid_of(results[2]));
+  CHECK(pid_of(results[0]) == results[0].child->pid);
+}
+
+TEST_CASE("executor: a sticky error re-runs the rest in a fresh child", "[executor]") {
+  const auto results = suite::execute(make_batch({"ok", "sticky", "ok", "ok"}), fake_options());
+  REQUIRE(results.size() == 4);
+  CHECK(results[0].outcome == "ok");
+  CHECK(results[1].outcome == "cuda_error");
+  REQUIRE(results[1].error.has_value());
+  CHECK(results[1].error->code == 700);
+  CHECK(results[1].error->api_call == "cudaDeviceSynchronize");
+  CHECK(results[1].error->sticky);             // from the taxonomy via annotate_error
+  CHECK_FALSE(results[1].error->error_class.empty());
+  CHECK(results[2].outcome == "ok");
+  CHECK(results[3].outcome == "ok");
+  CHECK(results[1].child->pid == results[0].child->pid);
+  CHECK(pid_of(results[2]) != pid_of(results[0]));
+  CHECK(pid_of(results[2]) == pid_of(results[3]));
+}
+
+TEST_CASE("executor: a crash mid-batch is crashed and the rest re-run", "[executor]") {
+  const auto results = suite::execute(make_batch({"ok", "segv", "ok"}), fake_options());
+  REQUIRE(results.size() == 3);
+  CHECK(results[0].outcome == "ok");
+  CHECK(results[1].outcome == "crashed");
+  CHECK(results[1].reason.find("SIGSEGV") != std::string::npos);
+  REQUIRE(results[1].child.has_value());
+  CHECK(results[1].child->ending == "signal");
+  CHECK(results[1].child->signal_name == "SIGSEGV");
+  CHECK(results[2].outcome == "ok");
+  CHECK(results[2].child->ending == "result");
+  CHECK(pid_of(results[2]) != pid_of(results[0]));
+}
+
+TEST_CASE("executor: a hang times out at the deadline", "[executor]") {
+  auto opts = fake_options();
+  opts.deadline = 300ms;
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto results = suite::execute(make_batch({"ok", "hang", "ok"}), opts);
+  CHECK(std::chrono::steady_clock::now() - t0 < 4s);
+  REQUIRE(results.size() == 3);
+  CHECK(results[0].outcome == "ok");
+  CHECK(results[1].outcome == "timeout");
+  CHECK(results[1].child->ending == "timeout");
+  CHECK(results[2].outcome == "ok");
+}
+
+TEST_CASE("executor: results_from_child tolerates a truncated last line", "[executor]") {
+  const auto batch = make_batch({"ok", "ok", "ok"});
+  runner::ChildOutcome o;
+  o.ending = runner::Ending::signal;
+  o.signal = 9;
+  o.signal_name = "SIGKILL";
+  o.result = "{\"index\":0,\"outcome\":\"ok\"}\n{\"index\":1,\"outco";
+  std::vector<size_t> not_run;
+  const auto results = suite::results_from_child(batch, o, fake_options(), &not_run);
+  REQUIRE(results.size() == 2);
+  CHECK(results[0].outcome == "ok");
+  CHECK(results[1].case_id == "case-1");
+  CHECK(results[1].outcome == "crashed");
+  CHECK(results[1].reason.find("SIGKILL") != std::string::npos);
+  CHECK(not_run == std::vector<size_t>{2});
+}
+
+TEST_CASE("executor: results_from_child always makes progress", "[executor]") {
+  const auto batch = make_batch({"ok", "ok"});
+  std::vector<size_t> not_run;
+  runner::ChildOutcome stopped;
+  stopped.ending = runner::Ending::result;
+  stopped.exit_code = 0;
+  stopped.result = "{\"done\":false}\n";
+  auto r = suite::results_from_child(batch, stopped, fake_options(), &not_run);
+  REQUIRE(r.size() == 1);
+  CHECK(r[0].case_id == "case-0");
+  CHECK(r[0].outcome == "no_result");
+  CHECK(not_run == std::vector<size_t>{1});
+
+  runner::ChildOutcome failed;
+  failed.ending = runner::Ending::spawn_failed;
+  failed.spawn_error = "/x: No such file or directory";
+  r = suite::results_from_child(batch, failed, fake_options(), &not_run);
+  REQUIRE(r.size() == 1);
+  CHECK(r[0].outcome == "skipped");
+  CHECK(r[0].reason.find("No such file") != std::string::npos);
+  CHECK(not_run == std::vector<size_t>{1});
+
+  runner::ChildOutcome wrong_types;
+  wrong_types.ending = runner::Ending::result;
+  wrong_types.exit_code = 0;
+  wrong_types.result = "{\"index\":0,\"outcome\":\"ok\",\"duration_ms\":\"fast\"}\n{\"done\":true}\n";
+  r = suite::results_from_child(batch, wrong_types, fake_options(), &not_run);
+  REQUIRE(r.size() == 2);
+  CHECK(r[0].outcome == "no_result");
+  CHECK(r[0].reason.find("malformed") != std::string::npos);
+  CHECK(r[1].outcome == "no_result");  // done:true but no line for it
+  CHECK(not_run.empty());
+}
+
+TEST_CASE("executor: batches run in parallel", "[executor]") {
+  std::vector<std::vector<cases::CaseSpec>> batches;
+  for (int b = 0; b < 4; ++b) batches.push_back(make_batch({"slow", "ok"}, b * 10));
+  batches[2] = make_batch({"slow", "sticky", "ok"}, 20);
+  std::vector<std::string> seen;
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto results = suite::execute_batches(batches, fake_options(), 4, nullptr,
+                                              [&](const report::Result& r) { seen.push_back(r.case_id); });
+  CHECK(std::chrono::steady_clock::now() - t0 < 1000ms);  // serial: 4 x 0.3 s at least
+  REQUIRE(results.size() == 9);
+  CHECK(seen.size() == 9);
+  const std::vector<std::string> ids{"case-0",  "case-1",  "case-10", "case-11", "case-20",
+                                     "case-21", "case-22", "case-30", "case-31"};
+  for (size_t i = 0; i < ids.size(); ++i) CHECK(results[i].case_id == ids[i]);
+  CHECK(results[5].outcome == "cuda_error");
+  CHECK(results[6].outcome == "ok");
+  CHECK(pid_of(results[6]) != pid_of(results[4]));
+}
+
+TEST_CASE("executor: stop interrupts running and pending cases", "[executor]") {
+  std::vector<std::vector<cases::CaseSpec>> batches;
+  for (int b = 0; b < 3; ++b) batches.push_back(make_batch({"hang", "ok"}, b * 10));
+  std::atomic<bool> stop{false};
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(300ms);
+    stop = true;
+  });
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto results = suite::execute_batches(batches, fake_options(), 2, &stop, {});
+  stopper.join();
+  CHECK(std::chrono::steady_clock::now() - t0 < 3s);
+  REQUIRE(results.size() == 6);
+  for (const auto& r : results) {
+    CHECK(r.outcome == "skipped");
+    CHECK(r.reason == "interrupted");
+  }
+  CHECK(results[0].child.has_value());         // was running: its child is described
+  CHECK_FALSE(results[4].child.has_value());   // batch 3 never started
+}
