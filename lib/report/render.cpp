@@ -1,7 +1,6 @@
 #include "report/render.h"
 
-#include <sstream>
-
+#include "report/render_formats.h"
 #include "util/errors.h"
 
 namespace cudadiag::report {
@@ -13,15 +12,13 @@ Format parse_format(const std::string& text) {
   throw UsageError("--format: unknown format '" + text + "' (expected text, json or md)");
 }
 
-std::string render(const Report& r, Format format, bool /*color*/) {
-  const json j = to_json(r);
-  if (format == Format::json) return j.dump(2) + "\n";
-  std::ostringstream out;
-  out << "cudadiag " << r.invocation.value("command", "") << ": " << r.verdict.status << "\n";
-  for (const auto& res : r.results) {
-    out << "  " << res.case_id << " [" << res.profile << "] " << res.outcome << "\n";
+std::string render(const Report& r, Format format, bool color) {
+  switch (format) {
+    case Format::json: return to_json(r).dump(2) + "\n";
+    case Format::md: return render_markdown(r);
+    case Format::text: break;
   }
-  return out.str();
+  return render_text(r, color);
 }
 
 }  // namespace cudadiag::report

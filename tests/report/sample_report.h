@@ -88,7 +88,14 @@ inline report::Report sample_report() {
                                     {"allocator", "fence-back"},
                                     {"freed", false}}});
   fault.faulting_buffer = json{{"name", "src"}, {"bytes", 4096}, {"direction", "end_overrun"}, {"extra_runs", 3}};
-  fault.xid = json::array({json{{"xid", 13}, {"pid", 4242}, {"line", "NVRM: Xid (PCI:0000:3b:00): 13, pid=4242"}}});
+  fault.xid = json::array({json{{"timestamp_us", 123456789},
+                                {"pci", "0000:3b:00"},
+                                {"xid", 13},
+                                {"pid", 4242},
+                                {"process", "cudadiag"},
+                                {"message", "Graphics SM Warp Exception on (GPC 0, TPC 1, SM 0): Out Of Range Address"},
+                                {"meaning", "Graphics engine exception: a kernel faulted"},
+                                {"points_to", "application"}}});
   report::RepeatStats rs;
   rs.runs = 10;
   rs.failures = 4;

@@ -1,0 +1,348 @@
+#include "report/render_facts.h"
+
+#include <cstdio>
+#include <sstream>
+
+namespace cudadiag::report::facts {
+namespace {
+
+std::string str(const json& j, const char* key) {
+  if (!j.is_object() || !j.contains(key)) return "";
+  const auto& v = j.at(key);
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_null()) return "";
+  return v.dump();
+}
+
+std::string scalar_text(const json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_null()) return "null";
+  return v.dump();
+}
+
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+std::string join(const std::vector<std::string>& parts, const std::string& sep) {
+  std::string out;
+  for (const auto& p : parts) {
+    if (p.empty()) continue;
+    out += (out.empty() ? "" : sep) + p;
+  }
+  return out;
+}
+
+std::string dims(const json& d) {
+  if (!d.is_array()) return "?";
+  std::vector<std::string> parts;
+  for (const auto& v : d) parts.push_back(scalar_text(v));
+  return "(" + join(parts, ",") + ")";
+}
+
+std::string host_line(const json& host) {
+  std::string line = str(host, "hostname");
+  std::vector<std::string> extra{str(host, "os")};
+  if (host.contains("kernel") && host["kernel"].is_object()) {
+    const std::string rel = str(host["kernel"], "release");
+    if (!rel.empty()) extra.push_back("kernel " + rel);
+  } else {
+    const std::string k = str(host, "kernel");
+    if (!k.empty()) extra.push_back("kernel " + k);
+  }
+  const std::string rest = join(extra, ", ");
+  if (line.empty()) return rest;
+  return rest.empty() ? line : line + " (" + rest + ")";
+}
+
+std::string device_line(const json& d) {
+  std::string name = str(d, "name");
+  if (name.empty()) name = "unnamed device";
+  std::string cc = str(d, "compute_capability");
+  if (cc.empty() && d.contains("cuda") && d["cuda"].is_object()) cc = str(d["cuda"], "compute_capability");
+  const std::string index = str(d, "index");
+  return (index.empty() ? "" : "[" + index + "] ") + name + (cc.empty() ? "" : " (sm " + cc + ")");
+}
+
+std::string driver_line(const json& driver) {
+  std::string line = str(driver, "version");
+  for (const char* key : {"cuda_version", "cuda_driver", "nvml_cuda_driver_version_string"}) {
+    const std::string v = str(driver, key);
+    if (!v.empty()) {
+      line += (line.empty() ? "" : ", ") + std::string("CUDA ") + v;
+      break;
+    }
+  }
+  return line;
+}
+
+std::string last_launch(const Result& r) {
+  if (!r.launch_log.is_array() || r.launch_log.empty()) return "";
+  const auto& l = r.launch_log.back();
+  std::string s = str(l, "kernel") + " grid" + dims(l.value("grid", json())) + " block" +
+                  dims(l.value("block", json()));
+  const std::string smem = str(l, "dynamic_smem");
+  if (!smem.empty() && smem != "0") s += " smem " + smem;
+  if (l.contains("buffers") && l["buffers"].is_array() && !l["buffers"].empty()) {
+    std::vector<std::string> names;
+    for (const auto& b : l["buffers"]) names.push_back(scalar_text(b));
+    s += " buffers " + join(names, ", ");
+  }
+  return s;
+}
+
+std::string child_line(const ChildInfo& c) {
+  std::string s = "pid " + std::to_string(c.pid) + " ended: " + c.ending;
+  if (c.signal) s += " " + (c.signal_name.empty() ? "signal" : c.signal_name) + " (" + std::to_string(*c.signal) + ")";
+  if (c.exit_code) s += ", exit code " + std::to_string(*c.exit_code);
+  if (c.killed_after_grace) s += ", killed after the grace period";
+  return s;
+}
+
+std::string sanitizer_line(const json& s) {
+  if (!s.is_object()) return "";
+  std::string line = str(s, "tool");
+  const std::string errors = str(s, "errors");
+  if (!errors.empty()) line += (line.empty() ? "" : ": ") + errors + " error(s)";
+  if (s.contains("findings") && s["findings"].is_array() && !s["findings"].empty()) {
+    const auto& f = s["findings"].front();
+    std::string first = str(f, "kind");
+    if (first.empty()) first = str(f, "message");
+    if (!first.empty()) line += "; first: " + first;
+  }
+  return line;
+}
+
+bool is_failure_outcome(const std::string& o) {
+  return o != "ok" && o != "skipped" && o != "host_valid";
+}
+
+void flatten_into(const json& v, const std::string& prefix, int depth, std::vector<Fact>& out) {
+  if (v.is_object() && depth < 3) {
+    for (const auto& [k, sub] : v.items()) flatten_into(sub, prefix.empty() ? k : prefix + "." + k, depth + 1, out);
+    if (v.empty()) out.push_back({prefix, "{}"});
+    return;
+  }
+  if (v.is_array()) {
+    bool scalars = true;
+    for (const auto& e : v) scalars = scalars && !e.is_structured();
+    if (scalars && v.size() <= 12) {
+      std::vector<std::string> parts;
+      for (const auto& e : v) parts.push_back(scalar_text(e));
+      out.push_back({prefix, parts.empty() ? "(none)" : join(parts, ", ")});
+    } else {
+      out.push_back({prefix, std::to_string(v.size()) + " entries"});
+    }
+    return;
+  }
+  out.push_back({prefix, v.is_structured() ? v.dump() : scalar_text(v)});
+}
+
+}  // namespace
+
+std::string format_duration(double ms) {
+  if (ms >= 10000.0) return fixed(ms / 1000.0, 1) + " s";
+  if (ms >= 100.0) return fixed(ms, 0) + " ms";
+  return fixed(ms, 1) + " ms";
+}
+
+size_t display_width(const std::string& s) {
+  size_t n = 0;
+  for (const unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+std::vector<Fact> header(const Report& r) {
+  std::vector<Fact> out;
+  const std::string host = host_line(r.host);
+  if (!host.empty()) out.push_back({"host", host});
+  if (r.devices.is_array()) {
+    for (const auto& d : r.devices) out.push_back({"gpu", device_line(d)});
+  }
+  const std::string driver = driver_line(r.driver);
+  if (!driver.empty()) out.push_back({"driver", driver});
+  if (r.gpu.is_object() && r.gpu.contains("ran") && r.gpu["ran"] == false) {
+    const std::string reason = str(r.gpu, "reason");
+    out.push_back({"gpu part", "did not run" + (reason.empty() ? "" : ": " + reason)});
+  }
+  std::string tool = str(r.tool, "name");
+  if (tool.empty()) tool = "cudadiag";
+  tool += " " + str(r.tool, "version");
+  const std::string rev = str(r.tool, "git_revision");
+  const std::string cuda = str(r.tool, "cuda_toolkit");
+  const std::string extra = join({rev.empty() ? "" : "rev " + rev, cuda.empty() ? "" : "CUDA " + cuda}, ", ");
+  out.push_back({"tool", extra.empty() ? tool : tool + " (" + extra + ")"});
+  const std::string started = str(r.invocation, "started_at");
+  if (!started.empty()) out.push_back({"started", started});
+  return out;
+}
+
+Row row(const Result& r) {
+  Row row;
+  row.case_id = r.case_id;
+  row.profile = r.profile;
+  row.allocator = r.allocator;
+  row.outcome = r.outcome;
+  row.expected = r.expected;
+  row.met = r.expectation_met;
+  if (r.error) {
+    row.error = r.error->name.empty() ? "error " + std::to_string(r.error->code) : r.error->name;
+    if (!r.error->error_class.empty()) row.error += " (" + r.error->error_class + ")";
+  } else if (r.child && r.child->signal) {
+    row.error = r.child->signal_name.empty() ? "signal " + std::to_string(*r.child->signal) : r.child->signal_name;
+  }
+  row.duration = format_duration(r.duration_ms);
+  return row;
+}
+
+bool needs_details(const Result& r) {
+  if (r.expectation_met) return !*r.expectation_met;
+  return is_failure_outcome(r.outcome);
+}
+
+std::string detail_title(const Result& r) {
+  const std::string where = join({r.profile, r.allocator}, ", ");
+  std::string t = r.case_id + (where.empty() ? "" : " [" + where + "]") + ": " + r.outcome;
+  if (!r.expected.empty()) t += ", expected " + r.expected;
+  return t;
+}
+
+std::vector<Fact> detail_facts(const Result& r) {
+  std::vector<Fact> out;
+  if (!r.reason.empty()) out.push_back({"reason", r.reason});
+  if (r.error) {
+    const auto& e = *r.error;
+    std::string err = std::to_string(e.code) + " " + e.name;
+    const std::string cls = join({e.error_class, e.sticky ? "sticky" : "not sticky", e.source}, ", ");
+    err += " (" + cls + ")";
+    if (!e.message.empty()) err += ": " + e.message;
+    out.push_back({"error", err});
+    std::string where = e.surfaced_at;
+    if (!e.api_call.empty()) where += (where.empty() ? "" : " in ") + e.api_call;
+    if (!e.location.empty()) where += " at " + e.location;
+    if (!where.empty()) out.push_back({"surfaced", where});
+    if (!e.meaning.empty()) out.push_back({"meaning", e.meaning});
+    if (!e.next_step.empty()) out.push_back({"next step", e.next_step});
+  }
+  std::string kernel = last_launch(r);
+  if (kernel.empty() && r.error) kernel = r.error->last_kernel;
+  if (!kernel.empty()) out.push_back({"last kernel", kernel});
+  if (r.faulting_buffer.is_object()) {
+    const auto& f = r.faulting_buffer;
+    std::string fb = str(f, "name");
+    const std::string bytes = str(f, "bytes");
+    if (!bytes.empty()) fb += " (" + bytes + " bytes)";
+    const std::string dir = str(f, "direction");
+    if (!dir.empty()) fb += ": " + dir;
+    const std::string runs = str(f, "extra_runs");
+    if (!runs.empty()) fb += ", confirmed by " + runs + " extra run(s)";
+    out.push_back({"faulting buffer", fb});
+  }
+  if (r.repeats) {
+    const auto& s = *r.repeats;
+    out.push_back({"repeats", std::to_string(s.failures) + "/" + std::to_string(s.runs) + " failed (" +
+                                  fixed(100.0 * s.failure_rate, 1) + "%, 95% CI " + fixed(100.0 * s.ci_low, 1) +
+                                  "-" + fixed(100.0 * s.ci_high, 1) + "%)"});
+  }
+  if (r.child) out.push_back({"child", child_line(*r.child)});
+  const std::string san = sanitizer_line(r.sanitizer);
+  if (!san.empty()) out.push_back({"sanitizer", san});
+  if (r.details.is_object() && !r.details.empty()) {
+    for (auto& f : flatten_section(r.details, 8)) out.push_back({"detail " + f.label, f.value});
+  }
+  return out;
+}
+
+std::vector<std::string> xid_lines(const Result& r) {
+  std::vector<std::string> out;
+  if (!r.xid.is_array()) return out;
+  for (const auto& x : r.xid) {
+    std::string line = "Xid " + str(x, "xid");
+    const std::string pid = str(x, "pid");
+    if (!pid.empty()) line += " (pid " + pid + ")";
+    const std::string msg = str(x, "message");
+    if (!msg.empty()) line += ": " + msg;
+    const std::string meaning = str(x, "meaning");
+    if (!meaning.empty()) line += " - " + meaning;
+    const std::string to = str(x, "points_to");
+    if (!to.empty()) line += " [points to " + to + "]";
+    out.push_back(line);
+  }
+  return out;
+}
+
+std::vector<std::string> first_lines(const std::string& text, size_t max_lines, size_t& omitted) {
+  std::vector<std::string> lines;
+  std::stringstream ss(text);
+  std::string line;
+  omitted = 0;
+  while (std::getline(ss, line)) {
+    if (lines.size() < max_lines) {
+      lines.push_back(line);
+    } else {
+      ++omitted;
+    }
+  }
+  return lines;
+}
+
+std::vector<Fact> summary(const Report& r) {
+  std::vector<Fact> out;
+  std::vector<std::string> by_outcome;
+  int met = 0, unmet = 0, unjudged = 0;
+  std::vector<std::pair<std::string, int>> counts;
+  for (const auto& res : r.results) {
+    bool found = false;
+    for (auto& [name, n] : counts) {
+      if (name == res.outcome) {
+        ++n;
+        found = true;
+      }
+    }
+    if (!found) counts.emplace_back(res.outcome, 1);
+    if (!res.expectation_met) {
+      ++unjudged;
+    } else if (*res.expectation_met) {
+      ++met;
+    } else {
+      ++unmet;
+    }
+  }
+  for (const auto& [name, n] : counts) by_outcome.push_back(name + " " + std::to_string(n));
+  std::string results = std::to_string(r.results.size());
+  if (!by_outcome.empty()) results += " (" + join(by_outcome, ", ") + ")";
+  out.push_back({"results", results});
+  out.push_back({"expectations", std::to_string(met) + " met, " + std::to_string(unmet) + " unmet, " +
+                                     std::to_string(unjudged) + " not judged"});
+  const std::string took = str(r.invocation, "duration_ms");
+  if (!took.empty() && r.invocation["duration_ms"].is_number())
+    out.push_back({"took", format_duration(r.invocation["duration_ms"].get<double>())});
+  return out;
+}
+
+std::vector<Fact> flatten_section(const json& section, size_t max_facts) {
+  std::vector<Fact> all;
+  flatten_into(section, "", 0, all);
+  if (all.size() > max_facts) {
+    const size_t more = all.size() - max_facts;
+    all.resize(max_facts);
+    all.push_back({"...", std::to_string(more) + " more"});
+  }
+  for (auto& f : all) {
+    if (f.label.empty()) f.label = "value";
+  }
+  return all;
+}
+
+std::string section_title(const std::string& key) {
+  std::string t = key;
+  for (auto& c : t) {
+    if (c == '_') c = ' ';
+  }
+  if (!t.empty() && t[0] >= 'a' && t[0] <= 'z') t[0] = static_cast<char>(t[0] - 'a' + 'A');
+  return t;
+}
+
+}  // namespace cudadiag::report::facts

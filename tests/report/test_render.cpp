@@ -1,0 +1,194 @@
+// Text and Markdown renderings of a report: rows, columns, detail blocks, colour rules.
+#include <catch2/catch.hpp>
+
+#include <sstream>
+
+#include "report/render.h"
+#include "sample_report.h"
+#include "util/errors.h"
+
+using namespace cudadiag;
+using report::Format;
+using report::json;
+using report::render;
+
+namespace {
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  std::string line;
+  while (std::getline(ss, line)) out.push_back(line);
+  return out;
+}
+
+// The first line that starts with `prefix`, or "" when none does.
+std::string line_starting(const std::string& text, const std::string& prefix) {
+  for (const auto& l : lines_of(text)) {
+    if (l.rfind(prefix, 0) == 0) return l;
+  }
+  return "";
+}
+
+bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("text: header names the command, verdict, host, GPU and driver", "[render]") {
+  const auto text = render(test::sample_report(), Format::text, false);
+  CHECK(lines_of(text).at(0) == "cudadiag repro: suspect");
+  CHECK(contains(line_starting(text, "  host"), "gpu-node-17.example.com (Ubuntu 24.04, kernel 6.8.0)"));
+  CHECK(contains(line_starting(text, "  gpu"), "[0] NVIDIA H100 80GB HBM3 (sm 9.0)"));
+  CHECK(contains(line_starting(text, "  driver"), "580.65.06, CUDA 13.0"));
+}
+
+TEST_CASE("text: one aligned table row per result", "[render]") {
+  const auto rep = test::sample_report();
+  const auto text = render(rep, Format::text, false);
+  const std::string head = line_starting(text, "CASE");
+  REQUIRE_FALSE(head.empty());
+  const size_t outcome_col = head.find("OUTCOME");
+  const size_t met_col = head.find("MET");
+  const size_t error_col = head.find("ERROR");
+  REQUIRE(outcome_col < met_col);
+  REQUIRE(met_col < error_col);
+  for (const auto& res : rep.results) {
+    const std::string row = line_starting(text, res.case_id + " ");
+    INFO(row);
+    REQUIRE_FALSE(row.empty());
+    CHECK(row.substr(outcome_col, res.outcome.size() + 1) == res.outcome + " ");
+    CHECK(row.size() == head.size());  // the right-aligned duration ends every row at the same column
+  }
+  const std::string fault = line_starting(text, "fault.overrun_read ");
+  CHECK(contains(fault, " fence "));
+  CHECK(contains(fault, " fence-back "));
+  CHECK(contains(fault, "error:memory_fault"));
+  CHECK(fault.substr(met_col, 4) == "FAIL");
+  CHECK(fault.substr(error_col).rfind("cudaErrorIllegalAddress (memory_fault)", 0) == 0);
+  CHECK(contains(fault, "12.5 ms"));
+  CHECK(line_starting(text, "sample.ok ").substr(met_col, 3) == "ok ");
+  CHECK(line_starting(text, "sample.skipped ").substr(met_col, 2) == "- ");
+  CHECK(line_starting(text, "sample.crashed ").substr(error_col, 7) == "SIGABRT");
+}
+
+TEST_CASE("text: detail blocks only for results that need a look", "[render]") {
+  const auto text = render(test::sample_report(), Format::text, false);
+  const auto details = text.substr(text.find("\nDetails\n"));
+  CHECK(contains(details, "fault.overrun_read [fence, fence-back]: cuda_error, expected error:memory_fault"));
+  CHECK(contains(details, "700 cudaErrorIllegalAddress (memory_fault, sticky, runtime)"));
+  CHECK(contains(details, "synchronize in cudaDeviceSynchronize at kernels/faults/overrun.cu:42"));
+  CHECK(contains(details, "next step"));
+  CHECK(contains(details, "Re-run under the fence profile to find the buffer."));
+  CHECK(contains(details, "overrun_read_kernel grid(16,1,1) block(256,1,1) buffers src, dst"));
+  CHECK(contains(details, "src (4096 bytes): end_overrun, confirmed by 3 extra run(s)"));
+  CHECK(contains(details, "4/10 failed (40.0%, 95% CI 17.0-69.0%)"));
+  CHECK(contains(details, "    | line five\n"));
+  CHECK_FALSE(contains(details, "line six"));
+  CHECK(contains(details, "... (1 more line(s))"));
+  CHECK(contains(details, "Xid 13 (pid 4242): Graphics SM Warp Exception"));
+  CHECK(contains(details, "[points to application]"));
+  CHECK(contains(details, "pid 4243 ended: signal SIGABRT (6)"));
+  CHECK(contains(details, "Assertion `idx < n` failed."));
+  // Met and skipped results get no block.
+  CHECK_FALSE(contains(details, "sample.ok ["));
+  CHECK_FALSE(contains(details, "sample.skipped ["));
+}
+
+TEST_CASE("text: an expected failure gets no detail block; an unjudged one does", "[render]") {
+  auto rep = test::sample_report();
+  rep.results[2].expectation_met = true;
+  auto text = render(rep, Format::text, false);
+  CHECK_FALSE(contains(text, "fault.overrun_read [fence"));
+  rep.results[2].expectation_met.reset();
+  text = render(rep, Format::text, false);
+  CHECK(contains(text, "fault.overrun_read [fence"));
+}
+
+TEST_CASE("text: summary, verdict reasons and extra sections", "[render]") {
+  auto rep = test::sample_report();
+  rep.extra["comparison"] = json{{"verdict", "host_specific"}, {"hosts", {"a", "b"}}, {"diff", {{"env", 2}}}};
+  const auto text = render(rep, Format::text, false);
+  CHECK(contains(text, "\nComparison\n"));
+  CHECK(contains(line_starting(text, "  verdict"), "host_specific"));
+  CHECK(contains(line_starting(text, "  hosts"), "a, b"));
+  CHECK(contains(line_starting(text, "  diff.env"), "2"));
+  CHECK(contains(line_starting(text, "  results"), "11 (ok 1, mismatch 1, cuda_error 1"));
+  CHECK(contains(line_starting(text, "  expectations"), "1 met, 9 unmet, 1 not judged"));
+  CHECK(contains(text, "\nVerdict: suspect\n  - fault.overrun_read: expected error:memory_fault, got cuda_error\n"));
+}
+
+TEST_CASE("text: a GPU part that did not run is said in the header", "[render]") {
+  auto rep = report::new_report({"cudadiag", "env"}, "env");
+  rep.gpu = json{{"ran", false}, {"reason", "cudaErrorInsufficientDriver"}};
+  rep.verdict.status = "no_gpu";
+  const auto text = render(rep, Format::text, false);
+  CHECK(contains(line_starting(text, "  gpu part"), "did not run: cudaErrorInsufficientDriver"));
+  CHECK(line_starting(text, "CASE").empty());
+  CHECK(contains(line_starting(text, "  results"), "0"));
+}
+
+TEST_CASE("text: no ANSI escapes without colour; colour and check marks with it", "[render]") {
+  const auto plain = render(test::sample_report(), Format::text, false);
+  CHECK_FALSE(contains(plain, "\033"));
+  CHECK_FALSE(contains(plain, "✓"));
+  const auto coloured = render(test::sample_report(), Format::text, true);
+  CHECK(contains(coloured, "\033[32m✓"));  // met: green
+  CHECK(contains(coloured, "\033[31m✗"));  // unmet: red
+  CHECK(contains(coloured, "\033[33m-"));  // not judged: yellow
+}
+
+TEST_CASE("md: heading, pipe table and details for a bug report", "[render]") {
+  auto rep = test::sample_report();
+  rep.results[2].expected = "error:memory_fault|error:700";
+  const auto md = render(rep, Format::md, false);
+  CHECK(lines_of(md).at(0) == "## cudadiag repro: **suspect**");
+  CHECK(contains(md, "- **GPU:** [0] NVIDIA H100 80GB HBM3 (sm 9.0)"));
+  CHECK(contains(md, "\n| Case | Profile | Allocator | Outcome | Expected | Met | Error | Duration |\n"
+                     "|---|---|---|---|---|:---:|---|---:|\n"));
+  CHECK(contains(md, "| `fault.overrun_read` | fence | fence-back | cuda_error | "
+                     "`error:memory_fault\\|error:700` | ✗ | cudaErrorIllegalAddress (memory_fault) | 12.5 ms |"));
+  CHECK(contains(md, "| `sample.ok` | default | pool | ok | `ok` | ✓ |"));
+  CHECK(contains(md, "#### fault.overrun_read [fence, fence-back]"));
+  CHECK(contains(md, "- **Next step:** Re-run under the fence profile to find the buffer."));
+  CHECK(contains(md, "- **Kernel log:** Xid 13 (pid 4242)"));
+  CHECK(contains(md, "```text\nline one of stderr\nline two\n"));
+  CHECK(contains(md, "### Verdict: suspect\n\n- fault.overrun_read"));
+  CHECK_FALSE(contains(md, "\033"));
+  // Every table row has the same number of unescaped cell separators as the header.
+  for (const auto& l : lines_of(md)) {
+    if (l.rfind("| `", 0) != 0) continue;
+    size_t pipes = 0;
+    for (size_t i = 0; i < l.size(); ++i) pipes += l[i] == '|' && (i == 0 || l[i - 1] != '\\');
+    INFO(l);
+    CHECK(pipes == 9);
+  }
+}
+
+TEST_CASE("md: a stderr excerpt with backtick fences cannot close the code block", "[render]") {
+  auto rep = test::sample_report();
+  rep.results[2].child->stderr_excerpt.text = "before\n```\nafter\n";
+  const auto md = render(rep, Format::md, false);
+  CHECK(contains(md, "````text\nbefore\n```\nafter\n````\n"));
+}
+
+TEST_CASE("md: extra sections as bullet lists", "[render]") {
+  auto rep = test::sample_report();
+  rep.extra["sweep"] = json{{"points", 12}, {"failing", json::array({json{{"s", 1}}, json{{"s", 2}}})}};
+  const auto md = render(rep, Format::md, false);
+  CHECK(contains(md, "### Sweep\n\n- **Points:** 12\n- **Failing:** 2 entries\n"));
+}
+
+TEST_CASE("json: the report document, indented", "[render]") {
+  const auto rep = test::sample_report();
+  CHECK(render(rep, Format::json, true) == report::to_json(rep).dump(2) + "\n");
+}
+
+TEST_CASE("parse_format accepts text, json, md and rejects the rest", "[render]") {
+  CHECK(report::parse_format("text") == Format::text);
+  CHECK(report::parse_format("json") == Format::json);
+  CHECK(report::parse_format("md") == Format::md);
+  CHECK_THROWS_AS(report::parse_format("yaml"), UsageError);
+  CHECK_THROWS_WITH(report::parse_format("yaml"), Catch::Contains("yaml"));
+}
