@@ -1,10 +1,143 @@
+// Attention cases: the seed's tile grid (fa-s512-misaligned-kernel-report) run correctly,
+// and one reproducer per hypothesis of that report (misaligned base pointer, missing
+// tail mask, missing barrier, shared-memory overflow, impossible configuration).
+#include <string>
+
+#include "cases/attention_config.h"
 #include "cases/catalog.h"
 
 namespace cudadiag::cases {
+namespace {
+
+struct SeedTile {
+  int block_m, block_n, warps;
+};
+// The seed report's failure matrix: every one of these must run correctly here.
+constexpr SeedTile kSeedTiles[] = {{64, 64, 4}, {128, 32, 8}, {80, 64, 8}, {80, 64, 4}, {64, 64, 8}};
+
+json params_of(AttentionConfig c) {
+  fill_default_strides(c);
+  return attention_params_to_json(c);
+}
+
+std::string tile_name(const AttentionConfig& c) {
+  return "bm" + std::to_string(c.block_m) + "-bn" + std::to_string(c.block_n) + "-w" + std::to_string(c.warps);
+}
+
+CaseDef base_case(const std::string& id, const std::string& title, const AttentionConfig& c) {
+  CaseDef d;
+  d.id = id;
+  d.kernel = "attention";
+  d.title = title;
+  d.params = params_of(c);
+  d.tags = {"seed:fa-s512-misaligned", "catalog"};
+  return d;
+}
+
+std::vector<CaseDef> attention_cases() {
+  std::vector<CaseDef> out;
+  for (const auto& t : kSeedTiles) {
+    for (int s : {64, 512}) {
+      AttentionConfig c;
+      c.block_m = t.block_m, c.block_n = t.block_n, c.warps = t.warps;
+      c.seq_len = s;
+      auto d = base_case("fa.seed." + tile_name(c) + ".s" + std::to_string(s),
+                         "seed tile " + tile_name(c) + " at B=1 H=1 S=" + std::to_string(s) +
+                             " D=64 fp16 computes attention correctly",
+                         c);
+      d.expected = {{"*", "ok"}};
+      out.push_back(d);
+    }
+  }
+  {
+    AttentionConfig c;
+    c.seq_len = 512;
+    c.misalign_bytes = 8;
+    auto d = base_case("fa.misaligned", "Q/K/V base pointers 8 bytes off: 16-byte cp.async faults (716)", c);
+    d.expected = {{"*", "error:misaligned"}};
+    d.expects_fault = true;
+    out.push_back(d);
+  }
+  {
+    AttentionConfig c;
+    c.seq_len = 100;
+    c.block_n = 64;
+    c.no_tail_mask = true;
+    auto d = base_case("fa.no-tail-mask",
+                       "K/V rows >= S loaded (S=100, BLOCK_N=64): silent in pooled memory, 700 when fenced", c);
+    d.expected = {{"*", "silent"}, {"fence", "error:memory_fault"}, {"blocking+fence", "error:memory_fault"}};
+    d.expects_fault = true;
+    d.fence_allocator = "fence-back";
+    out.push_back(d);
+  }
+  {
+    AttentionConfig c;
+    c.seq_len = 512;
+    c.block_m = 128, c.block_n = 64, c.warps = 8;
+    c.drop_barrier = true;
+    auto d = base_case("fa.drop-barrier",
+                       "barrier between cp.async completion and the tile read removed: intermittent wrong results",
+                       c);
+    d.expected = {{"*", "ok|mismatch"}};
+    // A race needs many runs: the child repeats params.repeat times when the spec asks for 1.
+    d.params["repeat"] = 50;
+    out.push_back(d);
+  }
+  {
+    AttentionConfig c;
+    c.seq_len = 256;
+    c.smem_overflow = true;
+    auto d = base_case("fa.smem-overflow",
+                       "V tile written one row past its slot: next tile corrupted, last row past the allocation",
+                       c);
+    d.expected = {{"*", "mismatch|error"}};
+    d.expects_fault = true;
+    out.push_back(d);
+  }
+  {
+    AttentionConfig c;
+    c.head_dim = 96;
+    auto d = base_case("fa.invalid-config", "head_dim 96 is not compiled: rejected before launch", c);
+    d.expected = {{"*", "invalid_config"}};
+    d.host_only = true;
+    out.push_back(d);
+  }
+  return out;
+}
+
+report::Result evaluate_on_host(const CaseDef& d) {
+  report::Result r;
+  r.case_id = d.id;
+  r.kernel = d.kernel;
+  r.params = d.params;
+  r.device = "host";
+  const auto why = validate_attention(attention_config_from_json(d.params), kSmemOptinH100);
+  if (why.empty()) {
+    r.outcome = "skipped";
+    r.reason = "configuration is valid on the host; it needs a GPU to run";
+  } else {
+    r.outcome = "invalid_config";
+    r.reason = why.front();
+    r.details["reasons"] = why;
+  }
+  return r;
+}
+
+}  // namespace
 
 KernelFamily attention_family() {
-  return KernelFamily{"attention", "(not built yet)", [] { return std::vector<CaseDef>{}; },
-                      [](const json& p) { return p; }};
+  KernelFamily f;
+  f.kernel = "attention";
+  f.description = "FlashAttention-2 style forward kernel (mma.sync, cp.async), tile grid and fault knobs";
+  f.cases = attention_cases;
+  f.normalize_params = [](const json& p) {
+    json out = attention_params_to_json(attention_config_from_json(p));
+    for (const char* extra : {"bench", "seed", "repeat"})
+      if (p.contains(extra)) out[extra] = p[extra];
+    return out;
+  };
+  f.host_eval = evaluate_on_host;
+  return f;
 }
 
 }  // namespace cudadiag::cases

@@ -1,0 +1,10 @@
+// Instantiations of the attention kernel for bf16, head dim 128 (one file per pair so
+// that the build compiles them in parallel).
+#include "kernels/attention/attention_kernels.h"
+#include "kernels/attention/attention_table.cuh"
+
+namespace cudadiag::attention::detail {
+
+const void* kernel_bf16_d128(int block_n, int warps) { return pick_kernel<__nv_bfloat16, 128>(block_n, warps); }
+
+}  // namespace cudadiag::attention::detail

@@ -1,0 +1,10 @@
+// Instantiations of the attention kernel for fp16, head dim 64 (one file per pair so
+// that the build compiles them in parallel).
+#include "kernels/attention/attention_kernels.h"
+#include "kernels/attention/attention_table.cuh"
+
+namespace cudadiag::attention::detail {
+
+const void* kernel_fp16_d64(int block_n, int warps) { return pick_kernel<__half, 64>(block_n, warps); }
+
+}  // namespace cudadiag::attention::detail

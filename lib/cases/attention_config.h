@@ -1,0 +1,84 @@
+#pragma once
+// Parameters of one run of the bundled attention kernel, and every reason a
+// configuration cannot work that is decidable without the device. Pure C++: the
+// parent validates before it spawns a child, the child re-validates with the real
+// shared-memory limit of its device, and neither launches an invalid configuration.
+#include <array>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "report/report.h"
+
+namespace cudadiag::cases {
+
+using json = report::json;
+
+// Relative error ||out - ref||_2 / ||ref||_2 above which a run is a mismatch.
+// Inputs are identical for kernel and reference, so the error comes from rounding P
+// (the softmax probabilities) to the input dtype before P*V and from rounding the
+// output: about one unit roundoff each. fp16 (u = 2^-11 = 4.9e-4) measures about
+// 5e-4, so 2e-3 leaves 4x headroom; bf16 (u = 2^-8 = 3.9e-3) measures about 4e-3, so
+// 1e-2. A race or an out-of-range read moves whole rows and gives errors near 1.
+// NaN anywhere in the output is a mismatch whatever the norm says.
+inline constexpr double kToleranceFp16 = 2e-3;
+inline constexpr double kToleranceBf16 = 1e-2;
+
+// Opt-in shared memory per block (cudaDevAttrMaxSharedMemoryPerBlockOptin).
+inline constexpr size_t kSmemOptinH100 = 232448;  // 227 KB: H100, H200
+inline constexpr size_t kSmemOptinA100 = 166912;  // 163 KB: A100
+
+// CPU float64 reference while B*H*S^2*D stays below this; the fp32 GPU reference above.
+inline constexpr double kCpuReferenceWork = 268435456.0;  // 2^28
+
+struct TensorStrides {
+  long long batch = 0, head = 0, seq = 0;  // elements; D is contiguous
+};
+
+struct AttentionConfig {
+  std::string dtype = "fp16";  // fp16 | bf16
+  int batch = 1, heads = 1, seq_len = 64, head_dim = 64;
+  bool causal = false;
+  int block_m = 64, block_n = 64, warps = 4;
+  // Strides per tensor (q, k, v, o); zero fields mean the contiguous default.
+  std::array<TensorStrides, 4> strides{};
+  // Fault knobs.
+  int misalign_bytes = 0;
+  bool no_tail_mask = false;
+  bool drop_barrier = false;
+  bool smem_overflow = false;
+};
+
+inline constexpr std::array<const char*, 4> kTensorNames = {"q", "k", "v", "o"};
+
+// Contiguous [B,H,S,D] strides for zero fields (filled in place).
+void fill_default_strides(AttentionConfig& c);
+// Elements a tensor spans: (B-1)*sb + (H-1)*sh + (S-1)*ss + D.
+size_t tensor_extent_elems(const AttentionConfig& c, int tensor);
+
+// Exact dynamic shared memory of the kernel for this configuration.
+size_t attention_smem_bytes(const AttentionConfig& c);
+int attention_threads(const AttentionConfig& c);
+double attention_tolerance(const std::string& dtype);
+// FLOPs of the forward pass: 4*B*H*S^2*D, halved when causal.
+double attention_flops(const AttentionConfig& c);
+
+// Every reason this configuration cannot run, in a stable order; empty when it can.
+// smem_limit: the device's opt-in shared memory per block.
+std::vector<std::string> validate_attention(const AttentionConfig& c, size_t smem_limit);
+
+// JSON parameters <-> config. from_json fills defaults and throws
+// std::invalid_argument naming the parameter on a wrong type or an unknown key.
+json attention_params_to_json(const AttentionConfig& c);
+AttentionConfig attention_config_from_json(const json& params);
+
+// One (block_m, block_n, warps) point of a sweep.
+struct TileConfig {
+  int block_m = 0, block_n = 0, warps = 0;
+};
+// Every compiled tile configuration, restricted by a filter such as
+// "block_m=64,80;warps=4" (keys block_m, block_n, warps; values from the compiled
+// sets). Throws std::invalid_argument naming the bad key or value.
+std::vector<TileConfig> plan_sweep(const std::string& filter);
+
+}  // namespace cudadiag::cases

@@ -1,0 +1,61 @@
+#include <catch2/catch.hpp>
+
+#include <set>
+
+#include "cases/attention_config.h"
+#include "cases/catalog.h"
+#include "cases/expectation.h"
+
+using namespace cudadiag::cases;
+
+TEST_CASE("attention catalog covers every seed tile at S=64 and S=512", "[attention]") {
+  const auto fam = attention_family();
+  const auto cases = fam.cases();
+  std::set<std::string> ids;
+  for (const auto& c : cases) ids.insert(c.id);
+  for (const char* t : {"bm64-bn64-w4", "bm128-bn32-w8", "bm80-bn64-w8", "bm80-bn64-w4", "bm64-bn64-w8"})
+    for (const char* s : {".s64", ".s512"}) CHECK(ids.count(std::string("fa.seed.") + t + s) == 1);
+  for (const char* id : {"fa.misaligned", "fa.no-tail-mask", "fa.drop-barrier", "fa.smem-overflow", "fa.invalid-config"})
+    CHECK(ids.count(id) == 1);
+}
+
+TEST_CASE("attention catalog cases are normalised, valid where expected ok, and parse", "[attention]") {
+  const auto fam = attention_family();
+  for (const auto& c : fam.cases()) {
+    INFO(c.id);
+    CHECK(c.kernel == "attention");
+    CHECK(fam.normalize_params(c.params) == c.params);
+    for (const auto& [profile, expr] : c.expected) CHECK_NOTHROW(Expectation::parse(expr));
+    const auto why = validate_attention(attention_config_from_json(c.params), kSmemOptinA100);
+    if (c.id == "fa.invalid-config") {
+      CHECK_FALSE(why.empty());
+    } else {
+      CHECK(why.empty());
+    }
+  }
+}
+
+TEST_CASE("no-tail-mask expects a fault only when fenced", "[attention]") {
+  const auto fam = attention_family();
+  for (const auto& c : fam.cases()) {
+    if (c.id != "fa.no-tail-mask") continue;
+    CHECK(expectation_for(c, "default") == "silent");
+    CHECK(expectation_for(c, "fence") == "error:memory_fault");
+    const auto cfg = attention_config_from_json(c.params);
+    CHECK(cfg.seq_len % cfg.block_n != 0);  // the tail exists
+  }
+}
+
+TEST_CASE("the invalid-config case is decided on the host", "[attention]") {
+  const auto fam = attention_family();
+  REQUIRE(fam.host_eval);
+  for (const auto& c : fam.cases()) {
+    if (!c.host_only) continue;
+    const auto r = fam.host_eval(c);
+    CHECK(r.outcome == "invalid_config");
+    CHECK(r.reason.find("head_dim 96") != std::string::npos);
+    cudadiag::report::Result judged = r;
+    judge(judged, expectation_for(c, "default"));
+    CHECK(judged.expectation_met == true);
+  }
+}

@@ -1,0 +1,176 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "cases/attention_config.h"
+
+using namespace cudadiag::cases;
+
+namespace {
+
+AttentionConfig valid() {
+  AttentionConfig c;
+  fill_default_strides(c);
+  return c;
+}
+
+bool has_reason(const std::vector<std::string>& why, const std::string& needle) {
+  return std::any_of(why.begin(), why.end(), [&](const std::string& w) { return w.find(needle) != std::string::npos; });
+}
+
+}  // namespace
+
+TEST_CASE("attention smem follows the kernel layout", "[attention]") {
+  AttentionConfig c = valid();
+  c.block_m = 64, c.block_n = 64, c.head_dim = 64;
+  // Q 64 rows + K,V two stages of 64 rows, each row 64+8 halves.
+  CHECK(attention_smem_bytes(c) == (64 + 4 * 64) * 72 * 2);
+  c.block_m = 128, c.block_n = 128, c.head_dim = 128;
+  CHECK(attention_smem_bytes(c) == 174080);
+}
+
+TEST_CASE("valid configurations pass, including every seed tile", "[attention]") {
+  for (auto [m, n, w] : {std::tuple{64, 64, 4}, {128, 32, 8}, {80, 64, 8}, {80, 64, 4}, {64, 64, 8}}) {
+    AttentionConfig c = valid();
+    c.block_m = m, c.block_n = n, c.warps = w;
+    for (int d : {64, 128})
+      for (const char* dt : {"fp16", "bf16"}) {
+        c.head_dim = d;
+        c.dtype = dt;
+        c.strides = {};
+        fill_default_strides(c);
+        INFO(m << "x" << n << " w" << w << " d" << d << " " << dt);
+        CHECK(validate_attention(c, kSmemOptinA100).empty());
+      }
+  }
+}
+
+TEST_CASE("every invalid reason is reported", "[attention]") {
+  SECTION("dtype") {
+    auto c = valid();
+    c.dtype = "fp8";
+    CHECK(has_reason(validate_attention(c, kSmemOptinH100), "dtype 'fp8'"));
+  }
+  SECTION("head_dim") {
+    auto c = valid();
+    c.head_dim = 96;
+    CHECK(has_reason(validate_attention(c, kSmemOptinH100), "head_dim 96 is not compiled"));
+  }
+  SECTION("batch, heads, seq_len") {
+    auto c = valid();
+    c.batch = 0, c.heads = -1, c.seq_len = 0;
+    const auto why = validate_attention(c, kSmemOptinH100);
+    CHECK(has_reason(why, "batch 0 must be >= 1"));
+    CHECK(has_reason(why, "heads -1 must be >= 1"));
+    CHECK(has_reason(why, "seq_len 0 must be >= 1"));
+  }
+  SECTION("block_m not a multiple of 16") {
+    auto c = valid();
+    c.block_m = 72;
+    const auto why = validate_attention(c, kSmemOptinH100);
+    CHECK(has_reason(why, "block_m 72 is not a positive multiple of 16"));
+    CHECK(has_reason(why, "block_m 72 is not compiled"));
+  }
+  SECTION("block_m a multiple of 16 but not compiled") {
+    auto c = valid();
+    c.block_m = 48;
+    const auto why = validate_attention(c, kSmemOptinH100);
+    CHECK(why.size() == 1);
+    CHECK(has_reason(why, "block_m 48 is not compiled"));
+  }
+  SECTION("block_n and warps") {
+    auto c = valid();
+    c.block_n = 48, c.warps = 3;
+    const auto why = validate_attention(c, kSmemOptinH100);
+    CHECK(has_reason(why, "block_n 48 is not compiled"));
+    CHECK(has_reason(why, "warps 3 is not compiled"));
+  }
+  SECTION("threads per block") {
+    auto c = valid();
+    c.warps = 64;
+    CHECK(has_reason(validate_attention(c, kSmemOptinH100), "threads per block 2048 outside 1..1024"));
+  }
+  SECTION("shared memory against the device limit") {
+    auto c = valid();
+    c.block_m = 128, c.block_n = 128, c.head_dim = 128, c.dtype = "bf16", c.warps = 8;
+    c.strides = {};
+    fill_default_strides(c);
+    CHECK(validate_attention(c, kSmemOptinH100).empty());  // 174080 <= 232448
+    const auto why = validate_attention(c, kSmemOptinA100);
+    REQUIRE(why.size() == 1);
+    CHECK(why[0] == "shared memory 174080 bytes exceeds the device's opt-in limit of 166912 bytes");
+  }
+  SECTION("strides not 16-byte aligned, negative, overlapping") {
+    auto c = valid();
+    c.strides[1].seq = 68;    // 136 bytes
+    c.strides[2].head = -64;
+    c.strides[3].seq = 56;    // < head_dim 64
+    const auto why = validate_attention(c, kSmemOptinH100);
+    CHECK(has_reason(why, "k stride seq 68 elements is not a multiple of 16 bytes"));
+    CHECK(has_reason(why, "v stride head -64 is negative"));
+    CHECK(has_reason(why, "o seq stride 56 is smaller than head_dim"));
+  }
+  SECTION("padded, aligned strides are fine") {
+    auto c = valid();
+    c.strides[0].seq = 72;  // 144 bytes
+    c.strides[0].head = 72 * 64;
+    c.strides[0].batch = 72 * 64;
+    CHECK(validate_attention(c, kSmemOptinH100).empty());
+  }
+  SECTION("the misalign knob is exempt, a negative value is not") {
+    auto c = valid();
+    c.misalign_bytes = 8;
+    CHECK(validate_attention(c, kSmemOptinH100).empty());
+    c.misalign_bytes = -8;
+    CHECK(has_reason(validate_attention(c, kSmemOptinH100), "misalign_bytes -8 must be >= 0"));
+  }
+}
+
+TEST_CASE("attention params round-trip through JSON with defaults", "[attention]") {
+  auto c = attention_config_from_json(json{{"seq_len", 100}, {"dtype", "bf16"}, {"causal", true}, {"drop_barrier", true}});
+  CHECK(c.seq_len == 100);
+  CHECK(c.dtype == "bf16");
+  CHECK(c.causal);
+  CHECK(c.drop_barrier);
+  CHECK(c.block_m == 64);
+  CHECK(c.strides[0].seq == 64);
+  CHECK(c.strides[0].head == 100 * 64);
+  const auto back = attention_config_from_json(attention_params_to_json(c));
+  CHECK(attention_params_to_json(back) == attention_params_to_json(c));
+  CHECK(tensor_extent_elems(c, 1) == 100 * 64);
+}
+
+TEST_CASE("attention params reject wrong types and unknown keys", "[attention]") {
+  CHECK_THROWS_WITH(attention_config_from_json(json{{"seq_len", "long"}}), Catch::Contains("seq_len"));
+  CHECK_THROWS_WITH(attention_config_from_json(json{{"causal", 1}}), Catch::Contains("causal"));
+  CHECK_THROWS_WITH(attention_config_from_json(json{{"blockm", 64}}), Catch::Contains("'blockm'"));
+  CHECK_THROWS_WITH(attention_config_from_json(json{{"strides", {{"x", {1, 2, 3}}}}}), Catch::Contains("'x'"));
+  CHECK_THROWS_WITH(attention_config_from_json(json{{"strides", {{"q", {1, 2}}}}}), Catch::Contains("strides.q"));
+}
+
+TEST_CASE("FLOPs and tolerances", "[attention]") {
+  AttentionConfig c = valid();
+  c.batch = 4, c.heads = 8, c.seq_len = 4096, c.head_dim = 128;
+  CHECK(attention_flops(c) == Approx(4.0 * 32 * 4096.0 * 4096.0 * 128));
+  c.causal = true;
+  CHECK(attention_flops(c) == Approx(2.0 * 32 * 4096.0 * 4096.0 * 128));
+  CHECK(attention_tolerance("fp16") < attention_tolerance("bf16"));
+}
+
+TEST_CASE("sweep planning", "[attention]") {
+  CHECK(plan_sweep("").size() == 5 * 4 * 4);
+  const auto some = plan_sweep("block_m=64,80;warps=4");
+  REQUIRE(some.size() == 2 * 4);
+  CHECK(some.front().block_m == 64);
+  CHECK(some.front().block_n == 16);
+  CHECK(some.back().block_m == 80);
+  CHECK(some.back().block_n == 128);
+  for (const auto& t : some) CHECK(t.warps == 4);
+  CHECK(plan_sweep(" block_n = 64 ").size() == 5 * 4);
+  CHECK_THROWS_WITH(plan_sweep("block_k=64"), Catch::Contains("unknown key 'block_k'"));
+  CHECK_THROWS_WITH(plan_sweep("block_m=48"), Catch::Contains("block_m=48 is not compiled"));
+  CHECK_THROWS_WITH(plan_sweep("warps=four"), Catch::Contains("'four' is not an integer"));
+  CHECK_THROWS_WITH(plan_sweep("warps"), Catch::Contains("is not KEY=V1,V2"));
+}
