@@ -15,6 +15,8 @@
 #include <csignal>
 #include <cstring>
 
+#include <spdlog/spdlog.h>
+
 #include "runner/bounded_capture.h"
 #include "runner/environment.h"
 
@@ -46,7 +48,7 @@ struct Fd {
 bool make_pipe(Fd& read_end, Fd& write_end, std::string& error) {
   int p[2];
   if (::pipe2(p, O_CLOEXEC) != 0) {
-    error = std::string("pipe2: ") + std::strerror(errno);
+    error = std::string("pipe2: ") + std::strerror(errno);  // e.g. EMFILE: too many open files
     return false;
   }
   for (int i = 0; i < 2; ++i) {
@@ -194,6 +196,12 @@ ChildOutcome run_child_stoppable(const ChildSpec& spec, const std::atomic<bool>*
   };
   if (spec.argv.empty()) {
     o.spawn_error = "empty argv";
+    o.spawn_errno = EINVAL;
+    return finish();
+  }
+  if (spec.result_fd <= 2) {
+    o.spawn_error = "result_fd " + std::to_string(spec.result_fd) + " collides with stdin/stdout/stderr";
+    o.spawn_errno = EINVAL;
     return finish();
   }
 
@@ -224,9 +232,12 @@ ChildOutcome run_child_stoppable(const ChildSpec& spec, const std::atomic<bool>*
   result_w.reset();
   if (rc != 0) {
     o.spawn_error = spec.argv[0] + ": " + std::strerror(rc);
+    o.spawn_errno = rc;
+    spdlog::debug("child {}: spawn failed: {}", spec.label, o.spawn_error);
     return finish();
   }
   o.pid = pid;
+  spdlog::debug("child {}: pid {} started", spec.label, pid);
 
   const auto deadline = t0 + spec.deadline;
   std::optional<Clock::time_point> stop_deadline;
@@ -270,6 +281,8 @@ ChildOutcome run_child_stoppable(const ChildSpec& spec, const std::atomic<bool>*
   o.result = std::move(streams.result_bytes);
   o.result_truncated = streams.result_truncated;
   decode_status(status, term_sent.has_value(), o);
+  spdlog::debug("child {}: pid {} ended: {}{}", spec.label, pid, to_string(o.ending),
+                o.signal ? " (" + o.signal_name + ")" : "");
   return finish();
 }
 

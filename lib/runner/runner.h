@@ -60,6 +60,7 @@ struct ChildOutcome {
   Capture out;
   Capture err;
   std::string spawn_error;        // strerror of posix_spawn when spawn_failed
+  int spawn_errno = 0;            // its errno (E2BIG: argv too long, ENOENT: no executable)
   std::chrono::system_clock::time_point started;
   std::chrono::system_clock::time_point finished;
   double wall_ms = 0.0;

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cerrno>
 #include <optional>
 #include <sstream>
 #include <utility>
@@ -205,7 +206,9 @@ std::vector<report::Result> results_from_child(const std::vector<cases::CaseSpec
   for (size_t p = 0; p < batch.size(); ++p) {
     report::Result r = base_result(batch[p], opts);
     r.child = info;
-    if (by_pos[p]) {
+    if (outcome.ending == runner::Ending::spawn_failed) {
+      fill_cut_off(r, outcome);  // nothing ran; a retry would fail the same way
+    } else if (by_pos[p]) {
       fill_from_line(r, *by_pos[p]);
     } else if (lines.done == true) {
       // The child said it finished, yet this case has no line: do not loop on it.
@@ -268,6 +271,14 @@ struct BatchRun {
   void on_done(size_t id, const runner::ChildOutcome& outcome) {
     const std::vector<Slot> slots = std::move(slots_of_child.at(id));
     slots_of_child.erase(id);
+    // A request too long for one argv string: run the batch in two halves.
+    if (outcome.ending == runner::Ending::spawn_failed && outcome.spawn_errno == E2BIG &&
+        slots.size() > 1 && !(stop && stop->load())) {
+      const auto mid = slots.begin() + static_cast<long>(slots.size() / 2);
+      submit(std::vector<Slot>(slots.begin(), mid));
+      submit(std::vector<Slot>(mid, slots.end()));
+      return;
+    }
     std::vector<cases::CaseSpec> specs;
     for (const auto& [b, p] : slots) specs.push_back(batches[b][p]);
     std::vector<size_t> rest;

@@ -169,10 +169,11 @@ TEST_CASE("executor: results_from_child always makes progress", "[executor]") {
   failed.ending = runner::Ending::spawn_failed;
   failed.spawn_error = "/x: No such file or directory";
   r = suite::results_from_child(batch, failed, fake_options(), &not_run);
-  REQUIRE(r.size() == 1);
+  REQUIRE(r.size() == 2);  // nothing ran, and a retry would fail the same way
   CHECK(r[0].outcome == "skipped");
-  CHECK(r[0].reason.find("No such file") != std::string::npos);
-  CHECK(not_run == std::vector<size_t>{1});
+  CHECK(r[1].outcome == "skipped");
+  CHECK(r[1].reason.find("No such file") != std::string::npos);
+  CHECK(not_run.empty());
 
   runner::ChildOutcome wrong_types;
   wrong_types.ending = runner::Ending::result;
@@ -224,4 +225,29 @@ TEST_CASE("executor: stop interrupts running and pending cases", "[executor]") {
   }
   CHECK(results[0].child.has_value());         // was running: its child is described
   CHECK_FALSE(results[4].child.has_value());   // batch 3 never started
+}
+
+TEST_CASE("executor: a missing executable skips every case once", "[executor]") {
+  auto opts = fake_options();
+  opts.self_exe = "/nonexistent/cudadiag";
+  const auto results = suite::execute(make_batch({"ok", "ok", "ok"}), opts);
+  REQUIRE(results.size() == 3);
+  for (const auto& r : results) {
+    CHECK(r.outcome == "skipped");
+    CHECK(r.reason.find("could not be started") != std::string::npos);
+    CHECK(r.child->ending == "spawn_failed");
+  }
+}
+
+TEST_CASE("executor: a request too long for argv is split across children", "[executor]") {
+  // Linux limits one argv string to 128 KiB; 40 cases of ~5 KiB params exceed it.
+  std::vector<cases::CaseSpec> batch = make_batch(std::vector<std::string>(40, "ok"));
+  for (auto& c : batch) c.params["padding"] = std::string(5000, 'p');
+  const auto results = suite::execute(batch, fake_options());
+  REQUIRE(results.size() == 40);
+  for (size_t i = 0; i < results.size(); ++i) {
+    CHECK(results[i].case_id == batch[i].case_id);
+    CHECK(results[i].outcome == "ok");
+  }
+  CHECK(pid_of(results[0]) != pid_of(results[39]));
 }
