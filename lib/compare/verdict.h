@@ -1,0 +1,66 @@
+#pragma once
+// From the diffs to a verdict: which environment differences line up with the
+// host-specific failures (suspects, ranked), what makes the comparison weaker
+// (config mismatch), and, with three or more hosts, the majority baseline.
+#include <string>
+#include <vector>
+
+#include "compare/env_fields.h"
+#include "compare/outcome_diff.h"
+
+namespace cudadiag::compare {
+
+struct Suspect {
+  std::string field;
+  std::string category;
+  int score = 0;
+  std::vector<std::size_t> failing;  // reports where the cases fail
+  std::vector<std::size_t> passing;
+  std::vector<std::string> cases;    // labels of the host-specific cases it lines up with
+  std::string why;
+};
+
+// Environment rows whose values on the failing hosts never occur on the passing
+// hosts, for every host-specific case; ranked by field weight, with a boost when a
+// health counter (ECC errors, retired pages, remapped rows) is higher where it fails.
+std::vector<Suspect> rank_suspects(const std::vector<EnvRow>& env, const OutcomeDiff& outcomes,
+                                   const std::vector<std::string>& labels);
+
+// Reasons the comparison is weaker: other suites, commands or builds, results that
+// could not be paired, parameters that differ, GPU parts that did not run.
+std::vector<std::string> config_weaknesses(const std::vector<LoadedReport>& reports,
+                                           const std::vector<EnvRow>& env, const Pairing& pairing,
+                                           const OutcomeDiff& outcomes);
+
+struct BaselineCase {
+  std::string case_label;
+  std::string baseline;  // the outcome most hosts show
+  std::size_t agreeing = 0;
+  std::vector<std::pair<std::size_t, std::string>> outliers;  // report, its outcome
+};
+
+struct Outlier {
+  std::size_t report = 0;
+  std::vector<std::string> cases;        // cases where it differs from the baseline
+  std::vector<std::string> environment;  // fields where it differs from the majority value
+};
+
+struct Baseline {
+  bool applies = false;  // three or more reports
+  std::vector<BaselineCase> cases;  // only cases with outliers
+  std::vector<Outlier> outliers;
+};
+
+Baseline majority_baseline(const std::vector<EnvRow>& env, const OutcomeDiff& outcomes,
+                           std::size_t report_count);
+
+struct VerdictParts {
+  std::string status;  // same | host_specific | flaky | config_mismatch
+  std::vector<std::string> reasons;
+};
+
+VerdictParts decide_verdict(const OutcomeDiff& outcomes, const std::vector<Suspect>& suspects,
+                            const std::vector<std::string>& weaknesses, const Baseline& baseline,
+                            const std::vector<std::string>& labels);
+
+}  // namespace cudadiag::compare

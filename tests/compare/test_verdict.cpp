@@ -1,0 +1,228 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "fixtures.h"
+
+using namespace cudadiag::compare;
+using compare_test::compare_fixtures;
+using compare_test::load_fixtures;
+
+namespace {
+
+const CaseAnalysis& find_case(const Comparison& c, const std::string& id) {
+  for (const auto& cs : c.outcomes.cases)
+    if (cs.key.case_id == id) return cs;
+  FAIL("case not paired: " << id);
+  throw;
+}
+
+bool any_contains(const std::vector<std::string>& lines, const std::string& needle) {
+  return std::any_of(lines.begin(), lines.end(),
+                     [&](const std::string& l) { return l.find(needle) != std::string::npos; });
+}
+
+void set_repeats(cudadiag::report::Result& r, int runs, int failures) {
+  cudadiag::report::RepeatStats s;
+  s.runs = runs;
+  s.failures = failures;
+  s.failure_rate = static_cast<double>(failures) / runs;
+  r.repeats = s;
+  r.outcome = failures ? "cuda_error" : "ok";
+  r.expectation_met = failures == 0;
+}
+
+}  // namespace
+
+TEST_CASE("verdict: identical reports are the same", "[compare][verdict]") {
+  auto reports = load_fixtures({"identical_a.json", "identical_b.json"});
+  const auto c = compare_fixtures(reports);
+  CHECK(c.verdict.status == "same");
+  CHECK(exit_code_for(c.verdict.status) == 0);
+  CHECK(c.suspects.empty());
+  CHECK(c.weaknesses.empty());
+  // Hostnames, UUIDs, serials, PCI ids and timestamps differ but are not findings.
+  for (const auto& row : c.environment) CHECK_FALSE(row.differs);
+  CHECK(c.outcomes.cases.size() == 4);
+  CHECK(c.notes.empty());  // 25 ms vs 31 ms is within the 2x threshold
+}
+
+TEST_CASE("verdict: a failure on one host lines up with its driver", "[compare][verdict]") {
+  auto reports = load_fixtures({"driver_good.json", "driver_bad.json"});
+  const auto c = compare_fixtures(reports);
+  CHECK(c.verdict.status == "host_specific");
+  CHECK(exit_code_for(c.verdict.status) == 1);
+  const auto& tma = find_case(c, "tma.ragged_prefill_seqlen1");
+  CHECK(tma.kind == CaseKind::host_specific);
+  CHECK(tma.failing == std::vector<std::size_t>{1});
+  CHECK(tma.passing == std::vector<std::size_t>{0});
+  CHECK(tma.error_differs == false);
+  CHECK(tma.outcome_differs);
+  REQUIRE(c.suspects.size() >= 2);
+  CHECK(c.suspects[0].field == "driver version");
+  CHECK_THAT(c.suspects[0].why, Catch::Contains("575.57.08"));
+  const auto kernel = std::find_if(c.suspects.begin(), c.suspects.end(),
+                                   [](const Suspect& s) { return s.field == "kernel"; });
+  REQUIRE(kernel != c.suspects.end());
+  CHECK(kernel->score < c.suspects[0].score);
+  CHECK(any_contains(c.verdict.reasons, "suspects, most likely first: driver version"));
+  // 25 ms vs 80 ms: a note, not a finding.
+  CHECK(any_contains(c.notes, "attention.fa_s512_d128"));
+  CHECK(find_case(c, "attention.fa_s512_d128").kind == CaseKind::agree);
+  // A single run each: the note says how to tell host-specific from flaky.
+  CHECK(any_contains(c.notes, "--repeat"));
+}
+
+TEST_CASE("verdict: a larger --time-factor silences the timing note", "[compare][verdict]") {
+  auto reports = load_fixtures({"driver_good.json", "driver_bad.json"});
+  CompareOptions o;
+  o.time_factor = 4.0;
+  const auto c = compare_fixtures(reports, o);
+  CHECK_FALSE(any_contains(c.notes, "attention.fa_s512_d128"));
+}
+
+TEST_CASE("verdict: 3/50 against 4/50 is flaky, not significant", "[compare][verdict]") {
+  auto reports = load_fixtures({"flaky_a.json", "flaky_b.json"});
+  const auto c = compare_fixtures(reports);
+  CHECK(c.verdict.status == "flaky");
+  const auto& cs = find_case(c, "index_select.head_slice");
+  CHECK(cs.kind == CaseKind::flaky);
+  REQUIRE(cs.rate_tests.size() == 1);
+  CHECK(cs.rate_tests[0].failures_a == 3);
+  CHECK(cs.rate_tests[0].failures_b == 4);
+  CHECK(cs.rate_tests[0].p == Approx(1.0));
+  CHECK_FALSE(cs.rate_tests[0].significant);
+  CHECK_THAT(cs.explanation, Catch::Contains("not significant"));
+  // The driver differs between these hosts, but nothing host-specific needs explaining.
+  CHECK(c.suspects.empty());
+}
+
+TEST_CASE("verdict: one failure in a hundred against none is flaky and says so", "[compare][verdict]") {
+  auto reports = load_fixtures({"flaky_a.json", "flaky_b.json"});
+  set_repeats(reports[0].report.results[1], 100, 1);
+  set_repeats(reports[1].report.results[1], 100, 0);
+  const auto c = compare_fixtures(reports);
+  CHECK(c.verdict.status == "flaky");
+  const auto& cs = find_case(c, "index_select.head_slice");
+  REQUIRE(cs.rate_tests.size() == 1);
+  CHECK(cs.rate_tests[0].p == Approx(1.0));
+  CHECK(any_contains(c.verdict.reasons, "not significant"));
+}
+
+TEST_CASE("verdict: a significant rate difference is host-specific", "[compare][verdict]") {
+  auto reports = load_fixtures({"flaky_a.json", "flaky_b.json"});
+  set_repeats(reports[0].report.results[1], 100, 0);
+  set_repeats(reports[1].report.results[1], 100, 10);
+  const auto c = compare_fixtures(reports);
+  CHECK(c.verdict.status == "host_specific");
+  const auto& cs = find_case(c, "index_select.head_slice");
+  CHECK(cs.failing == std::vector<std::size_t>{1});
+  REQUIRE(cs.rate_tests.size() == 1);
+  CHECK(cs.rate_tests[0].p == Approx(0.0015420521254357006).epsilon(1e-6));
+  CHECK(cs.rate_tests[0].significant);
+  CHECK(c.suspects.at(0).field == "driver version");
+}
+
+TEST_CASE("verdict: the same failure everywhere is the code, not the machine", "[compare][verdict]") {
+  auto reports = load_fixtures({"identical_a.json", "identical_b.json"});
+  for (auto& r : reports) {
+    auto& res = r.report.results[2];
+    res.outcome = "cuda_error";
+    res.expectation_met = false;
+    res.error = cudadiag::report::ErrorInfo{};
+    res.error->code = 700;
+  }
+  const auto c = compare_fixtures(reports);
+  CHECK(find_case(c, "attention.fa_s512_d128").kind == CaseKind::common_failure);
+  CHECK(c.verdict.status == "same");
+  CHECK(any_contains(c.verdict.reasons, "fail the same way on every host"));
+}
+
+TEST_CASE("verdict: different errors on every host are host-specific", "[compare][verdict]") {
+  auto reports = load_fixtures({"identical_a.json", "identical_b.json"});
+  int code = 700;
+  for (auto& r : reports) {
+    auto& res = r.report.results[2];
+    res.outcome = "cuda_error";
+    res.expectation_met = false;
+    res.error = cudadiag::report::ErrorInfo{};
+    res.error->code = code;
+    code = 716;
+  }
+  const auto c = compare_fixtures(reports);
+  const auto& cs = find_case(c, "attention.fa_s512_d128");
+  CHECK(cs.kind == CaseKind::host_specific);
+  CHECK(cs.error_differs);
+  CHECK(c.verdict.status == "host_specific");
+}
+
+TEST_CASE("verdict: other suites and tool versions are a config mismatch", "[compare][verdict]") {
+  auto reports = load_fixtures({"suite_default.json", "suite_scenario.json"});
+  const auto c = compare_fixtures(reports);
+  CHECK(c.verdict.status == "config_mismatch");
+  CHECK(exit_code_for(c.verdict.status) == 1);
+  CHECK(any_contains(c.verdict.reasons, "different suites"));
+  CHECK(any_contains(c.verdict.reasons, "flashinfer-tma-seqlen1"));
+  CHECK(any_contains(c.verdict.reasons, "different cudadiag versions"));
+  CHECK(any_contains(c.verdict.reasons, "different cudadiag builds"));
+}
+
+TEST_CASE("verdict: a config mismatch rides along with a finding", "[compare][verdict]") {
+  auto reports = load_fixtures({"driver_good.json", "driver_bad.json"});
+  reports[1].report.tool["version"] = "0.2.0";
+  const auto c = compare_fixtures(reports);
+  CHECK(c.verdict.status == "host_specific");
+  CHECK(any_contains(c.verdict.reasons, "comparison is weaker: different cudadiag versions"));
+}
+
+TEST_CASE("verdict: a fleet of three names the outlier and its ECC errors", "[compare][verdict]") {
+  auto reports = load_fixtures({"fleet_01.json", "fleet_02.json", "fleet_03.json"});
+  const auto c = compare_fixtures(reports);
+  CHECK(c.verdict.status == "host_specific");
+  REQUIRE(c.baseline.applies);
+  REQUIRE(c.baseline.cases.size() == 1);
+  CHECK(c.baseline.cases[0].baseline == "ok");
+  CHECK(c.baseline.cases[0].agreeing == 2);
+  REQUIRE(c.baseline.outliers.size() == 1);
+  CHECK(c.baseline.outliers[0].report == 2);
+  CHECK(any_contains(c.baseline.outliers[0].environment, "ECC errors"));
+  CHECK(any_contains(c.verdict.reasons, "fleet-03 stands out"));
+  REQUIRE_FALSE(c.suspects.empty());
+  // Health counters higher on the failing host rank above everything else.
+  CHECK(c.suspects[0].category == "health");
+  CHECK(c.suspects[0].score > 95);
+}
+
+TEST_CASE("verdict: two reports have no baseline", "[compare][verdict]") {
+  auto reports = load_fixtures({"driver_good.json", "driver_bad.json"});
+  CHECK_FALSE(compare_fixtures(reports).baseline.applies);
+}
+
+TEST_CASE("verdict: a newer minor version compares, with its note", "[compare][verdict]") {
+  auto reports = load_fixtures({"identical_a.json", "newer_minor.json"});
+  const auto c = compare_fixtures(reports);
+  CHECK(c.verdict.status == "same");
+  CHECK(any_contains(c.notes, "1.7.0"));
+}
+
+TEST_CASE("verdict: results missing on one host weaken the comparison", "[compare][verdict]") {
+  auto reports = load_fixtures({"identical_a.json", "identical_b.json"});
+  reports[1].report.results.pop_back();
+  const auto c = compare_fixtures(reports);
+  CHECK(c.verdict.status == "config_mismatch");
+  CHECK(any_contains(c.verdict.reasons, "no partner"));
+}
+
+TEST_CASE("verdict: a health counter lower on the failing host is no lead", "[compare][verdict]") {
+  auto reports = load_fixtures({"fleet_03.json", "fleet_01.json"});
+  // fleet-03 has the ECC errors; make fleet-01 the one that fails.
+  reports[0].report.results[2].outcome = "ok";
+  reports[0].report.results[2].expectation_met = true;
+  reports[0].report.results[2].error.reset();
+  reports[1].report.results[2].outcome = "cuda_error";
+  reports[1].report.results[2].expectation_met = false;
+  const auto c = compare_fixtures(reports);
+  REQUIRE(c.verdict.status == "host_specific");
+  for (const auto& s : c.suspects)
+    if (s.category == "health") CHECK(s.score < 95);
+}
