@@ -36,7 +36,26 @@ T get_required(const json& j, const char* key, const std::string& path) {
   }
 }
 
+bool parse_number(const std::string& s, size_t& pos, int& out) {
+  const size_t start = pos;
+  long long v = 0;
+  while (pos < s.size() && s[pos] >= '0' && s[pos] <= '9' && pos - start < 9) v = v * 10 + (s[pos++] - '0');
+  if (pos == start || (s[start] == '0' && pos - start > 1)) return false;
+  out = static_cast<int>(v);
+  return true;
+}
+
 }  // namespace
+
+std::optional<SemVer> parse_semver(const std::string& text) {
+  SemVer v;
+  size_t pos = 0;
+  if (!parse_number(text, pos, v.major) || pos >= text.size() || text[pos++] != '.') return std::nullopt;
+  if (!parse_number(text, pos, v.minor) || pos >= text.size() || text[pos++] != '.') return std::nullopt;
+  if (!parse_number(text, pos, v.patch)) return std::nullopt;
+  if (pos < text.size() && text[pos] != '-' && text[pos] != '+') return std::nullopt;
+  return v;
+}
 
 json to_json(const ErrorInfo& e) {
   json j{{"code", e.code}, {"name", e.name}, {"class", e.error_class}, {"sticky", e.sticky},

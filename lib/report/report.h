@@ -19,6 +19,15 @@ using json = nlohmann::ordered_json;
 // Bump minor for added keys, major for removed/renamed keys or changed meaning.
 inline constexpr const char* kSchemaVersion = "1.0.0";
 
+// A parsed schema_version ("MAJOR.MINOR.PATCH", optional -pre/+build suffixes ignored).
+struct SemVer {
+  int major = 0;
+  int minor = 0;
+  int patch = 0;
+};
+// nullopt when `text` is not a semantic version.
+std::optional<SemVer> parse_semver(const std::string& text);
+
 // A CUDA error as it surfaced in a child, enriched from the taxonomy.
 struct ErrorInfo {
   int code = 0;

@@ -166,3 +166,40 @@ TEST_CASE("fixed-shape objects reject unknown fields", "[report_schema]") {
     check_single_error(doc, "/results/2/child/stderr: property 'lines' is not allowed");
   }
 }
+
+namespace {
+
+std::string read_data(const std::string& name) {
+  std::ifstream in(std::string(CUDADIAG_SOURCE_DIR) + "/tests/report/data/" + name);
+  REQUIRE(in);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+TEST_CASE("report fixtures: good validates and round-trips, broken and truncated do not", "[report_schema]") {
+  const auto good = json::parse(read_data("good_report.json"));
+  CHECK(report::validate_report(good).empty());
+  CHECK(report::to_json(report::report_from_json(good)) == good);
+  const auto broken = report::validate_report(json::parse(read_data("broken_report.json")));
+  CHECK(broken.size() == 2);
+  CHECK(has_error(broken, "/results/0: missing required property 'case_id'"));
+  CHECK_THROWS_AS(json::parse(read_data("truncated_report.json")), json::parse_error);
+}
+
+TEST_CASE("parse_semver", "[report_schema]") {
+  const auto v = report::parse_semver("1.12.3");
+  REQUIRE(v);
+  CHECK(v->major == 1);
+  CHECK(v->minor == 12);
+  CHECK(v->patch == 3);
+  CHECK(report::parse_semver("2.0.0-rc.1+abc"));
+  CHECK(report::parse_semver(report::kSchemaVersion));
+  CHECK_FALSE(report::parse_semver("1.0"));
+  CHECK_FALSE(report::parse_semver("1.0.0.0"));
+  CHECK_FALSE(report::parse_semver("01.0.0"));
+  CHECK_FALSE(report::parse_semver("v1.0.0"));
+  CHECK_FALSE(report::parse_semver(""));
+}
