@@ -168,51 +168,18 @@ AttentionConfig attention_config_from_json(const json& p) {
   return c;
 }
 
-std::vector<TileConfig> plan_sweep(const std::string& filter) {
-  std::vector<int> bms(ak::kBlockMs.begin(), ak::kBlockMs.end());
-  std::vector<int> bns(ak::kBlockNs.begin(), ak::kBlockNs.end());
-  std::vector<int> ws(ak::kWarpCounts.begin(), ak::kWarpCounts.end());
-  std::stringstream clauses(filter);
-  std::string clause;
-  while (std::getline(clauses, clause, ';')) {
-    if (clause.find_first_not_of(' ') == std::string::npos) continue;
-    const auto eq = clause.find('=');
-    if (eq == std::string::npos)
-      throw std::invalid_argument("sweep filter: '" + clause + "' is not KEY=V1,V2 (keys block_m, block_n, warps)");
-    std::string key = clause.substr(0, eq);
-    key.erase(0, key.find_first_not_of(' '));
-    key.erase(key.find_last_not_of(' ') + 1);
-    std::vector<int>* target = nullptr;
-    std::vector<int> allowed;
-    if (key == "block_m") target = &bms, allowed.assign(ak::kBlockMs.begin(), ak::kBlockMs.end());
-    else if (key == "block_n") target = &bns, allowed.assign(ak::kBlockNs.begin(), ak::kBlockNs.end());
-    else if (key == "warps") target = &ws, allowed.assign(ak::kWarpCounts.begin(), ak::kWarpCounts.end());
-    else throw std::invalid_argument("sweep filter: unknown key '" + key + "' (block_m, block_n, warps)");
-    std::vector<int> chosen;
-    std::stringstream values(clause.substr(eq + 1));
-    std::string v;
-    while (std::getline(values, v, ',')) {
-      size_t used = 0;
-      int x = 0;
-      try {
-        x = std::stoi(v, &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      if (used == 0 || v.find_first_not_of(" 0123456789") != std::string::npos)
-        throw std::invalid_argument("sweep filter: " + key + " value '" + v + "' is not an integer");
-      if (std::find(allowed.begin(), allowed.end(), x) == allowed.end())
-        throw std::invalid_argument("sweep filter: " + key + "=" + std::to_string(x) + " is not compiled");
-      chosen.push_back(x);
-    }
-    if (chosen.empty()) throw std::invalid_argument("sweep filter: " + key + " has no values");
-    *target = chosen;
-  }
-  std::vector<TileConfig> out;
-  for (int m : bms)
-    for (int n : bns)
-      for (int w : ws) out.push_back({m, n, w});
-  return out;
+std::string attention_expectation(const AttentionConfig& c, const std::string& allocator) {
+  const bool misaligned = c.misalign_bytes % ak::kVectorBytes != 0;
+  const bool tail = c.no_tail_mask && c.seq_len % c.block_n != 0;
+  const int knobs = int(misaligned) + int(tail) + int(c.drop_barrier) + int(c.smem_overflow);
+  if (knobs == 0) return "ok";
+  if (knobs > 1) return "any";
+  if (misaligned) return "error:misaligned";
+  // Rows past the end of K/V: valid memory in a pool or a 2 MiB cudaMalloc granule,
+  // unmapped address space right after a fenced buffer.
+  if (tail) return allocator == "fence-back" || allocator == "fence" ? "error:memory_fault" : "silent";
+  if (c.drop_barrier) return "ok|mismatch";
+  return "mismatch|error";
 }
 
 }  // namespace cudadiag::cases

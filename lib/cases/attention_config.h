@@ -72,13 +72,9 @@ std::vector<std::string> validate_attention(const AttentionConfig& c, size_t sme
 json attention_params_to_json(const AttentionConfig& c);
 AttentionConfig attention_config_from_json(const json& params);
 
-// One (block_m, block_n, warps) point of a sweep.
-struct TileConfig {
-  int block_m = 0, block_n = 0, warps = 0;
-};
-// Every compiled tile configuration, restricted by a filter such as
-// "block_m=64,80;warps=4" (keys block_m, block_n, warps; values from the compiled
-// sets). Throws std::invalid_argument naming the bad key or value.
-std::vector<TileConfig> plan_sweep(const std::string& filter);
+// The outcome a healthy device gives for this configuration under an allocator
+// (expectation expression, cases/expectation.h): "ok" without knobs; each knob's
+// documented effect; "any" when several knobs combine.
+std::string attention_expectation(const AttentionConfig& c, const std::string& allocator);
 
 }  // namespace cudadiag::cases

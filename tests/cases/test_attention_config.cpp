@@ -159,18 +159,26 @@ TEST_CASE("FLOPs and tolerances", "[attention]") {
   CHECK(attention_tolerance("fp16") < attention_tolerance("bf16"));
 }
 
-TEST_CASE("sweep planning", "[attention]") {
-  CHECK(plan_sweep("").size() == 5 * 4 * 4);
-  const auto some = plan_sweep("block_m=64,80;warps=4");
-  REQUIRE(some.size() == 2 * 4);
-  CHECK(some.front().block_m == 64);
-  CHECK(some.front().block_n == 16);
-  CHECK(some.back().block_m == 80);
-  CHECK(some.back().block_n == 128);
-  for (const auto& t : some) CHECK(t.warps == 4);
-  CHECK(plan_sweep(" block_n = 64 ").size() == 5 * 4);
-  CHECK_THROWS_WITH(plan_sweep("block_k=64"), Catch::Contains("unknown key 'block_k'"));
-  CHECK_THROWS_WITH(plan_sweep("block_m=48"), Catch::Contains("block_m=48 is not compiled"));
-  CHECK_THROWS_WITH(plan_sweep("warps=four"), Catch::Contains("'four' is not an integer"));
-  CHECK_THROWS_WITH(plan_sweep("warps"), Catch::Contains("is not KEY=V1,V2"));
+TEST_CASE("expected outcome per knob and allocator", "[attention]") {
+  auto c = valid();
+  CHECK(attention_expectation(c, "pool") == "ok");
+  c.misalign_bytes = 8;
+  CHECK(attention_expectation(c, "pool") == "error:misaligned");
+  c.misalign_bytes = 16;  // still aligned: nothing to catch
+  CHECK(attention_expectation(c, "pool") == "ok");
+  c.misalign_bytes = 0;
+  c.no_tail_mask = true;
+  c.seq_len = 128;  // a multiple of block_n: no tail, nothing read past the end
+  CHECK(attention_expectation(c, "fence-back") == "ok");
+  c.seq_len = 100;
+  CHECK(attention_expectation(c, "pool") == "silent");
+  CHECK(attention_expectation(c, "direct") == "silent");
+  CHECK(attention_expectation(c, "fence-back") == "error:memory_fault");
+  c.drop_barrier = true;
+  CHECK(attention_expectation(c, "pool") == "any");
+  c.no_tail_mask = false;
+  CHECK(attention_expectation(c, "pool") == "ok|mismatch");
+  c.drop_barrier = false;
+  c.smem_overflow = true;
+  CHECK(attention_expectation(c, "pool") == "mismatch|error");
 }

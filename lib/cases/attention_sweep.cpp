@@ -1,0 +1,130 @@
+#include "cases/attention_sweep.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+#include <stdexcept>
+
+#include "kernels/attention/attention_layout.h"
+
+namespace cudadiag::cases {
+namespace ak = cudadiag::attention;
+
+std::vector<TileConfig> plan_sweep(const std::string& filter) {
+  std::vector<int> bms(ak::kBlockMs.begin(), ak::kBlockMs.end());
+  std::vector<int> bns(ak::kBlockNs.begin(), ak::kBlockNs.end());
+  std::vector<int> ws(ak::kWarpCounts.begin(), ak::kWarpCounts.end());
+  std::stringstream clauses(filter);
+  std::string clause;
+  while (std::getline(clauses, clause, ';')) {
+    if (clause.find_first_not_of(' ') == std::string::npos) continue;
+    const auto eq = clause.find('=');
+    if (eq == std::string::npos)
+      throw std::invalid_argument("sweep filter: '" + clause + "' is not KEY=V1,V2 (keys block_m, block_n, warps)");
+    std::string key = clause.substr(0, eq);
+    key.erase(0, key.find_first_not_of(' '));
+    key.erase(key.find_last_not_of(' ') + 1);
+    std::vector<int>* target = nullptr;
+    std::vector<int> allowed;
+    if (key == "block_m") target = &bms, allowed.assign(ak::kBlockMs.begin(), ak::kBlockMs.end());
+    else if (key == "block_n") target = &bns, allowed.assign(ak::kBlockNs.begin(), ak::kBlockNs.end());
+    else if (key == "warps") target = &ws, allowed.assign(ak::kWarpCounts.begin(), ak::kWarpCounts.end());
+    else throw std::invalid_argument("sweep filter: unknown key '" + key + "' (block_m, block_n, warps)");
+    std::vector<int> chosen;
+    std::stringstream values(clause.substr(eq + 1));
+    std::string v;
+    while (std::getline(values, v, ',')) {
+      size_t used = 0;
+      int x = 0;
+      try {
+        x = std::stoi(v, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used == 0 || v.find_first_not_of(" 0123456789") != std::string::npos)
+        throw std::invalid_argument("sweep filter: " + key + " value '" + v + "' is not an integer");
+      if (std::find(allowed.begin(), allowed.end(), x) == allowed.end())
+        throw std::invalid_argument("sweep filter: " + key + "=" + std::to_string(x) + " is not compiled");
+      chosen.push_back(x);
+    }
+    if (chosen.empty()) throw std::invalid_argument("sweep filter: " + key + " has no values");
+    *target = chosen;
+  }
+  std::vector<TileConfig> out;
+  for (int m : bms)
+    for (int n : bns)
+      for (int w : ws) out.push_back({m, n, w});
+  return out;
+}
+
+json sweep_rows(const std::vector<report::Result>& results) {
+  json rows = json::array();
+  for (const auto& r : results) {
+    json row{{"block_m", r.params.value("block_m", 0)},
+             {"block_n", r.params.value("block_n", 0)},
+             {"warps", r.params.value("warps", 0)},
+             {"outcome", r.outcome}};
+    row["failure_rate"] = r.repeats ? json(r.repeats->failure_rate) : json(nullptr);
+    row["max_rel_err"] = r.details.contains("max_rel_err") ? r.details["max_rel_err"] : json(nullptr);
+    row["time_ms"] = r.duration_ms;
+    row["reason"] = r.reason;
+    if (r.error) row["reason"] = r.error->name;
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+namespace {
+
+std::string number(const json& v, const char* fmt) {
+  if (!v.is_number()) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, fmt, v.get<double>());
+  return buf;
+}
+
+}  // namespace
+
+std::string render_sweep_table(const json& rows, bool markdown) {
+  const std::vector<std::string> head = {"block_m", "block_n", "warps", "outcome", "fail_rate", "max_rel_err", "time_ms", "note"};
+  std::vector<std::vector<std::string>> cells;
+  for (const auto& r : rows)
+    cells.push_back({std::to_string(r.value("block_m", 0)), std::to_string(r.value("block_n", 0)),
+                     std::to_string(r.value("warps", 0)), r.value("outcome", ""),
+                     number(r.value("failure_rate", json(nullptr)), "%.3f"),
+                     number(r.value("max_rel_err", json(nullptr)), "%.2e"),
+                     number(r.value("time_ms", json(nullptr)), "%.1f"), r.value("reason", "")});
+  std::ostringstream out;
+  if (markdown) {
+    auto line = [&](const std::vector<std::string>& c) {
+      out << "|";
+      for (const auto& x : c) out << " " << x << " |";
+      out << "\n";
+    };
+    line(head);
+    out << "|";
+    for (size_t i = 0; i < head.size(); ++i) out << (i < 3 ? "---:|" : "---|");
+    out << "\n";
+    for (const auto& c : cells) line(c);
+    return out.str();
+  }
+  std::vector<size_t> width(head.size());
+  for (size_t i = 0; i < head.size(); ++i) width[i] = head[i].size();
+  for (const auto& c : cells)
+    for (size_t i = 0; i < c.size(); ++i) width[i] = std::max(width[i], c[i].size());
+  auto line = [&](const std::vector<std::string>& c) {
+    std::string s;
+    for (size_t i = 0; i < c.size(); ++i) {
+      std::string cell = c[i];
+      cell.resize(width[i], ' ');
+      s += (i ? "  " : "") + cell;
+    }
+    s.erase(s.find_last_not_of(' ') + 1);
+    out << s << "\n";
+  };
+  line(head);
+  for (const auto& c : cells) line(c);
+  return out.str();
+}
+
+}  // namespace cudadiag::cases

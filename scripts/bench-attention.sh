@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Throughput of the bundled attention kernel against PyTorch's
+# scaled_dot_product_attention on the same shapes, in one run on the device.
+#   scripts/bench-attention.sh            # B=4 H=8 S=4096 D=128 fp16, causal and not
+# Our kernel: `cudadiag attention --bench` (cudaEvents, 5 warm-up launches, median of
+# 30, verified once before timing) for several tile configurations; the best is
+# compared with SDPA (5 warm-up calls, median of 30 timed with cuda events).
+# FLOPs = 4*B*H*S^2*D, halved when causal.
+set -uo pipefail
+CUDADIAG=${CUDADIAG:-./build/bin/cudadiag}
+OUT=${OUT:-./bench-out}
+mkdir -p "$OUT"
+B=${B:-4} H=${H:-8} S=${S:-4096} D=${D:-128} DTYPE=${DTYPE:-fp16}
+CONFIGS=${CONFIGS:-"128 64 4|128 64 8|128 32 4|64 64 4|128 128 8|64 32 4|80 64 4"}
+
+ours() {  # ours CAUSAL_FLAG -> lines "tflops bm bn w"
+  local causal=$1
+  IFS='|' read -ra cfgs <<<"$CONFIGS"
+  for cfg in "${cfgs[@]}"; do
+    read -r bm bn w <<<"$cfg"
+    local f="$OUT/ours.c${causal:+1}.bm$bm-bn$bn-w$w.json"
+    "$CUDADIAG" attention --bench --batch "$B" --heads "$H" --seq-len "$S" --head-dim "$D" --dtype "$DTYPE" \
+      $causal --block-m "$bm" --block-n "$bn" --warps "$w" --format json -o "$f" -q --timeout 600 \
+      >"$f.log" 2>&1
+    python3 - "$f" "$bm" "$bn" "$w" <<'PY'
+import json, sys
+f, bm, bn, w = sys.argv[1:]
+try:
+    r = json.load(open(f))["results"][0]
+    b = r["details"]["bench"]
+    print("%.2f %s %s %s %s %.2e" % (b["tflops"], bm, bn, w, r["outcome"], r["details"].get("max_rel_err", float("nan"))))
+except Exception as e:
+    print("0 %s %s %s failed -" % (bm, bn, w))
+PY
+  done
+}
+
+sdpa() {  # sdpa CAUSAL(0|1) -> TFLOP/s
+  python3 - "$B" "$H" "$S" "$D" "$DTYPE" "$1" <<'PY'
+import sys, torch
+import torch.nn.functional as F
+B, H, S, D = map(int, sys.argv[1:5]); dt = torch.float16 if sys.argv[5] == "fp16" else torch.bfloat16
+causal = sys.argv[6] == "1"
+q, k, v = (torch.empty(B, H, S, D, device="cuda", dtype=dt).uniform_(-1, 1) for _ in range(3))
+for _ in range(5): F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+torch.cuda.synchronize()
+times = []
+for _ in range(30):
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    s.record(); F.scaled_dot_product_attention(q, k, v, is_causal=causal); e.record(); e.synchronize()
+    times.append(s.elapsed_time(e))
+times.sort(); ms = times[len(times) // 2]
+flops = 4.0 * B * H * S * S * D / (2 if causal else 1)
+print("%.2f" % (flops / (ms * 1e-3) / 1e12))
+PY
+}
+
+echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1); torch $(python3 -c 'import torch; print(torch.__version__)' 2>/dev/null)"
+rows=()
+for causal in 0 1; do
+  flag=""; [[ $causal == 1 ]] && flag="--causal"
+  echo "-- causal=$causal: our tile configurations (TFLOP/s bm bn warps outcome max_rel_err)"
+  ours "$flag" | tee "$OUT/ours.$causal.txt"
+  best=$(sort -g -r "$OUT/ours.$causal.txt" | head -1)
+  read -r tf bm bn w _ <<<"$best"
+  ref=$(sdpa $causal)
+  ratio=$(python3 -c "print('%.2f' % ($tf / $ref if float('$ref') > 0 else 0))" 2>/dev/null || echo "-")
+  rows+=("$(printf '| B=%s H=%s S=%s D=%s %s | %s | %s (%sx%s, %s warps) | %s | %s |' "$B" "$H" "$S" "$D" "$DTYPE" "$causal" "$tf" "$bm" "$bn" "$w" "$ref" "$ratio")")
+done
+echo
+echo "| shape | causal | ours TFLOP/s (config) | SDPA TFLOP/s | ratio |"
+echo "|---|---|---|---|---|"
+printf '%s\n' "${rows[@]}"

@@ -1,0 +1,48 @@
+#include <catch2/catch.hpp>
+
+#include "cases/attention_sweep.h"
+
+using namespace cudadiag::cases;
+
+TEST_CASE("sweep planning", "[attention]") {
+  CHECK(plan_sweep("").size() == 5 * 4 * 4);
+  const auto some = plan_sweep("block_m=64,80;warps=4");
+  REQUIRE(some.size() == 2 * 4);
+  CHECK(some.front().block_m == 64);
+  CHECK(some.front().block_n == 16);
+  CHECK(some.back().block_m == 80);
+  CHECK(some.back().block_n == 128);
+  for (const auto& t : some) CHECK(t.warps == 4);
+  CHECK(plan_sweep(" block_n = 64 ").size() == 5 * 4);
+  CHECK_THROWS_WITH(plan_sweep("block_k=64"), Catch::Contains("unknown key 'block_k'"));
+  CHECK_THROWS_WITH(plan_sweep("block_m=48"), Catch::Contains("block_m=48 is not compiled"));
+  CHECK_THROWS_WITH(plan_sweep("warps=four"), Catch::Contains("'four' is not an integer"));
+  CHECK_THROWS_WITH(plan_sweep("warps"), Catch::Contains("is not KEY=V1,V2"));
+}
+
+TEST_CASE("sweep rows and table", "[attention]") {
+  cudadiag::report::Result ok;
+  ok.params = json{{"block_m", 80}, {"block_n", 64}, {"warps", 4}};
+  ok.outcome = "ok";
+  ok.repeats = cudadiag::report::RepeatStats{};
+  ok.repeats->runs = 10;
+  ok.details["max_rel_err"] = 4.5e-4;
+  ok.duration_ms = 12.25;
+  cudadiag::report::Result bad;
+  bad.params = json{{"block_m", 128}, {"block_n", 128}, {"warps", 1}};
+  bad.outcome = "invalid_config";
+  bad.reason = "shared memory 174080 bytes exceeds the device's opt-in limit of 166912 bytes";
+  const auto rows = sweep_rows({ok, bad});
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0]["block_m"] == 80);
+  CHECK(rows[0]["failure_rate"] == 0.0);
+  CHECK(rows[1]["failure_rate"].is_null());
+  CHECK(rows[1]["max_rel_err"].is_null());
+  const auto text = render_sweep_table(rows, false);
+  CHECK(text.find("block_m  block_n  warps  outcome") == 0);
+  CHECK(text.find("80       64       4      ok              0.000      4.50e-04") != std::string::npos);
+  CHECK(text.find("invalid_config") != std::string::npos);
+  const auto md = render_sweep_table(rows, true);
+  CHECK(md.find("| block_m | block_n |") == 0);
+  CHECK(md.find("| 128 | 128 | 1 | invalid_config | - | - | 0.0 | shared memory") != std::string::npos);
+}
