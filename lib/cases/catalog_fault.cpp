@@ -1,10 +1,177 @@
+// The fault catalog: minimal reproducers, each with the outcome a healthy host gives
+// under every profile. Keys of CaseDef.expected: profile names ("default", "blocking",
+// "nocache", "fence", "blocking+fence", "sanitizer") plus the other fence side by
+// allocator name ("fence-front" for a case fenced at the back, and vice versa), which
+// `cudadiag fault --allocator` reaches (see run_expectation.h). CUDA_LAUNCH_BLOCKING
+// changes where an error surfaces, not whether it does, so blocking profiles fall back
+// to their non-blocking entry.
+#include <set>
+#include <stdexcept>
+#include <string>
+
 #include "cases/catalog.h"
 
 namespace cudadiag::cases {
+namespace {
+
+constexpr const char* kSilent = "silent";
+constexpr const char* kFault = "error:memory_fault";
+// The pool leaves 4 KiB before a slab's first buffer and megabytes after its last, and
+// cudaMalloc maps 2 MiB pages: overruns up to this many fp32 elements stay silent there.
+constexpr long long kMaxDistance = 1024;
+
+struct Reproducer {
+  const char* name;
+  const char* title;
+  const char* fence_allocator;
+  int deadline_ms;
+  bool expects_fault;
+  std::map<std::string, std::string> expected;
+};
+
+// Expectations for an overrun past the end of a 16 KiB buffer.
+std::map<std::string, std::string> overrun_expectations() {
+  return {{"default", kSilent},   // lands in the pool slab's next block or slack
+          {"nocache", kSilent},   // lands in the rest of cudaMalloc's 2 MiB page
+          {"fence", kFault},      // lands in the unmapped guard after the buffer
+          {"fence-front", kSilent},  // the guard is before the buffer; the rest of the granule is mapped
+          // memcheck knows only the 64 MiB slab the pool took from cudaMalloc, so an
+          // access inside it is legal as far as the sanitizer can tell.
+          {"sanitizer", kSilent}};
+}
+
+std::map<std::string, std::string> underrun_expectations() {
+  return {{"default", kSilent},  // the pool keeps 4 KiB of slab before its first buffer
+          // Uncertain: a cudaMalloc'ed buffer can start a fresh 2 MiB page whose
+          // predecessor is unmapped (fault) or belongs to another allocation (silent).
+          {"nocache", "silent|error:memory_fault"},
+          {"fence", kFault},
+          {"fence-back", kSilent},  // the buffer sits at the end of a mapped granule
+          {"sanitizer", kSilent}};
+}
+
+const std::vector<Reproducer>& reproducers() {
+  static const std::vector<Reproducer> list = {
+      {"oob-write", "kernel writes k elements past the end of its output (bound n + k)", "fence-back", 0, true,
+       overrun_expectations()},
+      {"oob-read", "kernel reads k elements past the end of its input (window shifted by k)", "fence-back", 0,
+       true, overrun_expectations()},
+      {"underrun-write", "kernel writes k elements before the start of its output", "fence-front", 0, true,
+       underrun_expectations()},
+      {"underrun-read", "kernel reads k elements before the start of its input", "fence-front", 0, true,
+       underrun_expectations()},
+      // The alignment rule is checked by the hardware on every access: allocator-independent.
+      // Under the sanitizer the tool reports the access and the API returns its own code.
+      {"misaligned-vector-load", "16-byte vector load from a pointer only 4-byte aligned (716)", "fence-back", 0,
+       true, {{"*", "error:716"}, {"sanitizer", "error"}}},
+      {"device-assert", "bounds-checked gather hits an index out of range: device assert (710)", "fence-back", 0,
+       true, {{"*", "error:710"}, {"sanitizer", "error"}}},
+      {"use-after-free", "kernel writes a 4 MiB buffer freed before the launch", "fence-back", 0, true,
+       {{"default", kSilent},  // the pool keeps freed blocks mapped, like a caching allocator
+        // Uncertain: cudaFree may keep the pages mapped for reuse by the driver.
+        {"nocache", "silent|error:memory_fault"},
+        {"fence", kFault},  // unmapped by free, the range stays reserved
+        {"fence-front", kFault},
+        {"sanitizer", kSilent}}},
+      // A trap is reported as an unspecified launch failure (719) on current drivers;
+      // 715 (illegal instruction) is the same class of stop on older ones.
+      {"trap", "kernel executes trap: the illegal-instruction class of stop", "fence-back", 0, true,
+       {{"*", "error:719|error:715"}, {"sanitizer", "error"}}},
+      {"hang", "kernel spins forever: killed at the deadline", "fence-back", 3000, true, {{"*", "timeout"}}},
+      {"too-many-threads", "launch with 2048 threads per block: invalid configuration (9)", "fence-back", 0, false,
+       {{"*", "error:9"}}},
+      // Uncertain between invalid value (1) and out of resources (701): the device run decides.
+      {"smem-over-limit", "dynamic shared memory 1 KiB above the opt-in limit", "fence-back", 0, false,
+       {{"*", "error:1|error:701"}}},
+      {"out-of-memory", "allocation of twice the device memory (2)", "fence-back", 0, false, {{"*", "error:2"}}},
+      {"too-many-resources", "~144 registers per thread launched with 1024 threads (701)", "fence-back", 0, false,
+       {{"*", "error:701"}}},
+      {"ok-control", "correct kernel: must be ok everywhere", "fence-back", 0, false, {{"*", "ok"}}},
+  };
+  return list;
+}
+
+const Reproducer* find_reproducer(const std::string& name) {
+  for (const auto& r : reproducers())
+    if (name == r.name) return &r;
+  return nullptr;
+}
+
+long long int_param(const json& p, const char* key, long long fallback) {
+  if (!p.contains(key)) return fallback;
+  const auto& v = p[key];
+  if (!v.is_number_integer()) throw std::invalid_argument(std::string(key) + ": expected an integer");
+  return v.get<long long>();
+}
+
+json normalize_fault_params(const json& in) {
+  if (!in.is_object()) throw std::invalid_argument("fault parameters: expected an object");
+  if (!in.contains("reproducer") || !in["reproducer"].is_string())
+    throw std::invalid_argument("reproducer: missing (one of the fault catalog names, see `cudadiag list`)");
+  const std::string name = in["reproducer"].get<std::string>();
+  if (!find_reproducer(name)) throw std::invalid_argument("reproducer: unknown '" + name + "'");
+  static const std::set<std::string> known = {"reproducer", "elements", "k", "offset_bytes"};
+  for (const auto& [key, value] : in.items())
+    if (!known.count(key)) throw std::invalid_argument("unknown fault parameter '" + key + "'");
+
+  json out{{"reproducer", name}};
+  const long long elements = int_param(in, "elements", 4096);
+  if (elements < 64 || elements > (1ll << 28))
+    throw std::invalid_argument("elements: " + std::to_string(elements) + " is outside 64..268435456");
+  if (elements % 4 != 0)
+    throw std::invalid_argument("elements: " + std::to_string(elements) +
+                                " must be a multiple of 4 (16-byte buffers, so a one-element overrun reaches the "
+                                "fence)");
+  out["elements"] = elements;
+  const bool distance = name == "oob-write" || name == "oob-read" || name == "underrun-write" ||
+                        name == "underrun-read";
+  if (distance) {
+    const long long k = int_param(in, "k", 1);
+    if (k < 1 || k > kMaxDistance || k >= elements)
+      throw std::invalid_argument("k: " + std::to_string(k) + " is outside 1.." + std::to_string(kMaxDistance) +
+                                  " (and below elements): larger distances leave the pool's slack");
+    out["k"] = k;
+  } else if (in.contains("k")) {
+    throw std::invalid_argument("k: only the oob-* and underrun-* reproducers take a distance");
+  }
+  if (name == "misaligned-vector-load") {
+    const long long off = int_param(in, "offset_bytes", 4);
+    if (off < 1 || off > 15)
+      throw std::invalid_argument("offset_bytes: " + std::to_string(off) + " is outside 1..15");
+    out["offset_bytes"] = off;
+  } else if (in.contains("offset_bytes")) {
+    throw std::invalid_argument("offset_bytes: only misaligned-vector-load takes an offset");
+  }
+  return out;
+}
+
+std::vector<CaseDef> fault_cases() {
+  std::vector<CaseDef> out;
+  for (const auto& r : reproducers()) {
+    CaseDef c;
+    c.id = std::string("fault.") + r.name;
+    c.kernel = "fault";
+    c.title = r.title;
+    c.params = normalize_fault_params(json{{"reproducer", r.name}});
+    c.expected = r.expected;
+    c.expects_fault = r.expects_fault;
+    c.deadline_ms = r.deadline_ms;
+    c.fence_allocator = r.fence_allocator;
+    c.tags = {"catalog"};
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+}  // namespace
 
 KernelFamily fault_family() {
-  return KernelFamily{"fault", "(not built yet)", [] { return std::vector<CaseDef>{}; },
-                      [](const json& p) { return p; }};
+  KernelFamily f;
+  f.kernel = "fault";
+  f.description = "minimal fault reproducers: overruns, underruns, misalignment, asserts, launch errors";
+  f.cases = fault_cases;
+  f.normalize_params = normalize_fault_params;
+  return f;
 }
 
 }  // namespace cudadiag::cases

@@ -1,0 +1,91 @@
+#include "cases/bisect.h"
+
+#include <stdexcept>
+
+namespace cudadiag::cases {
+namespace {
+
+std::string other_side(const std::string& allocator) {
+  return allocator == "fence-back" ? "fence-front" : "fence-back";
+}
+
+std::string join(const std::vector<std::string>& names) {
+  std::string s;
+  for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
+std::string direction_of(const std::string& allocator) {
+  return allocator == "fence-back" ? "end_overrun" : "start_underrun";
+}
+
+}  // namespace
+
+FaultingBuffer bisect(const std::vector<std::string>& buffers, const std::string& allocator,
+                      const FaultProbe& faults) {
+  if (allocator != "fence-back" && allocator != "fence-front")
+    throw std::invalid_argument("bisect: allocator must be fence-back or fence-front, not '" + allocator + "'");
+  FaultingBuffer out;
+  auto probe = [&](const std::vector<std::string>& fenced, const std::string& alloc) {
+    ++out.extra_runs;
+    return faults(fenced, alloc);
+  };
+  if (buffers.empty()) {
+    out.note = "the case allocated no buffers";
+    return out;
+  }
+  if (probe({}, allocator)) {
+    out.note = "the case faults with no buffer fenced: the access is not an overrun of one of its buffers";
+    return out;
+  }
+
+  std::vector<std::string> candidates = buffers;
+  bool confirmed = false;  // the single remaining candidate faulted on its own
+  while (candidates.size() > 1) {
+    const auto mid = candidates.begin() + static_cast<std::ptrdiff_t>(candidates.size() / 2);
+    std::vector<std::string> first(candidates.begin(), mid);
+    std::vector<std::string> second(mid, candidates.end());
+    if (probe(first, allocator)) {
+      candidates = std::move(first);
+      confirmed = true;
+    } else if (probe(second, allocator)) {
+      candidates = std::move(second);
+      confirmed = true;
+    } else {
+      out.note = "neither half of {" + join(candidates) + "} faults on its own: the fault needs several fenced buffers, or it is intermittent";
+      return out;
+    }
+  }
+  if (!confirmed && !probe(candidates, allocator)) {
+    out.note = "buffer '" + candidates.front() + "' alone does not fault: the fault is intermittent";
+    return out;
+  }
+
+  out.found = true;
+  out.name = candidates.front();
+  if (probe(candidates, other_side(allocator))) {
+    out.direction = "unknown";
+    out.note = "faults with the guard on either side: accesses past both ends, or a use after free";
+  } else {
+    out.direction = direction_of(allocator);
+  }
+  return out;
+}
+
+FaultingBuffer bisect(const std::vector<std::string>& buffers, const FaultProbe& faults) {
+  return bisect(buffers, "fence-back", faults);
+}
+
+report::json to_json(const FaultingBuffer& f) {
+  if (!f.found) return nullptr;
+  return report::json{{"name", f.name}, {"bytes", f.bytes}, {"direction", f.direction}, {"extra_runs", f.extra_runs}};
+}
+
+report::json bisection_json(const FaultingBuffer& f) {
+  report::json j{{"found", f.found}, {"extra_runs", f.extra_runs}};
+  if (f.found) j["buffer"] = f.name;
+  if (!f.note.empty()) j["note"] = f.note;
+  return j;
+}
+
+}  // namespace cudadiag::cases
