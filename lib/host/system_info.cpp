@@ -88,8 +88,7 @@ unsigned long long parse_meminfo_total_bytes(std::string_view meminfo) {
 report::json host_json() {
   report::json h;
   char name[256] = {};
-  h["hostname"] = ::gethostname(name, sizeof name - 1) == 0 ? report::json(std::string(name))
-                                                            : report::json(nullptr);
+  if (::gethostname(name, sizeof name - 1) == 0) h["hostname"] = std::string(name);  // schema: string or absent
   std::string os = parse_os_release_pretty(read_small_file("/etc/os-release"));
   if (os.empty()) os = parse_os_release_pretty(read_small_file("/usr/lib/os-release"));
   h["os"] = string_or_null(os);

@@ -15,7 +15,7 @@ std::string parse_cpu_model(std::string_view cpuinfo);
 // MemTotal of /proc/meminfo in bytes; 0 when absent.
 unsigned long long parse_meminfo_total_bytes(std::string_view meminfo);
 
-// {hostname, os, kernel:{release, version, machine}, glibc, cpu:{model, logical_cores},
+// {hostname (absent when unknown), os, kernel:{release, version, machine}, glibc, cpu:{model, logical_cores},
 //  memory_bytes}; unknown values are null, never fatal.
 report::json host_json();
 

@@ -1,0 +1,22 @@
+#pragma once
+// `__probe-cuda`: the child that asks CUDA what it sees (driver and runtime versions,
+// device count, properties of each device) for `env`, and the parent side that spawns it.
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <string>
+
+#include "host/cuda_probe.h"
+
+namespace cudadiag::app {
+
+inline constexpr const char* kProbeCudaCommand = "__probe-cuda";
+
+// Registers the hidden child subcommand.
+void set_probe_command(CLI::App& app);
+
+// Spawns `self_exe __probe-cuda` and reads its answer. Never throws for anything the
+// child does: a crash, a timeout or a missing answer is a "probe_failed" summary.
+host::ProbeSummary run_cuda_probe(const std::string& self_exe, std::chrono::milliseconds deadline);
+
+}  // namespace cudadiag::app

@@ -1,0 +1,120 @@
+#include "host/cuda_probe.h"
+
+#include "taxonomy/taxonomy.h"
+
+namespace cudadiag::host {
+namespace {
+
+using report::json;
+
+int int_or(const json& j, const char* key, int fallback) {
+  if (!j.is_object() || !j.contains(key) || !j[key].is_number_integer()) return fallback;
+  return j[key].get<int>();
+}
+
+std::string describe_error(const json& e) {
+  const int code = int_or(e, "code", -1);
+  std::string name = e.value("name", "");
+  if (name.empty()) {
+    const auto* entry = taxonomy::find_runtime(code);
+    name = entry ? std::string(entry->name) : "unknown error";
+  }
+  std::string s = e.value("api_call", "cudaGetDeviceCount") + " returned " + name + " (" + std::to_string(code) + ")";
+  if (const auto* entry = taxonomy::find_runtime(code)) {
+    s += ": " + std::string(entry->meaning) + "; next: " + std::string(entry->next_step);
+  } else if (!e.value("message", "").empty()) {
+    s += ": " + e.value("message", "");
+  }
+  return s;
+}
+
+json version_fields(const json& probe) {
+  json d = json::object();
+  const int drv = int_or(probe, "driver_version", -1);
+  if (drv > 0) {
+    d["cuda_driver_version"] = drv;
+    d["cuda_driver_version_string"] = cuda_version_string(drv);
+  } else if (drv == 0) {
+    d["cuda_driver_version"] = nullptr;  // cudaDriverGetVersion reports 0 without a driver
+  }
+  const int built = int_or(probe, "runtime_version_compiled", -1);
+  if (built > 0) {
+    d["cuda_runtime_version_built"] = built;
+    d["cuda_runtime_version_built_string"] = cuda_version_string(built);
+  }
+  const int loaded = int_or(probe, "runtime_version_loaded", -1);
+  if (loaded > 0) {
+    d["cuda_runtime_version_loaded"] = loaded;
+    d["cuda_runtime_version_loaded_string"] = cuda_version_string(loaded);
+  }
+  return d;
+}
+
+}  // namespace
+
+std::string cuda_version_string(int v) {
+  if (v <= 0) return "";
+  return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+}
+
+ProbeSummary probe_failed(const std::string& what) {
+  ProbeSummary s;
+  s.status = "probe_failed";
+  s.reason = "the CUDA probe child " + what;
+  return s;
+}
+
+ProbeSummary summarize_probe(const json& probe) {
+  if (!probe.is_object() || !probe.contains("device_count"))
+    return probe_failed("wrote no usable answer (no device_count)");
+  ProbeSummary s;
+  s.driver = version_fields(probe);
+  if (probe.contains("device_count_error") && probe["device_count_error"].is_object()) {
+    const auto& e = probe["device_count_error"];
+    const int code = int_or(e, "code", -1);
+    const auto status = taxonomy::gpu_unavailable_status(code);
+    s.status = status.empty() ? "cuda_error" : std::string(status);
+    s.reason = describe_error(e);
+    return s;
+  }
+  const int count = int_or(probe, "device_count", 0);
+  s.devices = probe.contains("devices") && probe["devices"].is_array() ? probe["devices"] : json::array();
+  if (count <= 0) {
+    s.status = "no_device";
+    s.reason = "cudaGetDeviceCount succeeded but reported 0 devices; check CUDA_VISIBLE_DEVICES";
+    return s;
+  }
+  s.ran = true;
+  s.status = "ok";
+  s.reason = std::to_string(count) + (count == 1 ? " CUDA device" : " CUDA devices") + " visible";
+  return s;
+}
+
+std::vector<std::string> device_health_findings(const json& devices) {
+  std::vector<std::string> out;
+  if (!devices.is_array()) return out;
+  for (const auto& d : devices) {
+    const json& n = d.contains("nvml") ? d["nvml"] : json(nullptr);
+    if (!n.is_object()) continue;
+    std::string who = d.value("pci_bus_id", std::string("?"));
+    if (d.contains("index")) who = "device " + std::to_string(d["index"].get<int>()) + " (" + who + ")";
+    const auto& ecc = n.contains("ecc_errors") ? n["ecc_errors"] : json(nullptr);
+    if (ecc.is_object() && ecc.contains("volatile") && ecc["volatile"].is_object()) {
+      const auto& u = ecc["volatile"].value("uncorrected", json(nullptr));
+      if (u.is_number_integer() && u.get<long long>() > 0)
+        out.push_back(who + ": " + std::to_string(u.get<long long>()) +
+                      " uncorrectable ECC errors since the last driver load: memory faults on this GPU "
+                      "may be hardware, not code");
+    }
+    const auto& rr = n.contains("remapped_rows") ? n["remapped_rows"] : json(nullptr);
+    if (rr.is_object()) {
+      if (rr.value("failure", false))
+        out.push_back(who + ": row remapping failed: the GPU needs service");
+      if (rr.value("pending", false))
+        out.push_back(who + ": a row remapping is pending: reset the GPU before trusting results");
+    }
+  }
+  return out;
+}
+
+}  // namespace cudadiag::host

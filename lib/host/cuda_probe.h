@@ -1,0 +1,36 @@
+#pragma once
+// The parent's reading of the `__probe-cuda` child's answer (the child itself lives in
+// apps/cudadiag/child_probe.cpp; it is the only place `env` touches CUDA).
+//
+// Probe line written by the child:
+//   {runtime_version_compiled, runtime_version_loaded, driver_version,
+//    device_count, device_count_error:{code,name,message,api_call}?, devices:[...]}
+#include <string>
+#include <vector>
+
+#include "report/report.h"
+
+namespace cudadiag::host {
+
+struct ProbeSummary {
+  bool ran = false;             // CUDA works and sees at least one device
+  std::string status;           // ok | no_driver | no_device | cuda_error | probe_failed
+  std::string reason;           // one sentence: what failed and what to do
+  report::json driver = report::json::object();  // CUDA-side driver/runtime facts
+  report::json devices = nullptr;                // the probe's devices[], null when it did not run
+};
+
+// 13000 -> "13.0", 12080 -> "12.8"; "" for 0 (no driver).
+std::string cuda_version_string(int v);
+
+// Interprets a probe line. Never throws: a malformed line is "probe_failed".
+ProbeSummary summarize_probe(const report::json& probe);
+
+// When the child ended without a line (crash, timeout, spawn failure).
+ProbeSummary probe_failed(const std::string& what);
+
+// Findings that point at the machine, from merged devices (NVML part): volatile
+// uncorrectable ECC errors, pending or failed row remapping, retired pages pending.
+std::vector<std::string> device_health_findings(const report::json& devices);
+
+}  // namespace cudadiag::host
