@@ -46,6 +46,34 @@ const std::vector<EnvField>& env_fields() {
   return fields;
 }
 
+namespace {
+
+// Objects (ECC counters, retired pages, remapped rows) as their non-zero leaves,
+// "volatile.uncorrected=2, aggregate.uncorrected=2", or "0" when every leaf is zero:
+// short enough for a table cell, and equal text exactly when the facts agree.
+void flatten_nonzero(const report::json& v, const std::string& prefix, std::string& out) {
+  if (v.is_object()) {
+    for (const auto& [k, sub] : v.items()) flatten_nonzero(sub, prefix.empty() ? k : prefix + "." + k, out);
+    return;
+  }
+  const bool zero = v.is_null() || (v.is_boolean() && !v.get<bool>()) ||
+                    (v.is_number() && v.get<double>() == 0.0) || (v.is_string() && v.get<std::string>().empty());
+  if (zero) return;
+  if (!out.empty()) out += ", ";
+  out += prefix.empty() ? "" : prefix + "=";
+  out += v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+std::string value_text(const report::json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (!v.is_object()) return v.dump();
+  std::string out;
+  flatten_nonzero(v, "", out);
+  return out.empty() ? "0" : out;
+}
+
+}  // namespace
+
 std::optional<std::string> lookup_text(const report::json& doc, const std::vector<std::string>& pointers,
                                        const report::json** found) {
   for (const auto& p : pointers) {
@@ -54,7 +82,7 @@ std::optional<std::string> lookup_text(const report::json& doc, const std::vecto
     const auto& v = doc.at(ptr);
     if (v.is_null()) continue;
     if (found) *found = &v;
-    return v.is_string() ? v.get<std::string>() : v.dump();
+    return value_text(v);
   }
   return std::nullopt;
 }
