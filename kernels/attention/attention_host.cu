@@ -5,7 +5,6 @@
 #include <cuda_runtime.h>
 
 #include <cmath>
-#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -136,14 +135,14 @@ void launch_reference(gpu::Session& s, const Problem& p, const DeviceTensors& t,
   CD_CHECK_LAUNCH(s);
 }
 
+// The raw structs carry the bit pattern; constructing the value types from them
+// avoids copying bytes into a class with protected members.
 void to_device_format(DType dt, const float* in, uint16_t* out, size_t n) {
   for (size_t i = 0; i < n; ++i) {
     if (dt == DType::fp16) {
-      const __half h = __float2half_rn(in[i]);
-      std::memcpy(&out[i], &h, 2);
+      out[i] = static_cast<__half_raw>(__float2half_rn(in[i])).x;
     } else {
-      const __nv_bfloat16 h = __float2bfloat16_rn(in[i]);
-      std::memcpy(&out[i], &h, 2);
+      out[i] = static_cast<__nv_bfloat16_raw>(__float2bfloat16_rn(in[i])).x;
     }
   }
 }
@@ -151,13 +150,13 @@ void to_device_format(DType dt, const float* in, uint16_t* out, size_t n) {
 void from_device_format(DType dt, const uint16_t* in, float* out, size_t n) {
   for (size_t i = 0; i < n; ++i) {
     if (dt == DType::fp16) {
-      __half h;
-      std::memcpy(&h, &in[i], 2);
-      out[i] = __half2float(h);
+      __half_raw r;
+      r.x = in[i];
+      out[i] = __half2float(__half(r));
     } else {
-      __nv_bfloat16 h;
-      std::memcpy(&h, &in[i], 2);
-      out[i] = __bfloat162float(h);
+      __nv_bfloat16_raw r;
+      r.x = in[i];
+      out[i] = __bfloat162float(__nv_bfloat16(r));
     }
   }
 }
