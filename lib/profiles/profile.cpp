@@ -77,7 +77,8 @@ std::string describe_base_profile(const std::string& name) {
   if (name == "blocking") return "CUDA_LAUNCH_BLOCKING=1, pool allocator";
   if (name == "nocache") return "one cudaMalloc per buffer (PYTORCH_NO_CUDA_MEMORY_CACHING=1)";
   if (name == "fence") return "buffers flush against unmapped memory: an overrun faults at once";
-  if (name == "sanitizer") return "child runs under compute-sanitizer memcheck (when installed)";
+  if (name == "sanitizer")
+    return "child runs under compute-sanitizer memcheck (when installed), one cudaMalloc per buffer";
   return "";
 }
 
@@ -112,6 +113,13 @@ Profile parse_profile(const std::string& text) {
     for (const auto& u : unknown) names += (names.empty() ? "'" : ", '") + u + "'";
     throw std::invalid_argument("unknown profile " + names + " in '" + t + "' (known: " +
                                 known_list() + "; combine with '+', e.g. blocking+fence)");
+  }
+  // memcheck only knows allocations made through CUDA: inside a pool slab an overrun is
+  // legal memory to it. So the sanitizer gets one cudaMalloc per buffer unless another
+  // part chose an allocator ("fence+sanitizer" keeps the fence).
+  if (out.sanitizer && out.allocator == AllocatorOverride::none) {
+    out.allocator = AllocatorOverride::direct;
+    out.env_set["PYTORCH_NO_CUDA_MEMORY_CACHING"] = "1";
   }
   // "default" adds nothing when combined: "default+fence" is the fence profile.
   if (out.parts.size() > 1) {

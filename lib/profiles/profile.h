@@ -2,6 +2,8 @@
 // Flag profiles: the settings a child gets before CUDA starts (environment, allocator
 // mode, compute-sanitizer or not). Base profiles compose with '+': "blocking+fence",
 // "blocking+sanitizer". Pure; nothing here starts a process.
+// The sanitizer uses the direct allocator unless another part picks one: memcheck cannot
+// see an overrun that stays inside a pool slab.
 #include <map>
 #include <string>
 #include <vector>

@@ -1,0 +1,112 @@
+#include "suite/plan.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "cases/expectation.h"
+#include "profiles/profile.h"
+
+namespace cudadiag::suite {
+
+size_t Plan::child_runs() const {
+  size_t n = 0;
+  for (const auto& b : batches) n += b.specs.size();
+  return n;
+}
+
+size_t Plan::total_runs() const { return child_runs() + host_runs.size() + skipped.size(); }
+
+bool needs_own_child(const cases::CaseDef& def, const std::string& expectation) {
+  if (def.expects_fault) return true;
+  const auto e = cases::Expectation::parse(expectation);
+  if (e.empty()) return false;
+  // A case that is not expected to finish cleanly may leave a sticky error or hang.
+  report::Result clean;
+  clean.outcome = "ok";
+  return !e.matches(clean);
+}
+
+Plan make_plan(const Suite& s, const PlanOptions& opts) {
+  Plan plan;
+  int next_index = 0;
+  // Shared batches keyed by (profile, device slot), in first-seen order.
+  std::map<std::pair<std::string, int>, std::vector<size_t>> shared_of;
+  std::vector<Batch> own;
+
+  auto make_spec = [&](const SuiteCase& sc, const profiles::Profile& prof, int repeat) {
+    cases::CaseSpec spec;
+    spec.index = next_index++;
+    spec.case_id = sc.def.id;
+    spec.kernel = sc.def.kernel;
+    spec.params = sc.def.params;
+    spec.allocator = profiles::allocator_for(prof, sc.def.fence_allocator);
+    spec.repeat = repeat;
+    return spec;
+  };
+
+  for (size_t ci = 0; ci < s.cases.size(); ++ci) {
+    const SuiteCase& sc = s.cases[ci];
+    const auto& profile_names = opts.profiles_override.empty() ? sc.profiles : opts.profiles_override;
+    const int repeat = opts.repeat_override > 0 ? opts.repeat_override : sc.repeat;
+    const auto* family = cases::find_family(sc.def.kernel);
+
+    for (const auto& pname : profile_names) {
+      const auto prof = profiles::parse_profile(pname);
+      if (sc.def.host_only && family && family->host_eval) {
+        plan.host_runs.push_back({ci, prof.name});
+        continue;
+      }
+      if (prof.sanitizer && !opts.sanitizer_available && !sc.def.host_only) {
+        plan.skipped.push_back({ci, prof.name, -1, opts.sanitizer_reason});
+        continue;
+      }
+      // Host-only cases without host_eval still need no GPU: one child, no device.
+      std::vector<int> slots;
+      if (sc.def.host_only) {
+        slots.push_back(-1);
+      } else if (opts.devices.empty()) {
+        plan.skipped.push_back({ci, prof.name, -1, opts.no_gpu_reason});
+        continue;
+      } else {
+        for (size_t d = 0; d < opts.devices.size(); ++d) slots.push_back(static_cast<int>(d));
+      }
+      const std::string expectation = cases::expectation_for(sc.def, prof.name);
+      const bool alone = prof.sanitizer || needs_own_child(sc.def, expectation);
+      for (int slot : slots) {
+        if (alone) {
+          // Repeats of a faulting case each get a fresh child: a sticky error ends a context.
+          for (int r = 0; r < repeat; ++r) {
+            Batch b;
+            b.profile = prof.name;
+            b.device_slot = slot;
+            b.own_child = true;
+            b.sanitizer = prof.sanitizer;
+            b.specs.push_back(make_spec(sc, prof, 1));
+            b.case_of_spec.push_back(ci);
+            b.deadline_ms = sc.def.deadline_ms;
+            own.push_back(std::move(b));
+          }
+        } else {
+          auto& list = shared_of[{prof.name, slot}];
+          if (list.empty() || plan.batches[list.back()].specs.size() >= opts.max_batch) {
+            Batch b;
+            b.profile = prof.name;
+            b.device_slot = slot;
+            plan.batches.push_back(std::move(b));
+            list.push_back(plan.batches.size() - 1);
+          }
+          Batch& b = plan.batches[list.back()];
+          b.specs.push_back(make_spec(sc, prof, repeat));
+          b.case_of_spec.push_back(ci);
+          b.deadline_ms = std::max(b.deadline_ms, sc.def.deadline_ms);
+        }
+      }
+    }
+  }
+  // Shared batches first: they run longest, so starting them early packs the pool better.
+  for (auto& b : own) plan.batches.push_back(std::move(b));
+  return plan;
+}
+
+}  // namespace cudadiag::suite
