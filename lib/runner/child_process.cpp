@@ -31,6 +31,9 @@ using Clock = std::chrono::steady_clock;
 // meets an fd that already has that number.
 constexpr int kFirstPrivateFd = 64;
 
+// How long a child may survive SIGKILL before we stop waiting for it.
+constexpr std::chrono::seconds kUnkillableWait{10};
+
 struct Fd {
   int fd = -1;
   Fd() = default;
@@ -242,14 +245,22 @@ ChildOutcome run_child_stoppable(const ChildSpec& spec, const std::atomic<bool>*
   const auto deadline = t0 + spec.deadline;
   std::optional<Clock::time_point> stop_deadline;
   std::optional<Clock::time_point> term_sent;
+  std::optional<Clock::time_point> kill_sent;
   bool reaped = false;
+  bool status_lost = false;
   int status = 0;
   std::optional<Clock::time_point> reaped_at;
 
   for (;;) {
     const auto now = Clock::now();
     if (!reaped) {
-      if (waitpid_nohang(pid, status) == pid) {
+      const pid_t w = waitpid_nohang(pid, status);
+      if (w == pid || (w < 0 && errno == ECHILD)) {
+        // ECHILD: someone else reaped it (SIGCHLD ignored?); its status is lost.
+        if (w < 0) {
+          status_lost = true;
+          spdlog::warn("child {}: pid {} was reaped elsewhere; exit status unknown", spec.label, pid);
+        }
         reaped = true;
         reaped_at = now;
       }
@@ -270,6 +281,14 @@ ChildOutcome run_child_stoppable(const ChildSpec& spec, const std::atomic<bool>*
       } else if (term_sent && !o.killed_after_grace && now >= *term_sent + spec.grace) {
         ::kill(-pid, SIGKILL);
         o.killed_after_grace = true;
+        kill_sent = now;
+      } else if (kill_sent && now >= *kill_sent + kUnkillableWait) {
+        // Still alive after SIGKILL: stuck in uninterruptible sleep, typically inside
+        // the GPU driver. Give up on it rather than hang with it.
+        o.unkillable = true;
+        spdlog::warn("child {}: pid {} survived SIGKILL for {} s; abandoned", spec.label, pid,
+                     kUnkillableWait.count());
+        break;
       }
     }
     // Short rounds: exit and deadlines are noticed within 20 ms.
@@ -280,7 +299,11 @@ ChildOutcome run_child_stoppable(const ChildSpec& spec, const std::atomic<bool>*
   o.err = streams.err_capture.finish();
   o.result = std::move(streams.result_bytes);
   o.result_truncated = streams.result_truncated;
-  decode_status(status, term_sent.has_value(), o);
+  if (o.unkillable || status_lost) {
+    o.ending = term_sent ? Ending::timeout : (o.result.empty() ? Ending::no_result : Ending::result);
+  } else {
+    decode_status(status, term_sent.has_value(), o);
+  }
   spdlog::debug("child {}: pid {} ended: {}{}", spec.label, pid, to_string(o.ending),
                 o.signal ? " (" + o.signal_name + ")" : "");
   return finish();

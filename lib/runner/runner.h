@@ -55,6 +55,8 @@ struct ChildOutcome {
   std::optional<int> signal;
   std::string signal_name;        // "SIGSEGV"
   bool killed_after_grace = false;  // timeout: SIGTERM was ignored, SIGKILL needed
+  bool unkillable = false;        // timeout: still alive 10 s after SIGKILL (stuck in the
+                                  // kernel, e.g. the GPU driver); abandoned, never reaped
   std::string result;             // everything read from the result fd (may be partial)
   bool result_truncated = false;
   Capture out;

@@ -125,7 +125,10 @@ void fill_cut_off(report::Result& r, const runner::ChildOutcome& o) {
     case Ending::timeout:
       r.outcome = "timeout";
       r.reason = "the child passed its deadline during this case and was terminated" +
-                 std::string(o.killed_after_grace ? " (SIGTERM ignored; SIGKILL needed)" : "");
+                 std::string(o.unkillable ? " (it survived SIGKILL: stuck in the kernel driver?"
+                                            " check dmesg for Xid and nvidia-smi)"
+                             : o.killed_after_grace ? " (SIGTERM ignored; SIGKILL needed)"
+                                                    : "");
       break;
     case Ending::signal:
       r.outcome = "crashed";

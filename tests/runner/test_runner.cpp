@@ -216,3 +216,12 @@ TEST_CASE("pool: stop prevents new starts and terminates running children", "[po
   CHECK(done == std::vector<size_t>{0, 1});
   CHECK(pool.not_started() == std::vector<size_t>{2, 3, 4, 5});
 }
+
+TEST_CASE("runner: a child reaped elsewhere (SIGCHLD ignored) does not hang us", "[runner]") {
+  auto previous = std::signal(SIGCHLD, SIG_IGN);
+  auto o = run_child(fake({"result", "still here"}));
+  std::signal(SIGCHLD, previous);
+  CHECK(o.ending == Ending::result);
+  CHECK(o.result == "still here");
+  CHECK(o.wall_ms < 3000);
+}
