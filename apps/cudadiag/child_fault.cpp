@@ -33,7 +33,10 @@ json repeats_json(int runs, const std::map<std::string, int>& histogram) {
   int failures = 0;
   for (const auto& [outcome, n] : histogram)
     if (outcome != "ok") failures += n;
-  return json{{"runs", runs}, {"failures", failures}, {"histogram", histogram}};
+  return json{{"runs", runs},
+              {"failures", failures},
+              {"failure_rate", runs ? static_cast<double>(failures) / runs : 0.0},
+              {"histogram", histogram}};
 }
 
 }  // namespace
@@ -61,6 +64,7 @@ json run_fault_case(const cases::CaseSpec& spec) {
         for (const auto& [key, value] : run.facts) details[key] = value;
         line = json{{"outcome", outcome},
                     {"details", details},
+                    {"reason", run.first_bad},
                     {"launch_log", launch_log_json(*session)},
                     {"buffers", buffers_json(*session)}};
       }

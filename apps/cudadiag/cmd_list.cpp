@@ -1,12 +1,124 @@
+// `cudadiag list`: the case catalog (every kernel family) with the outcome a healthy
+// host gives under each profile.
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "cases/catalog.h"
 #include "cli_common.h"
 #include "commands.h"
 #include "util/errors.h"
+#include "util/exit_codes.h"
 
 namespace cudadiag::app {
+namespace {
+
+const std::vector<std::string>& listed_profiles() {
+  static const std::vector<std::string> p = {"default", "blocking", "nocache", "fence", "blocking+fence", "sanitizer"};
+  return p;
+}
+
+struct ListOptions {
+  CommonOptions common;
+  std::string kernel;  // filter; empty: all
+};
+
+std::vector<const cases::CaseDef*> selected(const ListOptions& o) {
+  if (!o.kernel.empty() && !cases::find_family(o.kernel)) {
+    std::string known;
+    for (const auto& f : cases::families()) known += (known.empty() ? "" : ", ") + f.kernel;
+    throw UsageError("--kernel: unknown family '" + o.kernel + "' (known: " + known + ")");
+  }
+  std::vector<const cases::CaseDef*> out;
+  for (const auto& c : cases::all_cases())
+    if (o.kernel.empty() || c.kernel == o.kernel) out.push_back(&c);
+  return out;
+}
+
+std::string render_json(const std::vector<const cases::CaseDef*>& list) {
+  cases::json arr = cases::json::array();
+  for (const auto* c : list) {
+    cases::json expected = cases::json::object();
+    for (const auto& p : listed_profiles()) expected[p] = cases::expectation_for(*c, p);
+    arr.push_back(cases::json{{"id", c->id},
+                              {"kernel", c->kernel},
+                              {"title", c->title},
+                              {"params", c->params},
+                              {"fence_allocator", c->fence_allocator},
+                              {"deadline_ms", c->deadline_ms},
+                              {"host_only", c->host_only},
+                              {"expects_fault", c->expects_fault},
+                              {"tags", c->tags},
+                              {"expected", expected},
+                              {"expected_raw", c->expected}});
+  }
+  return cases::json{{"cases", arr}, {"profiles", listed_profiles()}}.dump(2) + "\n";
+}
+
+std::string or_dash(const std::string& s) { return s.empty() ? "-" : s; }
+
+std::string render_text(const std::vector<const cases::CaseDef*>& list) {
+  std::string out;
+  std::string family;
+  for (const auto* c : list) {
+    if (c->kernel != family) {
+      family = c->kernel;
+      const auto* f = cases::find_family(family);
+      out += fmt::format("{}{}: {}\n", out.empty() ? "" : "\n", family, f ? f->description : "");
+    }
+    out += fmt::format("  {}\n      {}\n     ", c->id, c->title);
+    for (const auto& p : listed_profiles()) out += fmt::format(" {}={}", p, or_dash(cases::expectation_for(*c, p)));
+    if (c->kernel == "fault" || c->fence_allocator != "fence-back") out += fmt::format("  (fence: {})", c->fence_allocator);
+    out += "\n";
+  }
+  out += fmt::format("\n{} cases. Expectations: ok, mismatch, silent (ok or mismatch), error:<class|code>, timeout; "
+                     "'|' separates alternatives.\n",
+                     list.size());
+  return out;
+}
+
+std::string md_cell(std::string s) {
+  std::string out;
+  for (char ch : s) {
+    if (ch == '|') out += "\\|";
+    else out += ch;
+  }
+  return out.empty() ? "-" : out;
+}
+
+std::string render_md(const std::vector<const cases::CaseDef*>& list) {
+  std::string out = "# cudadiag case catalog\n\n| id | kernel | reproduces |";
+  for (const auto& p : listed_profiles()) out += " " + p + " |";
+  out += "\n|---|---|---|";
+  for (size_t i = 0; i < listed_profiles().size(); ++i) out += "---|";
+  out += "\n";
+  for (const auto* c : list) {
+    out += fmt::format("| `{}` | {} | {} |", c->id, c->kernel, md_cell(c->title));
+    for (const auto& p : listed_profiles()) out += " " + md_cell(cases::expectation_for(*c, p)) + " |";
+    out += "\n";
+  }
+  return out;
+}
+
+void run_list(const ListOptions& o) {
+  configure_logging(o.common);
+  const auto list = selected(o);
+  std::string text;
+  if (o.common.format == "json") text = render_json(list);
+  else if (o.common.format == "md") text = render_md(list);
+  else text = render_text(list);
+  emit_text(text, o.common);
+  set_exit_code(kExitOk);
+}
+
+}  // namespace
 
 void set_list_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("list", "(not yet available)");
-  cmd->callback([] { throw UsageError("list: not available in this build"); });
+  auto opts = std::make_shared<ListOptions>();
+  auto* cmd = app.add_subcommand("list", "Print the case catalog with the expected outcome per profile");
+  cmd->add_option("--kernel", opts->kernel, "Only this family (fault, index_select, attention, tma)");
+  add_common_options(cmd, opts->common);
+  cmd->callback([opts] { run_list(*opts); });
 }
 
 }  // namespace cudadiag::app

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "cases/catalog.h"
+#include "cases/run_expectation.h"
 
 namespace cudadiag::cases {
 namespace {
@@ -154,6 +155,7 @@ std::vector<CaseDef> fault_cases() {
     c.title = r.title;
     c.params = normalize_fault_params(json{{"reproducer", r.name}});
     c.expected = r.expected;
+    add_blocking_variants(c.expected);
     c.expects_fault = r.expects_fault;
     c.deadline_ms = r.deadline_ms;
     c.fence_allocator = r.fence_allocator;

@@ -26,4 +26,13 @@ std::string expectation_for_run(const CaseDef& c, const std::string& allocator, 
   return "";
 }
 
+void add_blocking_variants(std::map<std::string, std::string>& expected) {
+  const std::map<std::string, std::string> plain = expected;
+  for (const auto& [profile, expectation] : plain) {
+    if (profile == "*" || profile.rfind("blocking", 0) == 0) continue;
+    const std::string blocking = profile == "default" ? "blocking" : "blocking+" + profile;
+    expected.emplace(blocking, expectation);
+  }
+}
+
 }  // namespace cudadiag::cases

@@ -17,4 +17,9 @@ std::string profile_for_run(const std::string& allocator, bool blocking, const s
 // where an error surfaces, not whether it does), else expected["*"], else "".
 std::string expectation_for_run(const CaseDef& c, const std::string& allocator, bool blocking);
 
+// Fills "blocking", "blocking+nocache", "blocking+fence", "blocking+sanitizer" (and
+// "blocking+<other fence side>") from their non-blocking entries where absent, so that a
+// plain expectation_for(case, profile) finds them too.
+void add_blocking_variants(std::map<std::string, std::string>& expected);
+
 }  // namespace cudadiag::cases
