@@ -20,13 +20,13 @@ target_include_directories(cudadiag_deps INTERFACE ${PROJECT_SOURCE_DIR}/lib ${P
 
 # Git revision and toolkit facts baked into the binary (report.tool).
 find_package(Git QUIET)
-set(CUDADIAG_GIT_REVISION "unknown")
-if(GIT_FOUND)
+set(CUDADIAG_GIT_REVISION "unknown" CACHE STRING "Git revision recorded in report.tool (auto-detected)")
+if(GIT_FOUND AND CUDADIAG_GIT_REVISION STREQUAL "unknown")
   execute_process(COMMAND ${GIT_EXECUTABLE} rev-parse --short=12 HEAD
     WORKING_DIRECTORY ${PROJECT_SOURCE_DIR} OUTPUT_VARIABLE _rev OUTPUT_STRIP_TRAILING_WHITESPACE
     ERROR_QUIET RESULT_VARIABLE _rc)
   if(_rc EQUAL 0 AND _rev)
-    set(CUDADIAG_GIT_REVISION "${_rev}")
+    set(CUDADIAG_GIT_REVISION "${_rev}" CACHE STRING "" FORCE)
   endif()
 endif()
 
