@@ -19,6 +19,7 @@ using report::json;
 struct SchemaOptions {
   CommonOptions common;
   std::string validate_path;
+  bool format_given = false;  // --format on the command line (the default differs per mode)
 };
 
 // "line 3, column 7 (byte 41)" for a 1-based byte offset as nlohmann reports it.
@@ -95,7 +96,9 @@ void run_validate(const SchemaOptions& opts) {
   const std::string text = read_file_or_stdin(opts.validate_path);
   const json doc = parse_report_file(opts.validate_path, text);
   const auto errors = check_report(doc);
-  emit_text(render_validation(opts.validate_path, doc, errors, opts.common.format), opts.common);
+  // The schema itself defaults to JSON; a validation verdict is for people unless asked.
+  const std::string format = opts.format_given ? opts.common.format : "text";
+  emit_text(render_validation(opts.validate_path, doc, errors, format), opts.common);
   set_exit_code(errors.empty() ? kExitOk : kExitFindings);
 }
 
@@ -121,7 +124,10 @@ void set_schema_command(CLI::App& app) {
   cmd->add_option("--validate", opts->validate_path,
                   "Validate a report file against the schema (exit 0 valid, 1 invalid, 2 unreadable)")
       ->group("");
-  cmd->callback([opts] { run_schema(*opts); });
+  cmd->callback([opts, cmd] {
+    opts->format_given = cmd->count("--format") > 0;
+    run_schema(*opts);
+  });
 }
 
 }  // namespace cudadiag::app

@@ -1,4 +1,4 @@
-// --redact: identifying values become stable hashes. Three passes over the document:
+// --redact: identifying values become stable hashes. Two passes over the document:
 //  1. fields that identify by name (hostname, uuid, serial, PCI bus ids, results[].device)
 //     are hashed, and their original values remembered;
 //  2. every string (and object key) anywhere has GPU/MIG UUIDs, PCI ids and the
@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <regex>
 #include <set>
+#include <vector>
 
 namespace cudadiag::report {
 namespace {
@@ -68,6 +69,15 @@ class Redactor {
   }
 
   // Pass 2: scrub every string and key.
+  void scrub_document(json& doc) {
+    // Longest first, so that a hostname that contains another value is replaced whole.
+    literals_by_length_.assign(literals_.begin(), literals_.end());
+    std::sort(literals_by_length_.begin(), literals_by_length_.end(),
+              [](const auto& a, const auto& b) { return a.size() > b.size(); });
+    scrub(doc);
+  }
+
+ private:
   void scrub(json& v) {
     if (v.is_string()) {
       v = scrub_text(v.get<std::string>());
@@ -83,7 +93,6 @@ class Redactor {
     }
   }
 
- private:
   void walk_named(json& v) {
     if (v.is_array()) {
       for (auto& e : v) walk_named(e);
@@ -111,10 +120,7 @@ class Redactor {
 
   std::string scrub_text(const std::string& text) {
     std::string s = scrub_patterns(text);
-    // Longest first, so that a hostname that contains another value is replaced whole.
-    std::vector<std::string> values(literals_.begin(), literals_.end());
-    std::sort(values.begin(), values.end(), [](const auto& a, const auto& b) { return a.size() > b.size(); });
-    for (const auto& value : values) {
+    for (const auto& value : literals_by_length_) {
       const std::string hash = redact_value(value);
       for (size_t pos = s.find(value); pos != std::string::npos; pos = s.find(value, pos + hash.size())) {
         s.replace(pos, value.size(), hash);
@@ -153,6 +159,7 @@ class Redactor {
   }
 
   std::set<std::string> literals_;
+  std::vector<std::string> literals_by_length_;
 };
 
 }  // namespace
@@ -172,7 +179,7 @@ std::string redact_value(const std::string& value) {
 void redact(json& document) {
   Redactor r;
   r.redact_named_fields(document);
-  r.scrub(document);
+  r.scrub_document(document);
 }
 
 }  // namespace cudadiag::report

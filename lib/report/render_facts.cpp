@@ -68,7 +68,8 @@ std::string device_line(const json& d) {
 
 std::string driver_line(const json& driver) {
   std::string line = str(driver, "version");
-  for (const char* key : {"cuda_version", "cuda_driver", "nvml_cuda_driver_version_string"}) {
+  for (const char* key : {"cuda_driver_version_string", "nvml_cuda_driver_version_string", "cuda_version",
+                          "cuda_driver"}) {
     const std::string v = str(driver, key);
     if (!v.empty()) {
       line += (line.empty() ? "" : ", ") + std::string("CUDA ") + v;

@@ -192,3 +192,21 @@ TEST_CASE("parse_format accepts text, json, md and rejects the rest", "[render]"
   CHECK_THROWS_AS(report::parse_format("yaml"), UsageError);
   CHECK_THROWS_WITH(report::parse_format("yaml"), Catch::Contains("yaml"));
 }
+
+TEST_CASE("text: header facts from the env command's host, driver and device shapes", "[render]") {
+  auto rep = report::new_report({"cudadiag", "env"}, "env");
+  rep.host = json{{"hostname", nullptr},
+                  {"os", "Debian GNU/Linux 12"},
+                  {"kernel", {{"release", "6.1.0-18-amd64"}, {"version", "#1 SMP"}, {"machine", "x86_64"}}}};
+  rep.driver = json{{"version", "580.82.07"}, {"cuda_driver_version_string", "13.0"}};
+  rep.devices = json::array({json{{"index", 0},
+                                  {"name", "NVIDIA H200"},
+                                  {"visible_to_cuda", true},
+                                  {"cuda", {{"compute_capability", "9.0"}}}},
+                             json{{"name", "NVIDIA H200"}, {"visible_to_cuda", false}, {"cuda", nullptr}}});
+  rep.verdict.status = "ok";
+  const auto text = render(rep, Format::text, false);
+  CHECK(contains(line_starting(text, "  host"), "Debian GNU/Linux 12, kernel 6.1.0-18-amd64"));
+  CHECK(contains(text, "  gpu      [0] NVIDIA H200 (sm 9.0)\n  gpu      NVIDIA H200\n"));
+  CHECK(contains(line_starting(text, "  driver"), "580.82.07, CUDA 13.0"));
+}
