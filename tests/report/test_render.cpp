@@ -204,6 +204,7 @@ TEST_CASE("text: header facts from the env command's host, driver and device sha
                                   {"visible_to_cuda", true},
                                   {"cuda", {{"compute_capability", "9.0"}}}},
                              json{{"name", "NVIDIA H200"}, {"visible_to_cuda", false}, {"cuda", nullptr}}});
+  rep.gpu = json{{"ran", true}};
   rep.verdict.status = "ok";
   const auto text = render(rep, Format::text, false);
   CHECK(contains(line_starting(text, "  host"), "Debian GNU/Linux 12, kernel 6.1.0-18-amd64"));
