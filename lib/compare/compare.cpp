@@ -122,6 +122,9 @@ Comparison compare_reports(std::vector<LoadedReport>& reports, const CompareOpti
   c.pairing = pair_results(reports);
   c.outcomes = diff_outcomes(c.pairing, c.labels, options);
   c.notes.insert(c.notes.end(), c.outcomes.notes.begin(), c.outcomes.notes.end());
+  bool any_results = false;
+  for (const auto& r : reports) any_results = any_results || !r.report.results.empty();
+  if (!any_results) c.notes.push_back("no report has results: only the environments are compared");
   c.suspects = rank_suspects(c.environment, c.outcomes, c.labels);
   c.weaknesses = config_weaknesses(reports, c.environment, c.pairing, c.outcomes);
   c.baseline = majority_baseline(c.environment, c.outcomes, reports.size());

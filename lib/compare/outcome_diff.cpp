@@ -10,6 +10,8 @@
 namespace cudadiag::compare {
 
 bool is_failure(const report::Result& r) {
+  // A skipped case did not run: it cannot have failed, whatever its expectation said.
+  if (r.outcome == "skipped") return false;
   if (r.expectation_met) return !*r.expectation_met;
   // Unjudged: outcomes that mean "it went wrong" on a host; skipped, invalid_config and
   // host-only checks are decided before the GPU and say nothing about the machine.

@@ -120,10 +120,13 @@ std::vector<std::string> config_weaknesses(const std::vector<LoadedReport>& repo
     out.push_back(std::to_string(pairing.unpaired.size()) +
                   " result(s) have no partner in every report; they are listed as unpaired");
   }
+  bool any_results = false;
+  for (const auto& r : reports) any_results = any_results || !r.report.results.empty();
   for (const auto& r : reports) {
-    if (r.report.results.empty()) {
+    if (r.report.results.empty() && any_results) {
       out.push_back(r.label + " has no results: only its environment can be compared");
-    } else if (r.report.gpu.is_object() && r.report.gpu.value("ran", true) == false) {
+    } else if (!r.report.results.empty() && r.report.gpu.is_object() &&
+               r.report.gpu.value("ran", true) == false) {
       out.push_back(r.label + ": the GPU part did not run (" +
                     r.report.gpu.value("reason", std::string("no reason given")) + ")");
     }

@@ -226,3 +226,38 @@ TEST_CASE("verdict: a health counter lower on the failing host is no lead", "[co
   for (const auto& s : c.suspects)
     if (s.category == "health") CHECK(s.score < 95);
 }
+
+TEST_CASE("verdict: two environment-only reports compare their environments", "[compare][verdict]") {
+  auto reports = load_fixtures({"driver_good.json", "driver_bad.json"});
+  for (auto& r : reports) {
+    r.report.results.clear();
+    r.report.invocation["command"] = "env";
+  }
+  const auto c = compare_fixtures(reports);
+  CHECK(c.verdict.status == "same");
+  CHECK(c.weaknesses.empty());
+  CHECK(any_contains(c.notes, "only the environments are compared"));
+  bool driver_differs = false;
+  for (const auto& row : c.environment) driver_differs = driver_differs || (row.field == "driver version" && row.differs);
+  CHECK(driver_differs);
+}
+
+TEST_CASE("verdict: a report without results against one with results is weaker", "[compare][verdict]") {
+  auto reports = load_fixtures({"identical_a.json", "identical_b.json"});
+  reports[1].report.results.clear();
+  const auto c = compare_fixtures(reports);
+  CHECK(c.verdict.status == "config_mismatch");
+  CHECK(any_contains(c.verdict.reasons, "gpu-node-b has no results"));
+}
+
+TEST_CASE("verdict: a case skipped on one host is a weakness, not a failure", "[compare][verdict]") {
+  auto reports = load_fixtures({"identical_a.json", "identical_b.json"});
+  auto& res = reports[1].report.results[0];
+  res.outcome = "skipped";
+  res.expectation_met = false;
+  res.reason = "not sm_90";
+  const auto c = compare_fixtures(reports);
+  CHECK(c.verdict.status == "config_mismatch");
+  CHECK(any_contains(c.verdict.reasons, "skipped on gpu-node-b"));
+  CHECK(find_case(c, "tma.ragged_prefill_seqlen1").kind == CaseKind::agree);
+}

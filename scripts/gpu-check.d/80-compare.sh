@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# `cudadiag compare` on reports written on this GPU host: the environment fields the
+# comparison reads (lib/compare/env_fields.cpp) must be found in real env/repro
+# reports, a report compared with itself must be "same" (exit 0), and a copy with one
+# result failing and another driver must be host_specific with the driver as suspect.
+set -uo pipefail
+BIN=${CUDADIAG:-./build/bin/cudadiag}
+OUT=${OUT:-./gpu-check-out}
+mkdir -p "$OUT"
+fail=0
+row() {  # check observed expected
+  local ok=PASS
+  [[ "$2" == "$3" ]] || { ok=FAIL; fail=1; }
+  printf '%-40s %-40s %-40s %s\n' "$1" "${2:0:40}" "${3:0:40}" "$ok"
+}
+jget() {  # jget FILE python-expression-on-d
+  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1" 2>/dev/null || echo "?"
+}
+common_field() {  # common_field FILE FIELD -> its value when every host agrees, else "missing"
+  jget "$1" "next((e['value'] for e in d['comparison']['environment_common'] if e['field']=='$2'), 'missing')"
+}
+
+"$BIN" env --format json -o "$OUT/cmp-env-a.json" 2>"$OUT/cmp-env-a.stderr"
+"$BIN" env --format json -o "$OUT/cmp-env-b.json" 2>"$OUT/cmp-env-b.stderr"
+"$BIN" compare --format json -o "$OUT/cmp-env.json" "$OUT/cmp-env-a.json" "$OUT/cmp-env-b.json" 2>"$OUT/cmp-env.stderr"
+rc_env=$?
+"$BIN" compare --format md -o "$OUT/cmp-env.md" "$OUT/cmp-env-a.json" "$OUT/cmp-env-b.json" 2>/dev/null
+
+smi_driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -1)
+smi_name=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+smi_vbios=$(nvidia-smi --query-gpu=vbios_version --format=csv,noheader 2>/dev/null | head -1)
+smi_cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1)
+
+printf '%-40s %-40s %-40s %s\n' CHECK OBSERVED EXPECTED RESULT
+row "env vs env: exit code" "$rc_env" 0
+row "env vs env: verdict" "$(jget "$OUT/cmp-env.json" "d['verdict']['status']")" same
+row "env vs env: differing fields" "$(jget "$OUT/cmp-env.json" "[e['field'] for e in d['comparison']['environment_diff']]")" "[]"
+row "field: driver version" "$(common_field "$OUT/cmp-env.json" "driver version")" "$smi_driver"
+row "field: gpu0 model" "$(common_field "$OUT/cmp-env.json" "gpu0 model")" "$smi_name"
+row "field: gpu0 VBIOS" "$(common_field "$OUT/cmp-env.json" "gpu0 VBIOS")" "$smi_vbios"
+row "field: gpu0 compute capability" "$(common_field "$OUT/cmp-env.json" "gpu0 compute capability")" "$smi_cc"
+for f in "CUDA driver API" "CUDA runtime" "kernel" "OS" "glibc" "gpu0 ECC mode" "gpu0 ECC errors" \
+         "gpu0 remapped rows" "gpu0 MIG mode" "gpu0 compute mode" "gpu0 SMs"; do
+  row "field recorded: $f" "$([[ "$(common_field "$OUT/cmp-env.json" "$f")" == missing ]] && echo missing || echo recorded)" recorded
+done
+
+# A repro report against itself, then against a doctored copy.
+"$BIN" repro --format json -o "$OUT/cmp-repro-a.json" 2>"$OUT/cmp-repro-a.stderr"
+rc_repro=$?
+row "repro wrote a report (exit 0 or 1)" "$([[ -s "$OUT/cmp-repro-a.json" && ( $rc_repro == 0 || $rc_repro == 1 ) ]] && echo yes || echo "no (rc $rc_repro)")" yes
+if [[ -s "$OUT/cmp-repro-a.json" ]]; then
+  "$BIN" compare "$OUT/cmp-repro-a.json" "$OUT/cmp-repro-a.json" >"$OUT/cmp-self.txt" 2>&1
+  row "repro vs itself: exit code" "$?" 0
+  python3 - "$OUT/cmp-repro-a.json" "$OUT/cmp-repro-b.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["host"]["hostname"] = str(d["host"].get("hostname")) + "-doctored"
+d["driver"]["version"] = "1.0.doctored"
+for r in d["results"]:
+    if r.get("outcome") == "ok":
+        r["outcome"] = "cuda_error"
+        r["expectation_met"] = False
+        r["error"] = {"code": 700, "name": "cudaErrorIllegalAddress", "class": "memory_fault",
+                      "sticky": True, "surfaced_at": "synchronize"}
+        r.pop("repeats", None)
+        break
+json.dump(d, open(sys.argv[2], "w"), indent=1)
+PY
+  "$BIN" compare --format json -o "$OUT/cmp-doctored.json" "$OUT/cmp-repro-a.json" "$OUT/cmp-repro-b.json" 2>/dev/null
+  row "doctored copy: exit code" "$?" 1
+  row "doctored copy: verdict" "$(jget "$OUT/cmp-doctored.json" "d['verdict']['status']")" host_specific
+  row "doctored copy: top suspect" "$(jget "$OUT/cmp-doctored.json" "d['comparison']['suspects'][0]['field']")" "driver version"
+  row "doctored copy: unpaired results" "$(jget "$OUT/cmp-doctored.json" "len(d['comparison']['unpaired'])")" 0
+  "$BIN" compare --format md "$OUT/cmp-repro-a.json" "$OUT/cmp-repro-b.json" >"$OUT/cmp-doctored.md" 2>/dev/null
+fi
+echo
+echo "compare env vs env (md):"
+head -30 "$OUT/cmp-env.md" 2>/dev/null
+exit $fail
