@@ -2,7 +2,9 @@
 // (or a sweep over the compiled tile grid), each configuration in its own child, with
 // repeat-N failure statistics and the seed report's fault knobs.
 #include <chrono>
+#include <limits>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
