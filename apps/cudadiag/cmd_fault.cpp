@@ -1,5 +1,6 @@
 // `cudadiag fault CASE_ID`: runs one fault-catalog case in a child under a chosen
 // allocator, judged against the catalog's expectation for that setting.
+#include <limits>
 #include <memory>
 
 #include "cases/catalog.h"
@@ -14,14 +15,16 @@
 namespace cudadiag::app {
 namespace {
 
+constexpr long long kNotGiven = std::numeric_limits<long long>::min();  // keep the catalog's value
+
 struct FaultOptions {
   CommonOptions common;
   std::string case_id;
   std::string allocator = "pool";
   bool blocking = false;
   int repeat = 1;
-  long long k = 0;         // 0: the catalog's value
-  long long elements = 0;  // 0: the catalog's value
+  long long k = kNotGiven;
+  long long elements = kNotGiven;
   bool no_bisect = false;
 };
 
@@ -38,8 +41,8 @@ void run_fault(const FaultOptions& o) {
   const cases::CaseDef& def = find_fault_case(o.case_id);
   if (o.repeat < 1) throw UsageError("--repeat: must be at least 1");
   cases::json params = def.params;
-  if (o.k != 0) params["k"] = o.k;
-  if (o.elements != 0) params["elements"] = o.elements;
+  if (o.k != kNotGiven) params["k"] = o.k;
+  if (o.elements != kNotGiven) params["elements"] = o.elements;
   try {
     params = cases::normalize_params("fault", params);
   } catch (const std::invalid_argument& e) {

@@ -1,5 +1,6 @@
 // `cudadiag index-select`: one index_select configuration on a heads slice of K and V
 // (the ring-attention seed), run in a child and compared bit-exactly with the CPU.
+#include <limits>
 #include <memory>
 
 #include "cases/index_select_params.h"
@@ -12,11 +13,13 @@
 namespace cudadiag::app {
 namespace {
 
+constexpr long long kNotGiven = std::numeric_limits<long long>::min();  // keep the default
+
 struct IndexSelectOptions {
   CommonOptions common;
   std::string shape, heads, indices, layout, bounds, dtype, index_dtype;
-  long long dilation = 0;  // 0: default
-  long long offset = -1;   // -1: default
+  long long dilation = kNotGiven;
+  long long offset = kNotGiven;
   std::string allocator = "pool";
   bool blocking = false;
   int repeat = 1;
@@ -34,8 +37,8 @@ cases::json params_json(const IndexSelectOptions& o) {
   } catch (const std::invalid_argument& e) {
     throw UsageError(std::string("index-select: ") + e.what());
   }
-  if (o.dilation != 0) j["dilation"] = o.dilation;
-  if (o.offset != -1) j["offset"] = o.offset;
+  if (o.dilation != kNotGiven) j["dilation"] = o.dilation;
+  if (o.offset != kNotGiven) j["offset"] = o.offset;
   if (!o.indices.empty()) j["indices"] = o.indices;
   if (!o.layout.empty()) j["layout"] = o.layout;
   if (!o.bounds.empty()) j["bounds"] = o.bounds;
