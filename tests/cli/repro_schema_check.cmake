@@ -1,0 +1,13 @@
+# Runs `repro` (exit 3 without a GPU), writes the JSON report with -o, validates it.
+execute_process(COMMAND ${BIN} repro -q --format json -o ${OUT} RESULT_VARIABLE rc ERROR_VARIABLE err)
+if(NOT rc EQUAL 3 AND NOT rc EQUAL 0)
+  message(FATAL_ERROR "repro exited ${rc}\n${err}")
+endif()
+execute_process(COMMAND ${BIN} schema --validate ${OUT} RESULT_VARIABLE vrc OUTPUT_VARIABLE vout ERROR_VARIABLE verr)
+if(NOT vrc EQUAL 0)
+  message(FATAL_ERROR "report does not validate (${vrc}):\n${vout}\n${verr}")
+endif()
+file(READ ${OUT} report)
+if(NOT report MATCHES "\"suite\": {" OR NOT report MATCHES "\"interrupted\": false")
+  message(FATAL_ERROR "report lacks the suite section or invocation.interrupted")
+endif()
