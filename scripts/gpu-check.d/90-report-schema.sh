@@ -42,7 +42,8 @@ for f in env-redacted.json env-redacted.md env-redacted.txt; do
     grep -qiE "[0-9a-f]{4,8}:$bus" "$dir/$f" && leaks=$((leaks + 1))
   done
   for s in $serials; do grep -qF "$s" "$dir/$f" && leaks=$((leaks + 1)); done
-  [[ -n $host ]] && grep -qF "$host" "$dir/$f" && leaks=$((leaks + 1))
+  # Whole words only: a short hostname such as "vm" is also a piece of "nvml".
+  [[ -n $host ]] && grep -qwF "$host" "$dir/$f" && leaks=$((leaks + 1))
   row "$f: UUID/PCI/serial/hostname leaks" "$leaks" 0
 done
 row "redacted json has redacted: hashes" "$(grep -c 'redacted:' "$dir/env-redacted.json" | awk '{print ($1 > 0) ? "yes" : "no"}')" yes
