@@ -219,7 +219,8 @@ void set_attention_command(CLI::App& app) {
   cmd->add_flag("--no-tail-mask", c.no_tail_mask,
                 "Fault knob: load and score K/V rows >= S (silent in a pool, 700 with --allocator fence-back)");
   cmd->add_flag("--drop-barrier", c.drop_barrier,
-                "Fault knob: drop the barrier between cp.async completion and reading the tile (a race)");
+                "Fault knob: drop the barrier between cp.async completion and reading the tile; warps 1.. "
+                "lag before their copies, so warp 0 reads rows not yet landed (wrong results)");
   cmd->add_flag("--smem-overflow", c.smem_overflow, "Fault knob: write each V tile one shared-memory row too far");
   cmd->add_option("--allocator", o->allocator, "Device memory for Q/K/V/O")
       ->check(CLI::IsMember({"pool", "direct", "fence", "fence-back", "fence-front"}))

@@ -25,7 +25,9 @@ struct Strides {
 struct FaultKnobs {
   int misalign_bytes = 0;    // Q/K/V base pointers offset by this many bytes
   bool no_tail_mask = false;  // K/V rows >= S are loaded and scored
-  bool drop_barrier = false;  // no barrier between cp.async completion and reading the tile
+  // No barrier between cp.async completion and reading the tile; warps other than
+  // warp 0 also lag before issuing their copies so that the race shows.
+  bool drop_barrier = false;
   bool smem_overflow = false;  // V tile rows are written one row further down
 };
 

@@ -78,6 +78,21 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
 
+// drop-barrier knob: warps other than warp 0 wait this many clock cycles before issuing
+// their copies of a freshly started tile (Q and the first K/V tile of every slab round).
+// Without the barrier after cp.async.wait_group, warp 0 then reads rows whose copies the
+// other warps have not even issued; without the lag the window of the race is a few
+// cycles and an H100 shows 0 failures in 200 runs. 2000 cycles (~1 us) exceed the
+// global-to-shared latency (L2 hit ~300, DRAM ~800 cycles), so warp 0's reads land in
+// the window. The lag runs only when the knob is on: a kernel-argument (uniform) branch.
+inline constexpr long long kDropBarrierLagCycles = 2000;
+
+__device__ __forceinline__ void lag_cycles(long long cycles) {
+  const long long t0 = clock64();
+  while (clock64() - t0 < cycles) {
+  }
+}
+
 __device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const void* p) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
@@ -143,6 +158,10 @@ __global__ void __launch_bounds__(NW * 32) fa2_fwd_kernel(const KernelArgs a) {
   const bool unmasked = a.no_tail_mask != 0;
   const int v_shift = a.smem_overflow ? 1 : 0;
 
+  // Lagging copy issuers for the drop-barrier knob (see kDropBarrierLagCycles).
+  const bool lag = a.drop_barrier != 0 && warp != 0;
+  if (lag) lag_cycles(kDropBarrierLagCycles);
+
   load_tile<T, D, THREADS>(sQ, qg, a.q_ss, m0, BM, S, false, 0);
   cp_async_commit();
 
@@ -168,6 +187,7 @@ __global__ void __launch_bounds__(NW * 32) fa2_fwd_kernel(const KernelArgs a) {
 #pragma unroll
     for (int i = 0; i < OB; ++i) oacc[i][0] = oacc[i][1] = oacc[i][2] = oacc[i][3] = 0.f;
 
+    if (lag && round > 0) lag_cycles(kDropBarrierLagCycles);
     load_tile<T, D, THREADS>(sK, kg, a.k_ss, 0, BN, S, unmasked, 0);
     load_tile<T, D, THREADS>(sV, vg, a.v_ss, 0, BN, S, unmasked, v_shift);
     cp_async_commit();
@@ -184,8 +204,10 @@ __global__ void __launch_bounds__(NW * 32) fa2_fwd_kernel(const KernelArgs a) {
       } else {
         cp_async_wait<0>();
       }
-      // Each thread has waited only for its own copies; this barrier makes every
-      // thread's part of the tile visible. The drop-barrier knob removes it.
+      // cp.async.wait_group covers only the calling thread's own copies, and every warp
+      // reads (ldmatrix) rows that other warps copied: this read-after-write barrier makes
+      // the whole tile visible to every warp. The drop-barrier knob removes it, so a warp
+      // may read rows still in flight (stale shared memory: wrong results, no fault).
       if (!a.drop_barrier) __syncthreads();
 
       const int n0 = j * BN;
