@@ -136,7 +136,9 @@ std::vector<TableRow> build() {
   add("bad.swizzle32.inner_64B", with(dense(DataType::float32, {64, 64}, {16, 8}),
                                       [](Descriptor& d) { d.swizzle = Swizzle::b32; }),
       {"tma.swizzle.inner_box_span"});
-  add("bad.interleave32.swizzle_none", interleaved(Interleave::b32, Swizzle::none),
+  // Documented as a pair, but the driver accepts interleave 32B with swizzle none (H100,
+  // driver 580.159.04): a warning.
+  add("warn.interleave32.swizzle_none", interleaved(Interleave::b32, Swizzle::none), {},
       {"tma.interleave32.requires_swizzle32"});
   add("bad.oob_nan.int32", with(dense(DataType::int32, {64, 64}, {64, 64}),
                                 [](Descriptor& d) { d.oob_fill = OobFill::nan_request_zero_fma; }),
@@ -150,9 +152,12 @@ std::vector<TableRow> build() {
   add("bad.enum.oob_fill", with(base2d, [](Descriptor& d) { d.oob_fill = static_cast<OobFill>(2); }),
       {"tma.oob_fill.valid"});
 
-  // Packed sub-byte types (CUDA 12.8+); documented for newer architectures, so a driver
-  // on sm_90 may reject even the valid one.
-  const std::string packed_note = "packed 16U4/16U6 types: the driver may reject them on sm_90";
+  // Packed sub-byte types (CUDA 12.8+) are for sm_100+: the driver rejects even the
+  // valid one on sm_90 (H100, driver 580.159.04). The expectations below are for an
+  // unknown target; expected_errors() adds tma.data_type.packed_requires_sm100 for an
+  // older one; needs_sm100 marks them.
+  const size_t packed_first = t.size();
+  const std::string packed_note = "packed 16U4/16U6 types: sm_100+ only; on sm_90 every row is invalid";
   const auto packed = dense(DataType::u4x16_align16b, {256, 4}, {128, 4});
   add("valid.packed.u4_align16b", packed, {}, {}, packed_note);
   add("bad.packed.dim_not_128", with(packed, [](Descriptor& d) { d.dims[0] = 192; d.strides[0] = 128; }),
@@ -171,6 +176,10 @@ std::vector<TableRow> build() {
   add("bad.packed.u6_interleave", with(dense(DataType::u6x16_align16b, {128, 4, 2}, {128, 4, 1}),
                                        [](Descriptor& d) { d.interleave = Interleave::b16; }),
       {"tma.packed.u6_requires_no_interleave"}, {}, packed_note);
+  for (size_t i = packed_first; i < t.size(); ++i) {
+    t[i].needs_sm100 = true;
+    t[i].warnings.push_back("tma.data_type.packed_target_unknown");
+  }
   return t;
 }
 
@@ -181,6 +190,19 @@ const std::vector<TableRow>& rule_table() {
   return table;
 }
 
+std::vector<std::string> expected_errors(const TableRow& row, std::optional<int> target_cc) {
+  auto ids = row.errors;
+  if (row.needs_sm100 && target_cc && *target_cc < 100) ids.push_back("tma.data_type.packed_requires_sm100");
+  return ids;
+}
+
+std::vector<std::string> expected_warnings(const TableRow& row, std::optional<int> target_cc) {
+  std::vector<std::string> ids;
+  for (const auto& w : row.warnings)
+    if (w != "tma.data_type.packed_target_unknown" || !target_cc) ids.push_back(w);
+  return ids;
+}
+
 const std::vector<std::string>& error_rule_ids() {
   static const std::vector<std::string> ids = {
       "tma.data_type.valid", "tma.interleave.valid", "tma.swizzle.valid", "tma.l2_promotion.valid",
@@ -189,14 +211,16 @@ const std::vector<std::string>& error_rule_ids() {
       "tma.global_dim.packed_multiple_128", "tma.global_dim.packed_multiple_2",
       "tma.global_stride.multiple_of_16", "tma.global_stride.multiple_of_32", "tma.global_stride.max",
       "tma.box_dim.range", "tma.box_dim.inner_bytes_multiple_of_16", "tma.box_dim.packed_128",
-      "tma.element_stride.range", "tma.swizzle.inner_box_span", "tma.interleave32.requires_swizzle32",
+      "tma.element_stride.range", "tma.swizzle.inner_box_span", "tma.data_type.packed_requires_sm100",
       "tma.packed.u6_requires_no_interleave", "tma.packed.swizzle_mode", "tma.oob_fill.nan_requires_float"};
   return ids;
 }
 
 const std::vector<std::string>& warning_rule_ids() {
   static const std::vector<std::string> ids = {"tma.size1_stride.noncanonical", "tma.box_dim.exceeds_global_dim",
-                                               "tma.global_stride.overlap", "tma.element_stride.inner_ignored"};
+                                               "tma.global_stride.overlap", "tma.element_stride.inner_ignored",
+                                               "tma.interleave32.requires_swizzle32",
+                                               "tma.data_type.packed_target_unknown"};
   return ids;
 }
 

@@ -2,6 +2,7 @@
 // A table of descriptors, valid and invalid, covering every rule of the validator. The
 // unit tests check the validator against it; `cudadiag tma --table` runs every row
 // through the validator and the real driver, so a disagreement shows on the device.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,7 +16,16 @@ struct TableRow {
   std::vector<std::string> errors;     // expected error rule ids (exactly these)
   std::vector<std::string> warnings;   // warning rule ids expected among the findings
   std::string note;                    // e.g. why the driver may differ on some devices
+  bool needs_sm100 = false;            // a packed 16U4/16U6 type: errors/warnings above
+                                       // are for an unknown target; see expected_*()
 };
+
+// The error rule ids a row expects for a target compute capability (major*10+minor;
+// unset = unknown): a row that needs sm_100 gains tma.data_type.packed_requires_sm100
+// on an older target.
+std::vector<std::string> expected_errors(const TableRow& row, std::optional<int> target_cc);
+// The warning rule ids a row expects among the findings for that target.
+std::vector<std::string> expected_warnings(const TableRow& row, std::optional<int> target_cc);
 
 const std::vector<TableRow>& rule_table();
 

@@ -213,9 +213,14 @@ void check_layout_modes(Checker& c) {
               "use boxDim[0] <= " + str(span * 8 / std::max(1u, element_bits(d.data_type))) +
                   " and load the row in several boxes, or a wider swizzle");
   }
+  // A warning, not an error: the documentation pairs interleave 32B with swizzle 32B,
+  // but the driver accepts interleave 32B with swizzle none (seen on H100, driver
+  // 580.159.04). Other swizzles with interleave 32B are still flagged the same way.
   if (d.interleave == Interleave::b32 && d.swizzle != Swizzle::b32)
-    c.error("tma.interleave32.requires_swizzle32", "swizzle", -1, to_string(d.swizzle),
-            "with interleave 32B swizzle must be 32B", "set swizzle 32B");
+    c.warning("tma.interleave32.requires_swizzle32", "swizzle", -1, to_string(d.swizzle),
+              "with interleave 32B the documentation pairs swizzle 32B (it is " + to_string(d.swizzle) +
+                  "); the driver accepts swizzle none, but the shared-memory layout is then unswizzled",
+              "set swizzle 32B unless the kernel reads the unswizzled interleaved layout");
   if (d.data_type == DataType::u6x16_align16b && d.interleave != Interleave::none)
     c.error("tma.packed.u6_requires_no_interleave", "interleave", -1, to_string(d.interleave),
             "16U6_ALIGN16B requires interleave none", "set interleave none");
@@ -232,6 +237,26 @@ void check_layout_modes(Checker& c) {
                   (d.data_type == DataType::u6x16_align16b ? " (128B_atom_64B for stores)" : ""),
               "use swizzle 128B");
   }
+}
+
+// The packed 16U4/16U6 types exist for compute capability 10.0+ (Blackwell): the driver
+// rejects them on sm_90 with CUDA_ERROR_INVALID_VALUE (seen on H100, driver 580.159.04).
+void check_target(Checker& c, std::optional<int> target_cc) {
+  const auto& d = c.d();
+  if (!is_packed(d.data_type)) return;
+  if (!target_cc) {
+    c.warning("tma.data_type.packed_target_unknown", "tensorDataType", -1, to_string(d.data_type),
+              to_string(d.data_type) + " is a packed type for compute capability 10.0+ (sm_100); the target is "
+                  "unknown, so whether the driver accepts it is not checked",
+              "give the target (--target-cc 100 or 90); on sm_90 and older use an unpacked type such as uint8");
+    return;
+  }
+  if (*target_cc < 100)
+    c.error("tma.data_type.packed_requires_sm100", "tensorDataType", -1, to_string(d.data_type),
+            to_string(d.data_type) + " needs compute capability 10.0+ (sm_100); the target is sm_" +
+                std::to_string(*target_cc) + ", where the driver rejects it",
+            "on sm_" + std::to_string(*target_cc) +
+                " unpack the data to an unpacked type (e.g. uint8) before the TMA load, or run on sm_100+");
 }
 
 void check_oob_fill(Checker& c) {
@@ -341,9 +366,10 @@ std::uint64_t dense_stride(const Descriptor& d, unsigned dim) {
   return d.strides[dim - 2] * d.dims[dim - 1];
 }
 
-Verdict validate(const Descriptor& d) {
+Verdict validate(const Descriptor& d, std::optional<int> target_cc) {
   Checker c(d);
   check_enums(c);
+  check_target(c, target_cc);
   if (check_rank(c)) {
     check_address(c);
     check_dims(c);

@@ -7,6 +7,7 @@
 //   bug in how the descriptor was built (see validator.cpp for which ones are believed
 //   not to be enforced; the device check confirms).
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,7 +37,10 @@ struct Verdict {
   bool has(const std::string& rule) const;
 };
 
-Verdict validate(const Descriptor& d);
+// target_cc: the compute capability the descriptor is meant for, as major*10+minor
+// (90 = sm_90); unset when unknown. Rules that depend on the architecture (the packed
+// 16U4/16U6 types need sm_100+) are errors when it is known, warnings when it is not.
+Verdict validate(const Descriptor& d, std::optional<int> target_cc = std::nullopt);
 
 // The stride (bytes) a dense layout gives dimension `dim` (1..rank-1): the extent of the
 // previous dimension times its stride (dimension 0 counts as element-sized).

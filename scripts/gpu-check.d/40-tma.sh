@@ -25,6 +25,7 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 rows = d.get("tma", {}).get("rows", [])
 bad = 0
+print(f"validator target: sm_{d.get('tma', {}).get('target_cc')} (the device's compute capability)")
 print(f"{'ROW':42} {'VALIDATOR':8} {'DRIVER':32} {'AGREE':5}  NOTE")
 for r in rows:
     v = "valid" if r["validator"]["valid"] else "invalid"

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <optional>
 #include <set>
 
 #include <catch2/catch.hpp>
@@ -37,21 +38,49 @@ Descriptor seed_seq1() {
 TEST_CASE("rule table: the validator finds exactly the expected errors per row", "[tma][validator]") {
   const auto& table = rule_table();
   REQUIRE(table.size() >= 30);
-  for (const auto& row : table) {
-    INFO(row.name << ": " << summary(row.descriptor));
-    const auto v = validate(row.descriptor);
-    for (const auto& f : v.findings) INFO(f.rule << " " << f.message);
-    CHECK(as_set(v.rule_ids(Severity::error)) == as_set(row.errors));
-    CHECK(v.valid() == row.errors.empty());
-    const auto warnings = as_set(v.rule_ids(Severity::warning));
-    for (const auto& w : row.warnings) CHECK(warnings.count(w) == 1);
+  // Unknown target (the host), sm_90 (the H100 the table was checked on) and sm_100.
+  for (const std::optional<int> cc : {std::optional<int>{}, std::optional<int>{90}, std::optional<int>{100}}) {
+    for (const auto& row : table) {
+      INFO(row.name << " (target " << (cc ? std::to_string(*cc) : std::string("unknown")) << "): "
+                    << summary(row.descriptor));
+      const auto v = validate(row.descriptor, cc);
+      for (const auto& f : v.findings) INFO(f.rule << " " << f.message);
+      const auto want = expected_errors(row, cc);
+      CHECK(as_set(v.rule_ids(Severity::error)) == as_set(want));
+      CHECK(v.valid() == want.empty());
+      const auto warnings = as_set(v.rule_ids(Severity::warning));
+      for (const auto& w : expected_warnings(row, cc)) CHECK(warnings.count(w) == 1);
+    }
   }
+}
+
+TEST_CASE("rule table: on sm_90 every packed row is invalid, the others keep their verdict", "[tma][validator]") {
+  size_t packed = 0;
+  for (const auto& row : rule_table()) {
+    INFO(row.name);
+    CHECK(row.needs_sm100 == is_packed(row.descriptor.data_type));
+    if (!row.needs_sm100) {
+      CHECK(expected_errors(row, 90) == row.errors);
+      continue;
+    }
+    ++packed;
+    CHECK_FALSE(validate(row.descriptor, 90).valid());
+    CHECK(validate(row.descriptor, 90).has("tma.data_type.packed_requires_sm100"));
+  }
+  CHECK(packed >= 2);
+  const auto& table = rule_table();
+  const auto it = std::find_if(table.begin(), table.end(),
+                               [](const TableRow& r) { return r.name == "valid.packed.u4_align16b"; });
+  REQUIRE(it != table.end());
+  CHECK(validate(it->descriptor).valid());         // unknown target: a warning only
+  CHECK(validate(it->descriptor, 100).valid());    // Blackwell
+  CHECK_FALSE(validate(it->descriptor, 90).valid());
 }
 
 TEST_CASE("rule table covers every rule id", "[tma][validator]") {
   std::set<std::string> seen;
   for (const auto& row : rule_table()) {
-    seen.insert(row.errors.begin(), row.errors.end());
+    for (const auto& id : expected_errors(row, 90)) seen.insert(id);
     seen.insert(row.warnings.begin(), row.warnings.end());
   }
   for (const auto& id : error_rule_ids()) {
@@ -128,7 +157,10 @@ TEST_CASE("array lengths that do not fit the rank are reported, not read past", 
 
 TEST_CASE("every finding carries field, value, message and fix", "[tma][validator]") {
   for (const auto& row : rule_table()) {
-    for (const auto& f : validate(row.descriptor).findings) {
+    auto findings = validate(row.descriptor).findings;
+    const auto sm90 = validate(row.descriptor, 90).findings;
+    findings.insert(findings.end(), sm90.begin(), sm90.end());
+    for (const auto& f : findings) {
       INFO(row.name << " " << f.rule);
       CHECK_FALSE(f.field.empty());
       CHECK_FALSE(f.value.empty());
@@ -172,4 +204,74 @@ TEST_CASE("swizzle bound uses the inner box in bytes", "[tma][validator]") {
   CHECK_THAT(find(v, "tma.swizzle.inner_box_span")->fix, Catch::Contains("boxDim[0] <= 16"));
   d.swizzle = Swizzle::b128_atom_32b;
   CHECK(validate(d).valid());
+}
+
+TEST_CASE("interleave 32B with swizzle none: a warning, the driver accepts it", "[tma][validator]") {
+  Descriptor d;
+  d.data_type = DataType::bfloat16;
+  d.rank = 4;
+  d.dims = {16, 64, 4, 2};
+  d.strides = {32, 2048, 8192};
+  d.box = {16, 32, 2, 1};
+  d.element_strides = {1, 1, 1, 1};
+  d.interleave = Interleave::b32;
+  d.swizzle = Swizzle::none;
+  const auto v = validate(d);
+  CHECK(v.valid());
+  const auto* f = find(v, "tma.interleave32.requires_swizzle32");
+  REQUIRE(f != nullptr);
+  CHECK(f->severity == Severity::warning);
+  CHECK(f->field == "swizzle");
+  CHECK(f->value == "none");
+  d.swizzle = Swizzle::b32;
+  CHECK_FALSE(validate(d).has("tma.interleave32.requires_swizzle32"));
+}
+
+TEST_CASE("packed types and the target compute capability", "[tma][validator]") {
+  Descriptor d;
+  d.data_type = DataType::u4x16_align16b;
+  d.rank = 2;
+  d.dims = {256, 4};
+  d.strides = {128};
+  d.box = {128, 4};
+  d.element_strides = {1, 1};
+
+  SECTION("unknown target: a warning that names sm_100, still valid") {
+    const auto v = validate(d);
+    CHECK(v.valid());
+    const auto* f = find(v, "tma.data_type.packed_target_unknown");
+    REQUIRE(f != nullptr);
+    CHECK(f->severity == Severity::warning);
+    CHECK(f->field == "tensorDataType");
+    CHECK_THAT(f->message, Catch::Contains("10.0"));
+    CHECK_FALSE(v.has("tma.data_type.packed_requires_sm100"));
+  }
+  SECTION("sm_90: a violation") {
+    const auto v = validate(d, 90);
+    CHECK_FALSE(v.valid());
+    CHECK(v.errors() == 1);
+    const auto* f = find(v, "tma.data_type.packed_requires_sm100");
+    REQUIRE(f != nullptr);
+    CHECK(f->severity == Severity::error);
+    CHECK_THAT(f->message, Catch::Contains("sm_90"));
+    CHECK_THAT(f->fix, Catch::Contains("sm_100"));
+    CHECK_FALSE(v.has("tma.data_type.packed_target_unknown"));
+  }
+  SECTION("sm_100 and sm_120: accepted, no target finding") {
+    for (int cc : {100, 120}) {
+      const auto v = validate(d, cc);
+      CHECK(v.valid());
+      CHECK_FALSE(v.has("tma.data_type.packed_requires_sm100"));
+      CHECK_FALSE(v.has("tma.data_type.packed_target_unknown"));
+    }
+  }
+  SECTION("unpacked types are not affected by the target") {
+    d.data_type = DataType::uint8;
+    d.strides = {256};
+    for (std::optional<int> cc : {std::optional<int>{}, std::optional<int>{80}, std::optional<int>{90}}) {
+      const auto v = validate(d, cc);
+      CHECK(v.valid());
+      CHECK(v.findings.empty());
+    }
+  }
 }
