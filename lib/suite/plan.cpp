@@ -4,8 +4,12 @@
 #include <map>
 #include <tuple>
 
+#include <cstdlib>
+#include <sstream>
+
 #include "cases/expectation.h"
 #include "profiles/profile.h"
+#include "taxonomy/taxonomy.h"
 
 namespace cudadiag::suite {
 
@@ -17,14 +21,51 @@ size_t Plan::child_runs() const {
 
 size_t Plan::total_runs() const { return child_runs() + host_runs.size() + skipped.size(); }
 
+bool expectation_keeps_context(const std::string& expectation) {
+  if (expectation.empty()) return true;
+  std::stringstream ss(expectation);
+  std::string alt;
+  while (std::getline(ss, alt, '|')) {
+    if (alt == "ok" || alt == "silent" || alt == "mismatch" || alt == "invalid_config") continue;
+    if (alt.rfind("error:", 0) != 0) return false;  // "error", "timeout", "any", classes...
+    const std::string code = alt.substr(6);
+    if (code.empty() || code.find_first_not_of("0123456789") != std::string::npos) return false;
+    const auto* entry = taxonomy::find_runtime(std::atoi(code.c_str()));
+    if (!entry || entry->sticky) return false;
+  }
+  return true;
+}
+
 bool needs_own_child(const cases::CaseDef& def, const std::string& expectation) {
   if (def.expects_fault) return true;
   const auto e = cases::Expectation::parse(expectation);
   if (e.empty()) return false;
+  // Expected launch errors that leave the context usable do not end the child.
+  if (expectation_keeps_context(expectation)) return false;
   // A case that is not expected to finish cleanly may leave a sticky error or hang.
   report::Result clean;
   clean.outcome = "ok";
   return !e.matches(clean);
+}
+
+double estimate_cost_ms(const Batch& b, const std::vector<std::string>& expectations) {
+  constexpr double kStartMs = 300;     // process start and context creation
+  constexpr double kCaseMs = 30;       // a small kernel, its reference and the check
+  double cost = kStartMs;
+  for (size_t i = 0; i < b.specs.size(); ++i) {
+    const auto& spec = b.specs[i];
+    double one = kCaseMs;
+    const std::string& e = i < expectations.size() ? expectations[i] : std::string();
+    if (e.find("timeout") != std::string::npos) one = b.deadline_ms > 0 ? b.deadline_ms : 60000;
+    if (spec.kernel == "attention" && spec.params.is_object() && spec.params.contains("seq_len") &&
+        spec.params["seq_len"].is_number_integer()) {
+      const double sl = spec.params["seq_len"].get<double>();
+      one += kCaseMs * (sl * sl) / (256.0 * 256.0);  // quadratic in the sequence
+    }
+    cost += one * std::max(1, spec.repeat);
+  }
+  if (b.sanitizer) cost *= 10;  // memcheck instruments every access
+  return cost;
 }
 
 Plan make_plan(const Suite& s, const PlanOptions& opts) {
@@ -85,6 +126,7 @@ Plan make_plan(const Suite& s, const PlanOptions& opts) {
             b.specs.push_back(make_spec(sc, prof, 1));
             b.case_of_spec.push_back(ci);
             b.deadline_ms = sc.def.deadline_ms;
+            if (expectation.find("timeout") != std::string::npos) b.grace_ms = kTimeoutCaseGraceMs;
             own.push_back(std::move(b));
           }
         } else {
@@ -104,8 +146,16 @@ Plan make_plan(const Suite& s, const PlanOptions& opts) {
       }
     }
   }
-  // Shared batches first: they run longest, so starting them early packs the pool better.
   for (auto& b : own) plan.batches.push_back(std::move(b));
+  // Longest first: a long child started last would be the whole tail of the run.
+  for (auto& b : plan.batches) {
+    std::vector<std::string> exps;
+    for (size_t i = 0; i < b.specs.size(); ++i)
+      exps.push_back(cases::expectation_for(s.cases[b.case_of_spec[i]].def, b.profile));
+    b.est_cost_ms = estimate_cost_ms(b, exps);
+  }
+  std::stable_sort(plan.batches.begin(), plan.batches.end(),
+                   [](const Batch& a, const Batch& b) { return a.est_cost_ms > b.est_cost_ms; });
   return plan;
 }
 

@@ -4,8 +4,11 @@
 //  - cases expected to pass under the same profile and device share one child (a CUDA
 //    process costs 0.2-0.3 s to start; a sticky error ends the child and the executor
 //    re-runs the rest in a fresh one);
+//  - so do cases whose expected errors are all non-sticky launch errors (rejected
+//    launches, failed allocations: the context stays usable and the child goes on);
 //  - cases expected to fault or time out, and every sanitizer run (one XML file per
 //    child), get a child of their own;
+//  - batches are ordered by estimated cost, longest first, so the pool's tail is short;
 //  - host-only cases of a family with host_eval are decided in the parent;
 //  - runs that cannot happen (no GPU, no compute-sanitizer) are listed with the reason.
 #include <cstddef>
@@ -31,6 +34,8 @@ struct Batch {
   std::vector<cases::CaseSpec> specs;
   std::vector<size_t> case_of_spec;  // suite case position of each spec
   int deadline_ms = 0;              // largest per-case deadline in the batch; 0: default
+  int grace_ms = 0;                 // SIGTERM->SIGKILL grace; 0: the run's default
+  double est_cost_ms = 0;           // estimated wall time (process start included)
 };
 
 struct HostRun {
@@ -65,6 +70,17 @@ struct Plan {
 
 // True when a case under this expectation must run alone in its child.
 bool needs_own_child(const cases::CaseDef& def, const std::string& expectation);
+
+// True when every alternative of the expectation leaves the context usable: clean
+// outcomes, or cuda errors by numeric code that the taxonomy marks non-sticky.
+bool expectation_keeps_context(const std::string& expectation);
+
+// A child stuck in a kernel dies on SIGTERM's default action: a short grace suffices.
+inline constexpr int kTimeoutCaseGraceMs = 200;
+
+// Estimated wall time of a batch in a pool child (start-up, per-case work, deadlines
+// of cases expected to time out, sanitizer slowdown). Only ordering depends on it.
+double estimate_cost_ms(const Batch& b, const std::vector<std::string>& expectations);
 
 Plan make_plan(const Suite& s, const PlanOptions& opts);
 

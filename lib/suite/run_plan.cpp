@@ -126,9 +126,34 @@ std::map<std::string, std::string> batch_env(const Batch& b, const std::vector<D
   return env;
 }
 
+bool sanitizer_found_access_error(const report::Result& r) {
+  if (!r.sanitizer.is_object() || !r.sanitizer.contains("findings") || !r.sanitizer["findings"].is_array())
+    return false;
+  for (const auto& f : r.sanitizer["findings"])
+    if (f.is_object() && !f.contains("api")) return true;  // a memory access, not an API record
+  return false;
+}
+
 void judge_result(report::Result& r, const SuiteCase& sc) {
   const std::string expected = cases::expectation_for(sc.def, r.profile);
   cases::judge(r, expected);
+  // Under memcheck the tool stops the faulting kernel and the program's next call
+  // returns 719; should the program see nothing, the findings alone still mean the
+  // access was caught: judge it as the launch failure memcheck turns it into.
+  if (r.expectation_met && !*r.expectation_met && (r.outcome == "ok" || r.outcome == "mismatch") &&
+      profiles::parse_profile(r.profile).sanitizer && sanitizer_found_access_error(r)) {
+    report::Result caught = r;
+    caught.outcome = "cuda_error";
+    report::ErrorInfo e;
+    e.code = 719;
+    e.name = "cudaErrorLaunchFailure";
+    e.source = "runtime";
+    e.error_class = "launch_failure";
+    e.sticky = true;
+    caught.error = e;
+    cases::judge(caught, expected);
+    r.expectation_met = caught.expectation_met;
+  }
   // Skipped runs say nothing about the host: recorded, not judged.
   if (r.outcome == "skipped") r.expectation_met.reset();
 }
@@ -192,6 +217,10 @@ RunOutcome run_plan(const Suite& s, const Plan& plan, const RunOptions& opts) {
   host::KernelLogCursor cursor;
   if (opts.read_kernel_log) cursor = host::kernel_log_cursor();
 
+  out.host_ms = ms_since(t0);
+  const std::uint64_t t0_us = host::monotonic_now_us() - static_cast<std::uint64_t>(out.host_ms * 1000.0);
+  // Every child's run, for attributing pid-less kernel-log lines.
+  std::vector<ChildWindow> windows;
   std::vector<std::vector<report::Result>> per_batch(plan.batches.size());
   std::vector<bool> started(plan.batches.size(), false);
   size_t next = 0;
@@ -204,7 +233,7 @@ RunOutcome run_plan(const Suite& s, const Plan& plan, const RunOptions& opts) {
     eo.self_exe = opts.self_exe;
     eo.env_set = batch_env(b, opts.devices);
     eo.deadline = b.deadline_ms > 0 ? std::chrono::milliseconds(b.deadline_ms) : opts.default_deadline;
-    eo.grace = opts.grace;
+    eo.grace = b.grace_ms > 0 ? std::chrono::milliseconds(b.grace_ms) : opts.grace;
     eo.profile = b.profile;
     if (b.device_slot >= 0) {
       const auto& d = opts.devices[static_cast<size_t>(b.device_slot)];
@@ -219,6 +248,12 @@ RunOutcome run_plan(const Suite& s, const Plan& plan, const RunOptions& opts) {
       eo.wrapper = profiles::sanitizer_argv(opts.sanitizer_path, xml);
     }
     const auto start_us = host::monotonic_now_us();
+    size_t window_slot;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      window_slot = windows.size();
+      windows.push_back(ChildWindow{0, start_us, 0});
+    }
     std::vector<report::Result> results;
     try {
       results = execute(b.specs, eo);
@@ -238,6 +273,13 @@ RunOutcome run_plan(const Suite& s, const Plan& plan, const RunOptions& opts) {
       }
     }
     const auto end_us = host::monotonic_now_us();
+    std::vector<ChildWindow> others;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      windows[window_slot].end_us = end_us;
+      others = windows;
+      others.erase(others.begin() + static_cast<std::ptrdiff_t>(window_slot));
+    }
     const bool cut = stopped();
     bool any_failed = false;
     for (size_t i = 0; i < results.size() && i < b.case_of_spec.size(); ++i) {
@@ -252,7 +294,7 @@ RunOutcome run_plan(const Suite& s, const Plan& plan, const RunOptions& opts) {
       any_failed = any_failed || is_failed_outcome(r);
     }
     if (any_failed && opts.read_kernel_log && cursor.readable) {
-      attach_xid(results, host::new_xid_lines_since(cursor), start_us, end_us);
+      attach_xid(results, host::new_xid_lines_since(cursor), ChildWindow{0, start_us, end_us}, others);
     }
     if (!xml.empty()) ::unlink(xml.c_str());
     std::lock_guard<std::mutex> lock(mu);
@@ -260,6 +302,7 @@ RunOutcome run_plan(const Suite& s, const Plan& plan, const RunOptions& opts) {
       if (opts.on_result) opts.on_result(r);
     }
     per_batch[bi] = std::move(results);
+    out.timings.push_back(BatchTiming{bi, (start_us - t0_us) / 1000.0, (end_us - start_us) / 1000.0});
   };
 
   const int jobs = std::max(1, opts.jobs);

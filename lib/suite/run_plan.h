@@ -31,11 +31,20 @@ struct RunOptions {
   std::function<void(const report::Result&)> on_result;
 };
 
+// When a batch's child ran, relative to the start of run_plan (milliseconds).
+struct BatchTiming {
+  size_t batch = 0;
+  double start_ms = 0.0;
+  double duration_ms = 0.0;
+};
+
 struct RunOutcome {
   std::vector<report::Result> results;  // plan order: host runs, skipped, then batches
   bool interrupted = false;
   double wall_ms = 0.0;
   size_t children = 0;                  // batches started
+  double host_ms = 0.0;                 // host-only cases, decided before any child
+  std::vector<BatchTiming> timings;     // batches in the order they finished
 };
 
 RunOutcome run_plan(const Suite& s, const Plan& plan, const RunOptions& opts);
@@ -44,8 +53,13 @@ RunOutcome run_plan(const Suite& s, const Plan& plan, const RunOptions& opts);
 // (CUDA_DEVICE_ORDER=PCI_BUS_ID so ordinals match nvidia-smi).
 std::map<std::string, std::string> batch_env(const Batch& b, const std::vector<DeviceTarget>& devices);
 
+// True when r.sanitizer (parsed memcheck XML) holds a memory-access finding.
+bool sanitizer_found_access_error(const report::Result& r);
+
 // Judges r against the suite case's expectation for its profile. Skipped results are
-// recorded with the expectation but not judged.
+// recorded with the expectation but not judged. A sanitizer-profile result whose memcheck
+// findings name a bad access counts as caught (a cuda_error 719) even if the program
+// itself saw no error.
 void judge_result(report::Result& r, const SuiteCase& sc);
 
 // Parses the sanitizer XML of a finished child into r.sanitizer (with the nearest

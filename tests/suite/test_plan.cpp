@@ -42,11 +42,11 @@ TEST_CASE("plan: known-good cases share one child per profile and device", "[pla
     ++shared_per_profile[b.profile];
     std::set<std::string> ids;
     for (const auto& spec : b.specs) ids.insert(spec.case_id);
-    // ok-control, ok-2 and too-many-threads (a non-sticky launch error that must not
-    // share: its expectation rejects ok) -> only the two ok cases share
+    // ok-control and ok-2 share; so does too-many-threads under default (a launch error
+    // that leaves the context usable); the overrun and the hang do not.
     CHECK(ids.count("fault.oob-write") == 0);
     CHECK(ids.count("fault.hang") == 0);
-    CHECK(ids.count("fault.too-many-threads") == 0);
+    CHECK(ids.count("fault.too-many-threads") == (b.profile == "default" ? 1 : 0));
     CHECK(ids.count("fault.ok-control") == 1);
     CHECK(ids.count("ok-2") == 1);
   }
@@ -179,8 +179,76 @@ TEST_CASE("plan: needs_own_child", "[plan]") {
   CHECK_FALSE(needs_own_child(good, ""));
   CHECK(needs_own_child(good, "error:700"));
   CHECK(needs_own_child(good, "timeout"));
-  CHECK(needs_own_child(good, "invalid_config"));
+  // Rejected before launch, or a launch error that is not sticky: the child goes on.
+  CHECK_FALSE(needs_own_child(good, "invalid_config"));
+  CHECK_FALSE(needs_own_child(good, "error:1|error:9"));
+  CHECK_FALSE(needs_own_child(good, "error:2"));
+  CHECK_FALSE(needs_own_child(good, "error:1|error:701"));
+  // A sticky code, any error, or a class (which may hold sticky codes): alone.
+  CHECK(needs_own_child(good, "error:1|error:700"));
+  CHECK(needs_own_child(good, "error"));
+  CHECK(needs_own_child(good, "error:launch_config"));
+  CHECK(needs_own_child(good, "error:719|error:715"));
+  CHECK(needs_own_child(good, "error:999999"));  // unknown code: assume sticky
   cases::CaseDef bad;
   bad.expects_fault = true;
   CHECK(needs_own_child(bad, "silent"));
+}
+
+TEST_CASE("plan: expectation_keeps_context follows the taxonomy's sticky flag", "[plan]") {
+  CHECK(expectation_keeps_context("ok|mismatch"));
+  CHECK(expectation_keeps_context("error:701"));
+  CHECK_FALSE(expectation_keeps_context("error:700"));
+  CHECK_FALSE(expectation_keeps_context("error:716"));
+  CHECK_FALSE(expectation_keeps_context("timeout"));
+  CHECK_FALSE(expectation_keeps_context("any"));
+  CHECK_FALSE(expectation_keeps_context("error:"));
+}
+
+TEST_CASE("plan: batches run longest first; a hang's child gets a short kill grace", "[plan]") {
+  const auto s = parse_suite(R"({"cases": [
+      {"id": "fault.ok-control", "profiles": ["default"]},
+      {"id": "fault.oob-write", "profiles": ["fence"]},
+      {"id": "fault.hang", "profiles": ["default"], "deadline_ms": 1200},
+      {"kernel": "fault", "name": "ok-many", "params": {"reproducer": "ok-control"}, "expected": {"*": "ok"},
+       "profiles": ["nocache"], "repeat": 20}
+    ]})",
+                            "order.json");
+  PlanOptions o;
+  o.devices = {{0, "GPU-aaa", "H100"}};
+  const auto p = make_plan(s, o);
+  REQUIRE(p.batches.size() == 4);
+  // The hang (its deadline) first, then the repeated shared batch, then the short ones.
+  CHECK(p.batches[0].specs[0].case_id == "fault.hang");
+  CHECK(p.batches[0].grace_ms == kTimeoutCaseGraceMs);
+  CHECK(p.batches[0].deadline_ms == 1200);
+  CHECK(p.batches[0].est_cost_ms >= 1200);
+  CHECK(p.batches[1].specs[0].case_id == "ok-many");
+  for (size_t i = 1; i < p.batches.size(); ++i) {
+    CHECK(p.batches[i - 1].est_cost_ms >= p.batches[i].est_cost_ms);
+    CHECK(p.batches[i].grace_ms == 0);  // the run's default grace
+  }
+}
+
+TEST_CASE("plan: cost estimate grows with the attention sequence, repeats and the sanitizer", "[plan]") {
+  Batch small;
+  cases::CaseSpec a;
+  a.kernel = "attention";
+  a.params = {{"seq_len", 64}};
+  small.specs = {a};
+  Batch big = small;
+  big.specs[0].params = {{"seq_len", 512}};
+  CHECK(estimate_cost_ms(big, {"ok"}) > estimate_cost_ms(small, {"ok"}));
+  Batch repeated = small;
+  repeated.specs[0].repeat = 10;
+  CHECK(estimate_cost_ms(repeated, {"ok"}) > estimate_cost_ms(small, {"ok"}));
+  Batch san = small;
+  san.sanitizer = true;
+  CHECK(estimate_cost_ms(san, {"ok"}) > estimate_cost_ms(small, {"ok"}));
+  Batch hang;
+  hang.deadline_ms = 1200;
+  cases::CaseSpec h;
+  h.kernel = "fault";
+  hang.specs = {h};
+  CHECK(estimate_cost_ms(hang, {"timeout"}) >= 1200);
 }
