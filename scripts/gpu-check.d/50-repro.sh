@@ -11,7 +11,7 @@ rm -rf "$dir" && mkdir -p "$dir"
 suites="default caching-hides-overrun fa-tile-misaligned flashinfer-tma-seqlen1 ring-attention-head-slice"
 for s in $suites; do
   start=$(date +%s.%N)
-  "$CUDADIAG" repro --suite "$s" --format json -o "$dir/$s.json" 2>"$dir/$s.stderr"
+  "$CUDADIAG" repro --suite "$s" --format json -o "$dir/$s.json" -v 2>"$dir/$s.stderr"
   echo $? >"$dir/$s.rc"
   end=$(date +%s.%N)
   echo "$start $end" >"$dir/$s.time"
@@ -64,12 +64,25 @@ for s in suites:
         runs = rep.get("suite", {}).get("plan", {}).get("case_runs", 0)
         check(s, runs >= 30, f"at least 30 case runs (got {runs})")
         check(s, t1 - t0 <= 5.0, f"default suite in at most 5 s (took {t1 - t0:.2f} s)")
+        # -v: where the time went (setup, host cases, children; the longest children)
+        for line in open(os.path.join(d, s + ".stderr")).read().splitlines():
+            if "phases:" in line or " child " in line:
+                print("  " + line.split("] ", 2)[-1][:150])
     if s == "caching-hides-overrun":
         for p, want in (("default", "silent"), ("nocache", "silent"), ("fence", "fault"), ("blocking+fence", "fault")):
             rs = res(rep, "fault.oob-write", p)
             got = rs[0]["outcome"] if rs else "missing"
             ok = got in ("ok", "mismatch") if want == "silent" else (got == "cuda_error" and rs[0]["error"]["code"] == 700)
             check(s, ok, f"oob-write under {p}: {want} (got {got} {err(rs[0]) if rs else ''})")
+        # memcheck: one cudaMalloc per buffer, the overrun reported; the program sees 719
+        for c in ("fault.oob-write", "fault.oob-read"):
+            rs = res(rep, c, "sanitizer")
+            got = rs[0]["outcome"] if rs else "missing"
+            san = (rs[0].get("sanitizer") or {}) if rs else {}
+            found = len(san.get("findings", []))
+            ok = bool(rs) and rs[0].get("expectation_met") is True and found > 0
+            check(s, ok, f"{c} under sanitizer: caught (got {got} {err(rs[0]) if rs else ''}, "
+                         f"{found} memcheck finding(s): {str(san.get('first', ''))[:60]})")
     if s == "fa-tile-misaligned":
         seeds = [r for r in rep["results"] if r["case_id"].startswith("fa.seed.")]
         check(s, len(seeds) == 10 and all(r["outcome"] == "ok" for r in seeds), "all 10 seed tile configs ok")

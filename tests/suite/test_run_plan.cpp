@@ -164,3 +164,56 @@ TEST_CASE("run_plan: sanitizer XML is parsed into the result", "[run_plan]") {
   attach_sanitizer(m, "/nonexistent/x.xml");
   CHECK_THAT(m.sanitizer["error"].get<std::string>(), Catch::Contains("no XML"));
 }
+
+TEST_CASE("run_plan: under the sanitizer profile an overrun memcheck reports is judged caught", "[run_plan]") {
+  // As recorded on an H200: memcheck reports the write one element past a cudaMalloc'ed
+  // buffer and the program's cudaDeviceSynchronize returns 719.
+  const auto s = parse_suite(R"({"cases": [{"id": "fault.oob-write", "profiles": ["sanitizer"]},
+                                            {"id": "fault.underrun-read", "profiles": ["sanitizer"]},
+                                            {"id": "fault.use-after-free", "profiles": ["sanitizer"]}]})",
+                             "san.json");
+  for (const auto& sc : s.cases) {
+    INFO(sc.def.id);
+    report::Result r;
+    r.case_id = sc.def.id;
+    r.profile = "sanitizer";
+    r.outcome = "cuda_error";
+    report::ErrorInfo e;
+    e.code = 719;
+    e.name = "cudaErrorLaunchFailure";
+    e.error_class = "launch_failure";
+    e.sticky = true;
+    r.error = e;
+    attach_sanitizer(r, std::string(CUDADIAG_TEST_DATA) + "/sanitizer/real_h200_memcheck_oob_write.xml");
+    judge_result(r, sc);
+    REQUIRE(r.expectation_met.has_value());
+    CHECK(*r.expectation_met);
+
+    // The program saw nothing, but the XML names the bad access: still caught.
+    report::Result quiet;
+    quiet.case_id = sc.def.id;
+    quiet.profile = "sanitizer";
+    quiet.outcome = "ok";
+    attach_sanitizer(quiet, std::string(CUDADIAG_TEST_DATA) + "/sanitizer/real_h200_memcheck_oob_write.xml");
+    CHECK(sanitizer_found_access_error(quiet));
+    judge_result(quiet, sc);
+    CHECK(*quiet.expectation_met);
+
+    // Silent and a clean XML: the overrun was missed.
+    report::Result missed;
+    missed.case_id = sc.def.id;
+    missed.profile = "sanitizer";
+    missed.outcome = "ok";
+    attach_sanitizer(missed, std::string(CUDADIAG_TEST_DATA) + "/sanitizer/synthetic_clean.xml");
+    CHECK_FALSE(sanitizer_found_access_error(missed));
+    judge_result(missed, sc);
+    CHECK_FALSE(*missed.expectation_met);
+  }
+  // Outside the sanitizer profile the findings change nothing.
+  report::Result pool;
+  pool.profile = "default";
+  pool.outcome = "mismatch";
+  attach_sanitizer(pool, std::string(CUDADIAG_TEST_DATA) + "/sanitizer/real_h200_memcheck_oob_write.xml");
+  judge_result(pool, s.cases[0]);
+  CHECK(*pool.expectation_met);  // default expects silent
+}
