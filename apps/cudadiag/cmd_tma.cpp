@@ -48,6 +48,7 @@ struct TmaOptions {
   bool host_only = false;
   bool no_load = false;
   bool table = false;
+  int target_cc = 0;  // --target-cc: major*10+minor; 0 = the device's when it runs, else unknown
   int timeout_s = 120;
 };
 
@@ -59,7 +60,8 @@ struct Item {
   tma::Descriptor d;
   tma::Verdict v;
   std::optional<int> printed_result;     // the printout's "Failed to initialize ... N"
-  std::vector<std::string> table_errors;  // --table: the rule ids the row expects
+  const tma::TableRow* table_row = nullptr;  // --table: the row (its expectations)
+  std::vector<std::string> table_errors;     // --table: the rule ids the row expects for the target
   std::string note;
   std::optional<report::Result> device;  // the child's result
 };
@@ -130,7 +132,7 @@ std::vector<Item> collect_items(const TmaOptions& o) {
       it.label = row.name;
       it.source = "rule table";
       it.d = row.descriptor;
-      it.table_errors = row.errors;
+      it.table_row = &row;
       it.note = row.note;
       items.push_back(std::move(it));
     }
@@ -345,7 +347,18 @@ json tma_section(const std::vector<Item>& items, const TmaOptions& o, const std:
 void run_tma(const TmaOptions& o) {
   configure_logging(o.common);
   auto items = collect_items(o);
-  for (auto& it : items) it.v = tma::validate(it.d);
+  if (o.target_cc != 0 && (o.target_cc < 10 || o.target_cc > 999))
+    throw UsageError("--target-cc " + std::to_string(o.target_cc) +
+                     ": expected the compute capability as major*10+minor, e.g. 90 for sm_90 or 100 for sm_100");
+  std::optional<int> target_cc;
+  if (o.target_cc != 0) target_cc = o.target_cc;
+  auto validate_all = [&items, &target_cc] {
+    for (auto& it : items) {
+      it.v = tma::validate(it.d, target_cc);
+      if (it.table_row) it.table_errors = tma::expected_errors(*it.table_row, target_cc);
+    }
+  };
+  validate_all();
 
   std::string gpu_line;
   bool gpu_ran = false;
@@ -354,6 +367,16 @@ void run_tma(const TmaOptions& o) {
   } else {
     run_on_device(items, o);
     gpu_ran = !no_device(items);
+    // Without --target-cc the device is the target: judge with its compute capability, as
+    // the child does when it compares with the driver.
+    if (gpu_ran && !target_cc)
+      for (const auto& it : items)
+        if (it.device && it.device->details.contains("device") &&
+            it.device->details["device"].contains("cc_number")) {
+          target_cc = it.device->details["device"]["cc_number"].get<int>();
+          validate_all();
+          break;
+        }
     gpu_line = gpu_ran ? "GPU part: cuTensorMapEncodeTiled" + std::string(o.table || o.no_load ? "" : " + TMA box loads") +
                              " in a child process"
                        : "GPU part: could not run - " + (items.empty() || !items.front().device ? std::string("?")
@@ -394,6 +417,10 @@ void run_tma(const TmaOptions& o) {
                                                                 " descriptor(s) break cuTensorMapEncodeTiled's rules");
   const std::string mode = o.table ? "table" : !o.sweeps.empty() ? "sweep" : !o.from_log.empty() ? "log" : "explicit";
   r.extra["tma"] = tma_section(items, o, mode);
+  r.extra["tma"]["target_cc"] = target_cc ? json(*target_cc) : json(nullptr);
+  gpu_line += std::string("\n") + (report::parse_format(o.common.format) == report::Format::md ? "" : "  ") + "target: " +
+              (!target_cc ? std::string("unknown (give --target-cc; packed 16U4/16U6 types need sm_100+)")
+                          : "sm_" + std::to_string(*target_cc) + (o.target_cc ? " (--target-cc)" : " (the device)"));
 
   const bool findings = surprises || table_mismatch || (!o.table && invalid);
   r.verdict.status = findings ? "findings" : (!gpu_ran && !o.host_only) ? "no_gpu" : "ok";
@@ -447,6 +474,9 @@ void set_tma_command(CLI::App& app) {
                   "or canonical (the dense stride)")
       ->check(CLI::IsMember({"as-is", "canonical"}))
       ->capture_default_str();
+  cmd->add_option("--target-cc", opts->target_cc,
+                  "Compute capability the descriptor is for, major*10+minor (90 = sm_90, 100 = sm_100); "
+                  "default: the device's when the GPU part runs, else unknown (packed types then only warn)");
   cmd->add_flag("--host-only", opts->host_only, "Only the host validator: no child, no GPU");
   cmd->add_flag("--no-load", opts->no_load, "Encode with the driver but do not run the load kernel");
   cmd->add_option("--timeout", opts->timeout_s, "Seconds per descriptor in the child")->capture_default_str();
