@@ -28,6 +28,15 @@ std::string self_exe_path(const char* argv0) {
   return argv0;
 }
 
+// CLI11 2.1 answers an unknown first word with "A subcommand is required" and does not
+// name it; a user who mistyped a subcommand should see which word was not understood.
+const char* unknown_subcommand(CLI::App& cli, int argc, char** argv) {
+  if (argc < 2 || argv[1][0] == '-') return nullptr;
+  const std::string word = argv[1];
+  const auto known = cli.get_subcommands([&](const CLI::App* sub) { return sub->check_name(word); });
+  return known.empty() ? argv[1] : nullptr;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -56,6 +65,10 @@ int main(int argc, char** argv) {
   app::set_compare_command(cli);
   app::set_child_commands(cli);
 
+  if (const char* word = unknown_subcommand(cli, argc, argv)) {
+    spdlog::error("unknown subcommand '{}'; run 'cudadiag --help' for the list", word);
+    return kExitUsage;
+  }
   try {
     cli.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
