@@ -72,11 +72,11 @@ std::vector<CaseDef> attention_cases() {
   }
   {
     AttentionConfig c;
-    c.seq_len = 512;
-    c.block_m = 128, c.block_n = 64, c.warps = 8;
+    c.seq_len = 512;  // the seed tile: BLOCK_M=64, BLOCK_N=64, 4 warps
     c.drop_barrier = true;
     auto d = base_case("fa.drop-barrier",
-                       "barrier between cp.async completion and the tile read removed: intermittent wrong results",
+                       "barrier between cp.async completion and the tile read removed: a warp reads rows "
+                       "other warps have not copied yet (wrong results)",
                        c);
     d.expected = {{"*", "ok|mismatch"}};
     // A race needs many runs: the child repeats params.repeat times when the spec asks for 1.

@@ -59,3 +59,22 @@ TEST_CASE("the invalid-config case is decided on the host", "[attention]") {
     CHECK(judged.expectation_met == true);
   }
 }
+
+TEST_CASE("the drop-barrier case runs the seed tile with 4 warps, repeated, expecting ok or mismatch",
+          "[attention]") {
+  const auto fam = attention_family();
+  int found = 0;
+  for (const auto& c : fam.cases()) {
+    if (c.id != "fa.drop-barrier") continue;
+    ++found;
+    const auto cfg = attention_config_from_json(c.params);
+    CHECK(cfg.drop_barrier);
+    CHECK(cfg.block_m == 64);
+    CHECK(cfg.block_n == 64);
+    CHECK(cfg.warps == 4);  // the race needs warps reading rows other warps copied
+    CHECK(cfg.seq_len == 512);
+    CHECK(c.params.value("repeat", 1) >= 50);
+    CHECK(expectation_for(c, "default") == "ok|mismatch");
+  }
+  CHECK(found == 1);
+}
