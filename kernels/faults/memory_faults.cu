@@ -64,12 +64,25 @@ struct InOut {
   std::vector<float> host_in;
 };
 
+// Which buffer is allocated first. Small cudaMallocs are packed back to back (`direct`
+// gave in at [0x..800000, 0x..804000) and out right after it on an H100), and
+// compute-sanitizer's memcheck flags only addresses outside every allocation: an overrun
+// of the first buffer lands in the second and is missed. So a reproducer allocates the
+// buffer it overruns last, and the one it underruns first.
+enum class FirstAlloc { in, out };
+
 // in with fresh random data, out poisoned (0xFF bytes: a NaN that never compares equal).
-InOut make_in_out(gpu::Session& s, const FaultParams& p) {
+InOut make_in_out(gpu::Session& s, const FaultParams& p, FirstAlloc first = FirstAlloc::in) {
   InOut io;
   io.host_in = random_floats(p.elements, p.seed);
-  io.in = s.alloc_n<float>("in", static_cast<size_t>(p.elements));
-  io.out = s.alloc_n<float>("out", static_cast<size_t>(p.elements));
+  const auto n = static_cast<size_t>(p.elements);
+  if (first == FirstAlloc::in) {
+    io.in = s.alloc_n<float>("in", n);
+    io.out = s.alloc_n<float>("out", n);
+  } else {
+    io.out = s.alloc_n<float>("out", n);
+    io.in = s.alloc_n<float>("in", n);
+  }
   s.copy_to_device(io.in, io.host_in.data(), io.host_in.size() * sizeof(float));
   s.memset(io.out, 0xFF, io.host_in.size() * sizeof(float));
   return io;
@@ -109,7 +122,7 @@ FaultRun run_oob_write(gpu::Session& s, const FaultParams& p) {
 }
 
 FaultRun run_oob_read(gpu::Session& s, const FaultParams& p) {
-  const InOut io = make_in_out(s, p);
+  const InOut io = make_in_out(s, p, FirstAlloc::out);
   s.record_launch("oob_read_kernel", dim3(blocks_for(p.elements)), dim3(kThreads), 0, {io.in, io.out});
   oob_read_kernel<<<blocks_for(p.elements), kThreads>>>(io.in, io.out, p.elements, p.k);
   CD_CHECK_LAUNCH(s);
@@ -122,7 +135,7 @@ FaultRun run_oob_read(gpu::Session& s, const FaultParams& p) {
 }
 
 FaultRun run_underrun_write(gpu::Session& s, const FaultParams& p) {
-  const InOut io = make_in_out(s, p);
+  const InOut io = make_in_out(s, p, FirstAlloc::out);
   s.record_launch("underrun_write_kernel", dim3(blocks_for(p.elements)), dim3(kThreads), 0, {io.in, io.out});
   underrun_write_kernel<<<blocks_for(p.elements), kThreads>>>(io.in, io.out, p.elements, p.k);
   CD_CHECK_LAUNCH(s);
