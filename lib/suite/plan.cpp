@@ -21,15 +21,32 @@ size_t Plan::child_runs() const {
 
 size_t Plan::total_runs() const { return child_runs() + host_runs.size() + skipped.size(); }
 
+namespace {
+
+// An error class leaves the context usable when the taxonomy knows it and none of its
+// errors is sticky (invalid_value, launch_config: yes; memory_fault: no).
+bool class_keeps_context(const std::string& error_class) {
+  if (!taxonomy::is_known_class(error_class)) return false;
+  for (const auto& e : taxonomy::all())
+    if (e.error_class == error_class && e.sticky) return false;
+  return true;
+}
+
+}  // namespace
+
 bool expectation_keeps_context(const std::string& expectation) {
   if (expectation.empty()) return true;
   std::stringstream ss(expectation);
   std::string alt;
   while (std::getline(ss, alt, '|')) {
     if (alt == "ok" || alt == "silent" || alt == "mismatch" || alt == "invalid_config") continue;
-    if (alt.rfind("error:", 0) != 0) return false;  // "error", "timeout", "any", classes...
+    if (alt.rfind("error:", 0) != 0) return false;  // "error", "timeout", "any"...
     const std::string code = alt.substr(6);
-    if (code.empty() || code.find_first_not_of("0123456789") != std::string::npos) return false;
+    if (code.empty()) return false;
+    if (code.find_first_not_of("0123456789") != std::string::npos) {
+      if (!class_keeps_context(code)) return false;
+      continue;
+    }
     const auto* entry = taxonomy::find_runtime(std::atoi(code.c_str()));
     if (!entry || entry->sticky) return false;
   }
@@ -37,9 +54,14 @@ bool expectation_keeps_context(const std::string& expectation) {
 }
 
 bool needs_own_child(const cases::CaseDef& def, const std::string& expectation) {
-  if (def.expects_fault) return true;
   const auto e = cases::Expectation::parse(expectation);
-  if (e.empty()) return false;
+  // A known-bad reproducer with no expectation here may fault: keep it alone.
+  if (e.empty()) return def.expects_fault;
+  // A known-bad reproducer expected to stay silent under this profile (an overrun that
+  // lands in pooled memory) shares a child: if it faults after all, the executor ends
+  // that child and re-runs the cases after it in a fresh one. A process start costs
+  // more than most cases (context creation contends between children), so every shared
+  // case counts towards the suite's wall time.
   // Expected launch errors that leave the context usable do not end the child.
   if (expectation_keeps_context(expectation)) return false;
   // A case that is not expected to finish cleanly may leave a sticky error or hang.

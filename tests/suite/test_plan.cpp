@@ -43,8 +43,9 @@ TEST_CASE("plan: known-good cases share one child per profile and device", "[pla
     std::set<std::string> ids;
     for (const auto& spec : b.specs) ids.insert(spec.case_id);
     // ok-control and ok-2 share; so does too-many-threads under default (a launch error
-    // that leaves the context usable); the overrun and the hang do not.
-    CHECK(ids.count("fault.oob-write") == 0);
+    // that leaves the context usable), and the overrun where it is expected to stay silent
+    // (default: pooled memory); the fenced overrun and the hang do not.
+    CHECK(ids.count("fault.oob-write") == (b.profile == "default" ? 1 : 0));
     CHECK(ids.count("fault.hang") == 0);
     CHECK(ids.count("fault.too-many-threads") == (b.profile == "default" ? 1 : 0));
     CHECK(ids.count("fault.ok-control") == 1);
@@ -69,7 +70,7 @@ TEST_CASE("plan: faulting cases get their own child, once per repeat", "[plan]")
     if (b.specs[0].case_id == "fault.oob-write") ++oob;
   }
   CHECK(hang == 2);  // repeat 2 -> two fresh children
-  CHECK(oob == 2);   // default and fence
+  CHECK(oob == 1);   // fence only: under default the overrun is expected to stay silent
 }
 
 TEST_CASE("plan: repeats of shared cases run inside the child; allocators follow the profile", "[plan]") {
@@ -187,16 +188,28 @@ TEST_CASE("plan: needs_own_child", "[plan]") {
   // A sticky code, any error, or a class (which may hold sticky codes): alone.
   CHECK(needs_own_child(good, "error:1|error:700"));
   CHECK(needs_own_child(good, "error"));
-  CHECK(needs_own_child(good, "error:launch_config"));
+  CHECK_FALSE(needs_own_child(good, "error:launch_config"));  // no sticky error in that class
+  CHECK(needs_own_child(good, "error:memory_fault"));
   CHECK(needs_own_child(good, "error:719|error:715"));
   CHECK(needs_own_child(good, "error:999999"));  // unknown code: assume sticky
   cases::CaseDef bad;
   bad.expects_fault = true;
-  CHECK(needs_own_child(bad, "silent"));
+  // Known-bad, expected to stay silent or to fail without a sticky error: shares a child.
+  CHECK_FALSE(needs_own_child(bad, "silent"));
+  CHECK_FALSE(needs_own_child(bad, "ok|mismatch"));
+  CHECK_FALSE(needs_own_child(bad, "error:1"));
+  // Expected to fault, to hang, or with no expectation at all: alone.
+  CHECK(needs_own_child(bad, "error:700"));
+  CHECK(needs_own_child(bad, "timeout"));
+  CHECK(needs_own_child(bad, ""));
 }
 
 TEST_CASE("plan: expectation_keeps_context follows the taxonomy's sticky flag", "[plan]") {
   CHECK(expectation_keeps_context("ok|mismatch"));
+  // A class keeps the context when none of its errors is sticky.
+  CHECK(expectation_keeps_context("error:invalid_value|error:1"));
+  CHECK_FALSE(expectation_keeps_context("error:memory_fault"));
+  CHECK_FALSE(expectation_keeps_context("error:no_such_class"));
   CHECK(expectation_keeps_context("error:701"));
   CHECK_FALSE(expectation_keeps_context("error:700"));
   CHECK_FALSE(expectation_keeps_context("error:716"));
