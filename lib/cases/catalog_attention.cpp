@@ -54,7 +54,9 @@ std::vector<CaseDef> attention_cases() {
     c.seq_len = 512;
     c.misalign_bytes = 8;
     auto d = base_case("fa.misaligned", "Q/K/V base pointers 8 bytes off: 16-byte cp.async faults (716)", c);
-    d.expected = {{"*", "error:misaligned"}};
+    // Under memcheck the tool reports each misaligned access and the program sees 719
+    // (H100, driver 580.159.04: 719 with 100 memcheck findings).
+    d.expected = {{"*", "error:misaligned"}, {"sanitizer", "error:misaligned|error:719|error:launch_failure"}};
     d.expects_fault = true;
     out.push_back(d);
   }
@@ -72,7 +74,11 @@ std::vector<CaseDef> attention_cases() {
   }
   {
     AttentionConfig c;
-    c.seq_len = 512;  // the seed tile: BLOCK_M=64, BLOCK_N=64, 4 warps
+    // The seed tile (BLOCK_M=64, BLOCK_N=64, 4 warps) at S=64: one CTA per head. On an
+    // H100 (driver 580.159.04), 200 repeats each: S=64 gave 200/200 mismatches, while the
+    // same tile at S=512 gave 0/200 (and (128,64,8) at S=512 199/200): the race shows
+    // where it is cheap to run, so the suite keeps the short sequence.
+    c.seq_len = 64;
     c.drop_barrier = true;
     auto d = base_case("fa.drop-barrier",
                        "barrier between cp.async completion and the tile read removed: a warp reads rows "
