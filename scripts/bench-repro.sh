@@ -34,9 +34,11 @@ for c in json.load(sys.stdin)["cases"]:
     exp = c.get("expected", {})
     if "memory_fault" in exp.get("fence", "") and not c.get("host_only"):
         print(c["id"])')
+# A one-case suite for each: not every catalog case is in the default suite.
 for c in $overruns; do
-  timed "fence.$c" repro --case "$c" --profiles fence
-  timed "sanitizer.$c" repro --case "$c" --profiles sanitizer
+  printf '{"suite": "bench-%s", "version": 1, "cases": [{"id": "%s"}]}\n' "$c" "$c" >"$dir/suite.$c.json"
+  timed "fence.$c" repro --suite "$dir/suite.$c.json" --profiles fence
+  timed "sanitizer.$c" repro --suite "$dir/suite.$c.json" --profiles sanitizer
 done
 
 python3 - "$dir" $overruns <<'PY'

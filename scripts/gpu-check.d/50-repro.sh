@@ -100,10 +100,16 @@ for s in suites:
             for c in ("index_select.head-slice-stride", "index_select.head-slice-copy"):
                 rs = res(rep, c, p)
                 check(s, rs and rs[0]["outcome"] == "ok", f"{c} under {p}: ok")
-        rs = res(rep, "index_select.head-slice-assume-contiguous", "default")
-        check(s, rs and rs[0]["outcome"] in ("mismatch", "ok"), "assume-contiguous under default: silent (wrong data)")
-        rs = res(rep, "index_select.head-slice-assume-contiguous", "fence")
-        check(s, rs and rs[0]["outcome"] == "cuda_error", "assume-contiguous under fence: faults")
+        # assume-contiguous reads the wrong elements, all inside the parent tensor: wrong
+        # data under every allocator, the fence included. offset-twice reads past its end.
+        for p in ("default", "nocache", "fence"):
+            rs = res(rep, "index_select.head-slice-assume-contiguous", p)
+            check(s, rs and rs[0]["outcome"] == "mismatch", f"assume-contiguous under {p}: wrong data, no fault")
+        rs = res(rep, "index_select.head-slice-offset-twice", "default")
+        check(s, rs and rs[0]["outcome"] in ("mismatch", "ok"), "offset-twice under default: silent")
+        rs = res(rep, "index_select.head-slice-offset-twice", "fence")
+        check(s, rs and rs[0]["outcome"] == "cuda_error" and rs[0]["error"]["code"] == 700,
+              "offset-twice under fence: 700 at once")
 
 print()
 if bad:
