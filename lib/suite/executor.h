@@ -34,6 +34,9 @@ struct ExecOptions {
   size_t capture_limit = 64 * 1024;  // per stream of each child
 };
 
+// Set in every case child unless the user set it: one hardware work queue per context.
+inline constexpr const char* kMaxConnectionsEnv = "CUDA_DEVICE_MAX_CONNECTIONS";
+
 // argv = wrapper + {self_exe, "__run-case", "--spec", <ChildRequest JSON>}; environment,
 // deadline and result fd from the options.
 runner::ChildSpec child_spec_for(const std::vector<cases::CaseSpec>& batch,

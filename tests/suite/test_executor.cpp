@@ -2,6 +2,8 @@
 // {"fake": ok|slow|sticky|segv|hang} and the stand-in child behaves accordingly.
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
+
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -65,6 +67,20 @@ TEST_CASE("executor: child_spec_for builds the child command line", "[executor]"
   CHECK(spec.deadline == 10000ms);  // per case
   CHECK(spec.result_fd == 3);
   CHECK(spec.result_fd_env == "CUDADIAG_RESULT_FD");
+}
+
+TEST_CASE("executor: case children get one hardware work queue unless the user chose", "[executor]") {
+  const auto batch = make_batch({"ok"});
+  auto opts = fake_options();
+  ::unsetenv(suite::kMaxConnectionsEnv);
+  CHECK(suite::child_spec_for(batch, opts).env_set.at(suite::kMaxConnectionsEnv) == "1");
+  // Inherited from the user's environment: not overridden.
+  ::setenv(suite::kMaxConnectionsEnv, "4", 1);
+  CHECK(suite::child_spec_for(batch, opts).env_set.count(suite::kMaxConnectionsEnv) == 0);
+  ::unsetenv(suite::kMaxConnectionsEnv);
+  // Set by the caller (a profile): kept.
+  opts.env_set = {{suite::kMaxConnectionsEnv, "8"}};
+  CHECK(suite::child_spec_for(batch, opts).env_set.at(suite::kMaxConnectionsEnv) == "8");
 }
 
 TEST_CASE("executor: an ok batch runs in one child", "[executor]") {
