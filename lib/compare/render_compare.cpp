@@ -250,7 +250,7 @@ std::string render_compare_md(const report::Report& r) {
   if (!env.empty()) md_table(out, env_header, env);
 
   const auto outcomes = outcome_table(cmp, labels);
-  out << "### Outcomes that differ\n\n";
+  out << "### Failing or differing outcomes\n\n";
   if (outcomes.empty()) {
     out << fmt::format("None: every one of the {} paired results agrees.\n\n", cmp.value("paired_results", 0));
   } else {
@@ -307,7 +307,7 @@ std::string render_compare_text(const report::Report& r, bool color) {
   Row oc_header{"case"};
   for (const auto& l : labels) oc_header.push_back(l);
   oc_header.push_back("kind");
-  text_table(out, "Outcomes that differ", oc_header, outcome_table(cmp, labels));
+  text_table(out, "Failing or differing outcomes", oc_header, outcome_table(cmp, labels));
   text_table(out, "Failure rates (Fisher's exact test, two-sided)", {"case", "host A", "host B", "p", "conclusion"},
              rate_table(cmp));
   text_table(out, "Suspects, most likely first", {"#", "field", "score", "why"}, suspect_table(cmp), false);
