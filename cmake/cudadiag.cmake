@@ -18,17 +18,10 @@ target_compile_definitions(cudadiag_deps INTERFACE SPDLOG_COMPILED_LIB SPDLOG_FM
 target_link_libraries(cudadiag_deps INTERFACE nlohmann_json::nlohmann_json)
 target_include_directories(cudadiag_deps INTERFACE ${PROJECT_SOURCE_DIR}/lib ${PROJECT_SOURCE_DIR})
 
-# Git revision and toolkit facts baked into the binary (report.tool).
+# Git revision baked into the binary (report.tool): read at every build by
+# cmake/git_revision.cmake (lib/CMakeLists.txt), unless set here for a build outside git.
 find_package(Git QUIET)
-set(CUDADIAG_GIT_REVISION "unknown" CACHE STRING "Git revision recorded in report.tool (auto-detected)")
-if(GIT_FOUND AND CUDADIAG_GIT_REVISION STREQUAL "unknown")
-  execute_process(COMMAND ${GIT_EXECUTABLE} rev-parse --short=12 HEAD
-    WORKING_DIRECTORY ${PROJECT_SOURCE_DIR} OUTPUT_VARIABLE _rev OUTPUT_STRIP_TRAILING_WHITESPACE
-    ERROR_QUIET RESULT_VARIABLE _rc)
-  if(_rc EQUAL 0 AND _rev)
-    set(CUDADIAG_GIT_REVISION "${_rev}" CACHE STRING "" FORCE)
-  endif()
-endif()
+set(CUDADIAG_GIT_REVISION "" CACHE STRING "Git revision recorded in report.tool (empty: read from git at build time)")
 
 # cudadiag_add_lib(NAME [DEPS a b ...]): lib/NAME/*.cpp as static library cudadiag_NAME.
 function(cudadiag_add_lib name)

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "util/build_config.h"
+#include "util/git_revision.h"
 
 namespace cudadiag {
 namespace {

@@ -25,6 +25,8 @@ TEST_CASE("build_info architectures are sm_NN / compute_NN, without duplicates",
 TEST_CASE("build_info version, revision and toolkit are filled", "[build_info]") {
   const auto& b = build_info();
   CHECK(std::regex_match(b.version, std::regex("^[0-9]+\\.[0-9]+\\.[0-9]+$")));
-  CHECK_FALSE(b.git_revision.empty());
+  // A short commit id, "-dirty" when tracked files had uncommitted changes; "unknown"
+  // only for a build outside git.
+  CHECK(std::regex_match(b.git_revision, std::regex("^([0-9a-f]{12}(-dirty)?|unknown)$")));
   CHECK(std::regex_match(b.cuda_toolkit, std::regex("^[0-9]+\\.[0-9]+(\\.[0-9]+)?$")));
 }
