@@ -7,6 +7,12 @@ target_compile_options(cudadiag_warnings INTERFACE
     -Wcast-align -Wunused -Woverloaded-virtual -Wformat=2 -Wimplicit-fallthrough>
   $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall --expt-relaxed-constexpr>)
 
+# Source paths in error locations (__FILE__) are relative to the repository root: a
+# report names kernels/runtime/fence_allocator.cu:42, never the build machine's checkout.
+add_compile_options(
+  $<$<COMPILE_LANGUAGE:CXX>:-ffile-prefix-map=${PROJECT_SOURCE_DIR}/=>
+  $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-ffile-prefix-map=${PROJECT_SOURCE_DIR}/=>)
+
 # fmt and spdlog are used header-only so the binary carries no shared copy of them.
 add_library(cudadiag_deps INTERFACE)
 # Only the include directories of fmt and spdlog: their out-of-line parts are compiled
