@@ -1,0 +1,68 @@
+#pragma once
+// What the interposer saw of a program's device memory and kernel launches, as the
+// parent reads it back after the program ended (however it ended). Produced by the
+// ring reader (lib/program/ring_reader.h), consumed by attribution and the report.
+// Plain data: no CUDA, no JSON.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cudadiag::program {
+
+// Where the unmapped guard of a fenced allocation sits.
+enum class FenceSide : std::uint8_t {
+  back,   // the buffer ends flush against the guard: an overrun faults
+  front,  // the buffer starts flush against the guard: an underrun faults
+  none,   // not fenced: handed to the driver's own allocator (see unfenced_reason)
+};
+
+struct AllocationRecord {
+  std::uint64_t seq = 0;           // order among all allocation events of the process
+  std::uint64_t address = 0;       // pointer handed to the program
+  std::uint64_t bytes = 0;         // bytes the program asked for
+  std::uint64_t mapped_begin = 0;  // [mapped_begin, mapped_end): mapped for this buffer
+  std::uint64_t mapped_end = 0;    //   (address .. address+bytes when not fenced)
+  std::uint64_t guard_begin = 0;   // [guard_begin, guard_end): reserved, never mapped;
+  std::uint64_t guard_end = 0;     //   0, 0 when not fenced
+  FenceSide side = FenceSide::none;
+  bool freed = false;              // the program freed it: pages unmapped, range reserved
+  bool quarantine_released = false;  // the reservation was given back: a later use of
+                                     // the range no longer faults for sure
+  std::string api;                 // entry point that allocated: "cuMemAlloc_v2", ...
+  std::string unfenced_reason;     // side == none: why ("managed memory", "VMM failed: 2")
+};
+
+struct LaunchRecord {
+  std::uint64_t seq = 0;        // order among all launches of the process
+  std::string kernel;           // demangled when possible, else the mangled name
+  std::uint32_t grid[3] = {1, 1, 1};
+  std::uint32_t block[3] = {1, 1, 1};
+  std::uint32_t dynamic_smem = 0;
+  std::uint64_t stream = 0;     // CUstream handle value (0: the legacy default stream)
+  std::string api;              // "cuLaunchKernel", "cuLaunchKernelEx", ...
+  // Kernel arguments whose value lies inside a known allocation (address, as seen).
+  std::vector<std::uint64_t> pointer_args;
+};
+
+// Counters of the whole process, kept even when the rings wrapped.
+struct InterposerSummary {
+  bool loaded = false;              // the interposer's constructor ran in the program
+  bool cuda_seen = false;           // the program resolved any CUDA driver entry point
+  std::uint64_t allocations = 0;    // allocation calls seen
+  std::uint64_t fenced = 0;         // of which placed against a guard
+  std::uint64_t frees = 0;
+  std::uint64_t launches = 0;
+  std::uint64_t quarantined_bytes = 0;  // address space still reserved for freed buffers
+  std::uint64_t tma_encodes = 0;    // cuTensorMapEncode* calls: a fault may be the fence's
+  std::uint64_t dropped_allocations = 0;  // records lost because the ring wrapped
+  std::uint64_t dropped_launches = 0;
+  std::uint32_t fence_align = 16;   // alignment of fenced pointers, bytes
+};
+
+struct InterposerLog {
+  InterposerSummary summary;
+  std::vector<AllocationRecord> allocations;  // newest last; live and freed
+  std::vector<LaunchRecord> launches;         // newest last (the ring's tail)
+};
+
+}  // namespace cudadiag::program
