@@ -10,7 +10,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "cases/case_spec.h"
+#include "runner/case_protocol.h"
 #include "commands.h"
 #include "report/report.h"
 #include "runner/runner.h"
@@ -140,7 +140,7 @@ bool write_all(int fd, const std::string& data) {
 }
 
 int run_probe_child() {
-  const char* fd_text = std::getenv(cases::kResultFdEnv);
+  const char* fd_text = std::getenv(runner::kResultFdEnv);
   const int fd = fd_text ? std::atoi(fd_text) : STDOUT_FILENO;
   const std::string line = probe().dump() + "\n";
   if (!write_all(fd, line)) {
@@ -162,7 +162,7 @@ host::ProbeSummary run_cuda_probe(const std::string& self_exe, std::chrono::mill
   runner::ChildSpec spec;
   spec.argv = {self_exe, kProbeCudaCommand};
   spec.deadline = deadline;
-  spec.result_fd_env = cases::kResultFdEnv;
+  spec.result_fd_env = runner::kResultFdEnv;
   spec.label = "cuda-probe";
   const auto out = runner::run_child(spec);
   spdlog::debug("cuda probe: ending {} after {:.0f} ms", runner::to_string(out.ending), out.wall_ms);

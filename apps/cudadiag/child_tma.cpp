@@ -3,7 +3,7 @@
 #include <random>
 #include <stdexcept>
 
-#include "child_cases.h"
+#include "child_families.h"
 #include "kernels/runtime/driver_api.h"
 #include "kernels/tma/tma_device.h"
 #include "tma/load_reference.h"
@@ -97,66 +97,79 @@ std::string run_load(gpu::Session& s, const tma::Descriptor& d, const dev::Devic
   return "mismatch";
 }
 
+class TmaRun : public CaseRun {
+ public:
+  explicit TmaRun(const runner::CaseSpec& spec)
+      : spec_(spec), d_(tma::descriptor_from_json(spec.params.at("descriptor"))), load_(spec.params.value("load", true)) {}
+
+  Trial run(std::uint64_t seed) override {
+    Trial t;
+    const auto info = dev::probe_device(0);
+    if (!info.usable) {
+      t.outcome = report::Outcome::skipped;
+      t.reason = "no usable CUDA device: " + info.error;
+      t.details = json{{"validator", validator_summary(tma::validate(d_))}, {"no_device", true}};
+      return t;
+    }
+    // The driver's answer depends on the architecture (packed types need sm_100+), so the
+    // verdict it is compared with is the validator's for this device.
+    const int device_cc = info.cc_major * 10 + info.cc_minor;
+    const auto verdict = tma::validate(d_, device_cc);
+    json& details = t.details;
+    details["validator"] = validator_summary(verdict);
+    details["validator"]["target_cc"] = device_cc;
+    details["device"] = json{{"name", info.name},
+                             {"cc", std::to_string(info.cc_major) + "." + std::to_string(info.cc_minor)},
+                             {"cc_number", device_cc}};
+
+    session_ = open_session(spec_);
+    std::string outcome, reason;
+    int rc = 0;
+    if (load_) outcome = run_load(*session_, d_, info, details, reason, rc, seed);
+    if (!details.contains("load") || !details["load"].value("ran", false)) {
+      // Encode only, on a real buffer with the descriptor's alignment (the encode does
+      // not read the memory).
+      void* base = dev::offset_buffer(*session_, "tma_encode_target", 4096, d_.address % 256);
+      alignas(128) unsigned char map[128] = {};
+      rc = dev::encode_tiled(spec_of(d_), base, map);
+    }
+    details["encode"] = encode_json(rc);
+
+    const bool driver_ok = rc == 0;
+    if (driver_ok != verdict.valid()) {
+      t.outcome = report::Outcome::driver_disagrees;
+      t.reason = driver_ok ? "the driver accepted a descriptor the validator rejects (" +
+                                 verdict.rule_ids(tma::Severity::error).front() + ")"
+                           : "the driver rejected (" + gpu::driver_error_name(rc) +
+                                 ") a descriptor the validator accepts";
+      if (!driver_ok) t.error = error_info(encode_failure(rc));
+    } else if (!driver_ok) {
+      t.outcome = report::Outcome::cuda_error;
+      t.reason = "cuTensorMapEncodeTiled returned " + gpu::driver_error_name(rc) +
+                 (verdict.valid() ? "" : "; the validator agrees: " + verdict.rule_ids(tma::Severity::error).front());
+      t.error = error_info(encode_failure(rc));
+    } else if (outcome.empty()) {
+      t.outcome = report::Outcome::ok;
+      if (details.contains("load") && !details["load"].value("ran", false))
+        t.reason = "encoded; load not checked: " + details["load"].value("reason", std::string());
+    } else {
+      t.outcome = *report::parse_outcome(outcome);
+      t.reason = reason;
+    }
+    return t;
+  }
+
+  const gpu::Session* session() const override { return session_.get(); }
+
+ private:
+  runner::CaseSpec spec_;
+  tma::Descriptor d_;
+  bool load_ = true;
+  std::unique_ptr<gpu::Session> session_;
+};
+
 }  // namespace
 
-json run_tma_case(const cases::CaseSpec& spec) {
-  const auto d = tma::descriptor_from_json(spec.params.at("descriptor"));
-  const bool load = spec.params.value("load", true);
-  const auto info = dev::probe_device(0);
-  if (!info.usable) {
-    json details{{"validator", validator_summary(tma::validate(d))}, {"no_device", true}};
-    return json{{"outcome", "skipped"}, {"reason", "no usable CUDA device: " + info.error}, {"details", details}};
-  }
-  // The driver's answer depends on the architecture (packed types need sm_100+), so the
-  // verdict it is compared with is the validator's for this device.
-  const int device_cc = info.cc_major * 10 + info.cc_minor;
-  const auto verdict = tma::validate(d, device_cc);
-  json details{{"validator", validator_summary(verdict)}};
-  details["validator"]["target_cc"] = device_cc;
-  details["device"] = json{{"name", info.name},
-                           {"cc", std::to_string(info.cc_major) + "." + std::to_string(info.cc_minor)},
-                           {"cc_number", device_cc}};
-
-  gpu::Session s(allocator_of(spec));
-  std::string outcome, reason;
-  int rc = 0;
-  std::uint64_t seed = spec.params.contains("seed") ? spec.params["seed"].get<std::uint64_t>() : std::random_device{}();
-  if (load) outcome = run_load(s, d, info, details, reason, rc, seed);
-  if (!details.contains("load") || !details["load"].value("ran", false)) {
-    // Encode only, on a real buffer with the descriptor's alignment (the encode does
-    // not read the memory).
-    void* base = dev::offset_buffer(s, "tma_encode_target", 4096, d.address % 256);
-    alignas(128) unsigned char map[128] = {};
-    rc = dev::encode_tiled(spec_of(d), base, map);
-  }
-  details["encode"] = encode_json(rc);
-
-  const bool driver_ok = rc == 0;
-  json line{{"details", details}};
-  if (driver_ok != verdict.valid()) {
-    line["outcome"] = "driver_disagrees";
-    line["reason"] = driver_ok ? "the driver accepted a descriptor the validator rejects (" +
-                                     verdict.rule_ids(tma::Severity::error).front() + ")"
-                               : "the driver rejected (" + gpu::driver_error_name(rc) +
-                                     ") a descriptor the validator accepts";
-    if (!driver_ok) line["error"] = failure_json(encode_failure(rc));
-  } else if (!driver_ok) {
-    line["outcome"] = "cuda_error";
-    line["reason"] = "cuTensorMapEncodeTiled returned " + gpu::driver_error_name(rc) +
-                     (verdict.valid() ? "" : "; the validator agrees: " + verdict.rule_ids(tma::Severity::error).front());
-    line["error"] = failure_json(encode_failure(rc));
-  } else if (outcome.empty()) {
-    line["outcome"] = "ok";
-    if (details.contains("load") && !details["load"].value("ran", false))
-      line["reason"] = "encoded; load not checked: " + details["load"].value("reason", std::string());
-  } else {
-    line["outcome"] = outcome;
-    if (!reason.empty()) line["reason"] = reason;
-  }
-  line["launch_log"] = launch_log_json(s);
-  line["buffers"] = buffers_json(s);
-  s.free_all();
-  return line;
-}
+std::unique_ptr<CaseRun> make_tma_run(const runner::CaseSpec& spec) { return std::make_unique<TmaRun>(spec); }
 
 }  // namespace cudadiag::app::child

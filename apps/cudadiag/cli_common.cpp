@@ -33,6 +33,18 @@ void add_common_options(CLI::App* cmd, CommonOptions& opts) {
   cmd->preparse_callback([&opts](size_t) { (void)opts; });
 }
 
+CLI::Option* add_allocator_option(CLI::App* cmd, profiles::Allocator& target) {
+  std::vector<std::string> names{"fence"};
+  for (const auto& a : profiles::kAllocators) names.emplace_back(a.name);
+  return cmd
+      ->add_option_function<std::string>(
+          "--allocator", [&target](const std::string& s) { target = *profiles::parse_allocator(s); },
+          "Device memory for the buffers: pool (slabs: overruns silent), direct (one cudaMalloc per buffer), "
+          "fence-back / fence-front (flush against unmapped memory: one element past the end / before the start "
+          "faults); fence means fence-back (default pool)")
+      ->check(CLI::IsMember(names));
+}
+
 void configure_logging(const CommonOptions& opts) {
   if (opts.no_color) init_logging(false);
   if (opts.quiet) {

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "profiles/allocator.h"
 #include "report/report.h"
 
 namespace cudadiag::app {
@@ -30,6 +31,10 @@ void set_invocation(Invocation inv);
 
 // Adds --format, -o/--output, -q, -v, --redact, --no-color to a subcommand.
 void add_common_options(CLI::App* cmd, CommonOptions& opts);
+
+// --allocator NAME (pool, direct, fence-back, fence-front; "fence" means fence-back),
+// parsed once into the enum.
+CLI::Option* add_allocator_option(CLI::App* cmd, profiles::Allocator& target);
 
 // Applies -q/-v and colour rules to the stderr logger.
 void configure_logging(const CommonOptions& opts);

@@ -8,9 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "cases/attention_config.h"
-#include "cases/attention_sweep.h"
-#include "cases/case_spec.h"
+#include "attention/attention_config.h"
+#include "attention/attention_sweep.h"
 #include "cases/expectation.h"
 #include "child_probe.h"
 #include "cli_common.h"
@@ -20,17 +19,19 @@
 #include "suite/executor.h"
 #include "util/errors.h"
 #include "util/exit_codes.h"
+#include "util/interrupt.h"
 #include "util/log.h"
 
 namespace cudadiag::app {
 namespace {
 
 using report::json;
+namespace at = cudadiag::attention;
 
 struct AttentionOptions {
   CommonOptions common;
-  cases::AttentionConfig config;
-  std::string allocator = "pool";
+  at::AttentionConfig config;
+  profiles::Allocator allocator = profiles::Allocator::pool;
   bool blocking = false;
   int repeat = 1;
   bool sweep = false;
@@ -41,25 +42,18 @@ struct AttentionOptions {
   long long seed = -1;
 };
 
-std::string normalized_allocator(const std::string& a) { return a == "fence" ? "fence-back" : a; }
-
-std::string case_id_of(const cases::AttentionConfig& c) {
-  return "attention." + c.dtype + ".d" + std::to_string(c.head_dim) + ".bm" + std::to_string(c.block_m) +
-         "-bn" + std::to_string(c.block_n) + "-w" + std::to_string(c.warps);
-}
-
-std::vector<cases::AttentionConfig> planned_configs(const AttentionOptions& o) {
-  cases::AttentionConfig base = o.config;
+std::vector<at::AttentionConfig> planned_configs(const AttentionOptions& o) {
+  at::AttentionConfig base = o.config;
   base.strides = {};
-  cases::fill_default_strides(base);
+  at::fill_default_strides(base);
   if (!o.sweep) return {base};
-  std::vector<cases::TileConfig> tiles;
+  std::vector<at::TileConfig> tiles;
   try {
-    tiles = cases::plan_sweep(o.sweep_filter);
+    tiles = at::plan_sweep(o.sweep_filter);
   } catch (const std::invalid_argument& e) {
     throw UsageError(std::string("--sweep-filter: ") + e.what());
   }
-  std::vector<cases::AttentionConfig> out;
+  std::vector<at::AttentionConfig> out;
   for (const auto& t : tiles) {
     auto c = base;
     c.block_m = t.block_m, c.block_n = t.block_n, c.warps = t.warps;
@@ -68,16 +62,26 @@ std::vector<cases::AttentionConfig> planned_configs(const AttentionOptions& o) {
   return out;
 }
 
-report::Result host_result(const cases::AttentionConfig& c, const std::string& allocator,
-                           const std::string& outcome, const std::string& reason) {
-  report::Result r;
-  r.case_id = case_id_of(c);
-  r.kernel = "attention";
-  r.params = cases::attention_params_to_json(c);
-  r.allocator = allocator;
+runner::CaseSpec spec_of(const at::AttentionConfig& c, const AttentionOptions& o) {
+  runner::CaseSpec spec;
+  spec.case_id = at::case_id_of(c);
+  spec.family = cases::Family::attention;
+  spec.params = at::attention_params_to_json(c);
+  if (o.bench) spec.params["bench"] = true;
+  if (o.seed >= 0) spec.seed = static_cast<std::uint64_t>(o.seed);
+  spec.allocator = o.allocator;
+  spec.repeat = o.repeat;
+  return spec;
+}
+
+// A configuration that cannot run, decided here without a child.
+report::Result rejected(const runner::CaseSpec& spec, const suite::ChildSettings& settings,
+                        const std::vector<std::string>& why) {
+  report::Result r = suite::make_result(spec, settings);
   r.device = "host";
-  r.outcome = outcome;
-  r.reason = reason;
+  r.outcome = report::Outcome::invalid_config;
+  r.reason = why.front();
+  r.details["reasons"] = why;
   return r;
 }
 
@@ -85,7 +89,7 @@ size_t device_smem_limit(const json& devices) {
   if (devices.is_array() && !devices.empty() && devices[0].contains("shared_mem_per_block_optin") &&
       devices[0]["shared_mem_per_block_optin"].is_number_unsigned())
     return devices[0]["shared_mem_per_block_optin"].get<size_t>();
-  return cases::kSmemOptinH100;
+  return at::kSmemOptinH100;
 }
 
 std::string render_with_sweep(report::Report& r, const CommonOptions& common) {
@@ -99,100 +103,79 @@ std::string render_with_sweep(report::Report& r, const CommonOptions& common) {
   if (format != report::Format::json && r.extra.contains("sweep")) {
     const bool md = format == report::Format::md;
     text += md ? "\n## Sweep\n\n" : "\nSweep (configuration x outcome)\n";
-    text += cases::render_sweep_table(r.extra["sweep"], md);
+    text += at::render_sweep_table(r.extra["sweep"], md);
   }
   return text;
 }
 
 void run_attention(AttentionOptions& o) {
   configure_logging(o.common);
-  o.allocator = normalized_allocator(o.allocator);
   if (!o.sweep && !o.sweep_filter.empty()) throw UsageError("--sweep-filter needs --sweep");
   if (o.bench && o.sweep) throw UsageError("--bench times one configuration; it cannot be combined with --sweep");
   const auto configs = planned_configs(o);
 
   const auto& inv = invocation();
   auto r = report::new_report(inv.argv, "attention");
+  r.environment = report::capture_environment(inv.envp);
+  auto settings = std::make_shared<suite::ChildSettings>();
+  if (o.blocking) settings->env_set["CUDA_LAUNCH_BLOCKING"] = "1";
+  settings->profile = o.blocking ? "blocking" : "default";
+  settings->deadline = std::chrono::milliseconds(static_cast<long long>(o.timeout_s * 1000));
 
-  // Configurations that cannot work are decided here, without a child or a GPU.
-  std::vector<report::Result> results(configs.size());
-  std::vector<bool> decided(configs.size(), false);
-  std::vector<size_t> to_run;
-  for (size_t i = 0; i < configs.size(); ++i) {
-    const auto why = cases::validate_attention(configs[i], std::numeric_limits<size_t>::max());
-    if (!why.empty()) {
-      results[i] = host_result(configs[i], o.allocator, "invalid_config", why.front());
-      results[i].details["reasons"] = why;
-      decided[i] = true;
-    } else {
-      to_run.push_back(i);
-    }
-  }
+  std::vector<runner::CaseSpec> specs;
+  for (const auto& c : configs) specs.push_back(spec_of(c, o));
 
-  bool gpu_ran = true;
-  if (!to_run.empty()) {
+  // Configurations that cannot work are decided here, without a child or a GPU; the
+  // device's shared-memory limit is known once the probe ran.
+  std::vector<std::optional<report::Result>> results(configs.size());
+  auto reject_invalid = [&](size_t limit) {
+    for (size_t i = 0; i < configs.size(); ++i)
+      if (!results[i])
+        if (const auto why = at::validate_attention(configs[i], limit); !why.empty())
+          results[i] = rejected(specs[i], *settings, why);
+  };
+  reject_invalid(std::numeric_limits<size_t>::max());
+
+  const bool any_to_run = std::any_of(results.begin(), results.end(), [](const auto& x) { return !x; });
+  if (!any_to_run) r.gpu = json{{"ran", false}, {"reason", "not needed: every configuration was rejected on the host"}};
+  if (any_to_run) {
     const auto probe = run_cuda_probe(inv.self_exe, std::chrono::milliseconds(60000));
     r.gpu = json{{"ran", probe.ran}, {"reason", probe.reason}};
     r.driver = probe.driver;
     if (probe.devices.is_array()) r.devices = probe.devices;
-    gpu_ran = probe.ran;
-    if (!probe.ran) {
-      spdlog::warn("GPU part could not run: {}", probe.reason);
-      for (size_t i : to_run) results[i] = host_result(configs[i], o.allocator, "skipped", probe.reason);
-    } else {
-      // The device's shared-memory limit is known from the probe: decide it here too.
-      const size_t limit = device_smem_limit(r.devices);
-      std::vector<std::vector<cases::CaseSpec>> batches;
-      std::vector<size_t> batch_config;
-      for (size_t i : to_run) {
-        const auto why = cases::validate_attention(configs[i], limit);
-        if (!why.empty()) {
-          results[i] = host_result(configs[i], o.allocator, "invalid_config", why.front());
-          results[i].details["reasons"] = why;
-          continue;
-        }
-        cases::CaseSpec spec;
-        spec.index = 0;
-        spec.case_id = case_id_of(configs[i]);
-        spec.kernel = "attention";
-        spec.params = cases::attention_params_to_json(configs[i]);
-        if (o.bench) spec.params["bench"] = true;
-        if (o.seed >= 0) spec.params["seed"] = o.seed;
-        spec.allocator = o.allocator;
-        spec.repeat = o.repeat;
-        batches.push_back({spec});
-        batch_config.push_back(i);
+    if (!probe.ran) spdlog::warn("GPU part could not run: {}", probe.reason);
+    else reject_invalid(device_smem_limit(r.devices));
+    suite::Executor ex(suite::ExecutorOptions{inv.self_exe, o.jobs, &stop_flag(), std::chrono::milliseconds(3000)});
+    std::vector<size_t> submitted;
+    for (size_t i = 0; i < configs.size(); ++i) {
+      if (results[i]) continue;
+      if (!probe.ran) {
+        results[i] = suite::make_result(specs[i], *settings);
+        results[i]->outcome = report::Outcome::skipped;
+        results[i]->reason = probe.reason;
+        continue;
       }
-      suite::ExecOptions eo;
-      eo.self_exe = inv.self_exe;
-      if (o.blocking) eo.env_set["CUDA_LAUNCH_BLOCKING"] = "1";
-      eo.profile = o.blocking ? "blocking" : "default";
-      eo.deadline = std::chrono::milliseconds(static_cast<long long>(o.timeout_s * 1000));
-      auto done = suite::execute_batches(batches, eo, o.jobs, nullptr, [](const report::Result& x) {
-        spdlog::info("{}: {}{}", x.case_id, x.outcome, x.reason.empty() ? "" : " (" + x.reason + ")");
-      });
-      for (size_t b = 0; b < done.size() && b < batch_config.size(); ++b) results[batch_config[b]] = done[b];
+      specs[i].index = static_cast<int>(i);
+      ex.submit({specs[i]}, settings);
     }
+    ex.run([](suite::ExecutedCase& c) {
+      spdlog::info("{}: {}{}", c.result.case_id, report::to_string(c.result.outcome),
+                   c.result.reason.empty() ? "" : " (" + c.result.reason + ")");
+    });
+    for (const auto& c : ex.cases()) results[static_cast<size_t>(c.spec.index)] = c.result;
+    r.invocation["interrupted"] = ex.interrupted();
   }
 
-  bool all_met = true;
-  for (size_t i = 0; i < results.size(); ++i) {
-    auto& res = results[i];
-    if (res.outcome == "skipped") continue;
-    cases::judge(res, cases::attention_expectation(configs[i], o.allocator));
-    if (res.expectation_met == false) {
-      all_met = false;
-      r.verdict.reasons.push_back(res.case_id + ": " + res.outcome +
-                                  (res.reason.empty() ? "" : " (" + res.reason + ")") + ", expected " + res.expected);
-    }
+  for (size_t i = 0; i < configs.size(); ++i) {
+    report::Result res = std::move(*results[i]);
+    cases::judge(res, cases::Expectation::parse(at::attention_expectation(configs[i], o.allocator)));
+    r.results.push_back(std::move(res));
   }
-  r.results = results;
-  if (o.sweep) r.extra["sweep"] = cases::sweep_rows(results);
-  r.verdict.status = !gpu_ran ? "no_gpu" : (all_met ? "ok" : "findings");
-  if (!gpu_ran) r.verdict.reasons.push_back("the GPU part could not run: " + r.gpu.value("reason", std::string()));
+  if (o.sweep) r.extra["sweep"] = at::sweep_rows(r.results);
+  r.verdict = at::attention_verdict(r.results, r.gpu);
   report::finish_report(r);
   emit_text(render_with_sweep(r, o.common), o.common);
-  set_exit_code(!all_met ? kExitFindings : (!gpu_ran ? kExitEnvironment : kExitOk));
+  set_exit_code(report::exit_code_for(r.verdict.status, r.invocation.value("interrupted", false)));
 }
 
 }  // namespace
@@ -207,12 +190,16 @@ void set_attention_command(CLI::App& app) {
   cmd->add_option("--batch", c.batch, "Batch size")->capture_default_str();
   cmd->add_option("--heads", c.heads, "Heads")->capture_default_str();
   cmd->add_option("--seq-len", c.seq_len, "Sequence length (any; tails are masked)")->capture_default_str();
-  cmd->add_option("--head-dim", c.head_dim, "Head dimension (compiled: 64, 128)")->capture_default_str();
+  cmd->add_option("--head-dim", c.head_dim, "Head dimension (compiled: " + at::compiled_list(at::Knob::head_dim) + ")")
+      ->capture_default_str();
   cmd->add_option("--dtype", c.dtype, "fp16 or bf16")->check(CLI::IsMember({"fp16", "bf16"}))->capture_default_str();
   cmd->add_flag("--causal", c.causal, "Causal mask");
-  cmd->add_option("--block-m", c.block_m, "Query rows per CTA (compiled: 16, 32, 64, 80, 128)")->capture_default_str();
-  cmd->add_option("--block-n", c.block_n, "Key rows per tile (compiled: 16, 32, 64, 128)")->capture_default_str();
-  cmd->add_option("--warps", c.warps, "Warps per CTA (compiled: 1, 2, 4, 8)")->capture_default_str();
+  cmd->add_option("--block-m", c.block_m, "Query rows per CTA (compiled: " + at::compiled_list(at::Knob::block_m) + ")")
+      ->capture_default_str();
+  cmd->add_option("--block-n", c.block_n, "Key rows per tile (compiled: " + at::compiled_list(at::Knob::block_n) + ")")
+      ->capture_default_str();
+  cmd->add_option("--warps", c.warps, "Warps per CTA (compiled: " + at::compiled_list(at::Knob::warps) + ")")
+      ->capture_default_str();
   cmd->add_option("--misalign-bytes", c.misalign_bytes,
                   "Fault knob: offset the Q/K/V base pointers by N bytes (16-byte loads then fault with 716)")
       ->check(CLI::NonNegativeNumber);
@@ -222,9 +209,7 @@ void set_attention_command(CLI::App& app) {
                 "Fault knob: drop the barrier between cp.async completion and reading the tile; warps 1.. "
                 "lag before their copies, so warp 0 reads rows not yet landed (wrong results)");
   cmd->add_flag("--smem-overflow", c.smem_overflow, "Fault knob: write each V tile one shared-memory row too far");
-  cmd->add_option("--allocator", o->allocator, "Device memory for Q/K/V/O")
-      ->check(CLI::IsMember({"pool", "direct", "fence", "fence-back", "fence-front"}))
-      ->capture_default_str();
+  add_allocator_option(cmd, o->allocator);
   cmd->add_flag("--blocking", o->blocking, "Run the child with CUDA_LAUNCH_BLOCKING=1");
   cmd->add_option("--repeat", o->repeat, "Runs inside one child (stops at a sticky error)")
       ->check(CLI::Range(1, 1000000))
@@ -235,7 +220,7 @@ void set_attention_command(CLI::App& app) {
   cmd->add_option("--timeout", o->timeout_s, "Seconds per child before it is terminated")
       ->check(CLI::Range(1.0, 86400.0))
       ->capture_default_str();
-  cmd->add_option("--seed", o->seed, "Seed of the random inputs (default: a fresh one per child)")
+  cmd->add_option("--seed", o->seed, "Seed of the first run's random inputs (replays a failing run; default: fresh)")
       ->check(CLI::NonNegativeNumber);
   // Used by scripts/bench-attention.sh: time one configuration (cudaEvents, median of 30).
   cmd->add_flag("--bench", o->bench, "")->group("");

@@ -58,7 +58,7 @@ void run_compare(const CompareCommandOptions& opts) {
     text = compare::render_compare_text(r, use_color(opts.common));
   }
   emit_text(text, opts.common);
-  set_exit_code(compare::exit_code_for(r.verdict.status));
+  set_exit_code(report::exit_code_for(r.verdict.status));
 }
 
 }  // namespace

@@ -64,10 +64,10 @@ json driver_section(const json& nvml_snap, const host::ProbeSummary& probe) {
 }
 
 void set_verdict(report::Report& r, const host::ProbeSummary& probe, const json& kernel_log) {
-  r.verdict.status = probe.status;
+  r.verdict.status = report::parse_verdict_status(probe.status).value_or(report::VerdictStatus::probe_failed);
   r.verdict.reasons.push_back(probe.reason);
   const auto findings = host::device_health_findings(r.devices);
-  if (probe.ran && !findings.empty()) r.verdict.status = "findings";
+  if (probe.ran && !findings.empty()) r.verdict.status = report::VerdictStatus::findings;
   r.verdict.reasons.insert(r.verdict.reasons.end(), findings.begin(), findings.end());
   if (kernel_log.value("xid_count", 0) > 0) {
     int hardware = 0;
@@ -81,7 +81,7 @@ void set_verdict(report::Report& r, const host::ProbeSummary& probe, const json&
 
 int exit_code_for(const report::Report& r, const host::ProbeSummary& probe) {
   if (!probe.ran) return kExitEnvironment;
-  return r.verdict.status == "findings" ? kExitFindings : kExitOk;
+  return r.verdict.status == report::VerdictStatus::findings ? kExitFindings : kExitOk;
 }
 
 void run_env(const EnvOptions& opts) {

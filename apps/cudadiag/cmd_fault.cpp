@@ -7,8 +7,7 @@
 #include "cases/run_expectation.h"
 #include "cli_common.h"
 #include "commands.h"
-#include "single_case.h"
-#include "suite/verdict.h"
+#include "suite/single_case.h"
 #include "util/errors.h"
 #include "util/exit_codes.h"
 
@@ -20,7 +19,7 @@ constexpr long long kNotGiven = std::numeric_limits<long long>::min();  // keep 
 struct FaultOptions {
   CommonOptions common;
   std::string case_id;
-  std::string allocator = "pool";
+  profiles::Allocator allocator = profiles::Allocator::pool;
   bool blocking = false;
   int repeat = 1;
   long long k = kNotGiven;
@@ -31,7 +30,7 @@ struct FaultOptions {
 const cases::CaseDef& find_fault_case(const std::string& id) {
   const cases::CaseDef* c = cases::find_case(id);
   if (!c) c = cases::find_case("fault." + id);
-  if (!c || c->kernel != "fault")
+  if (!c || c->family != cases::Family::fault)
     throw UsageError("fault: unknown case '" + id + "' (see `cudadiag list --kernel fault`)");
   return *c;
 }
@@ -44,41 +43,33 @@ void run_fault(const FaultOptions& o) {
   if (o.k != kNotGiven) params["k"] = o.k;
   if (o.elements != kNotGiven) params["elements"] = o.elements;
   try {
-    params = cases::normalize_params("fault", params);
+    params = cases::normalize_params(cases::Family::fault, params);
   } catch (const std::invalid_argument& e) {
     throw UsageError(std::string("fault ") + def.id + ": " + e.what());
   }
 
-  cases::CaseSpec spec;
+  runner::CaseSpec spec;
   spec.case_id = def.id;
-  spec.kernel = def.kernel;
+  spec.family = def.family;
   spec.params = params;
   spec.allocator = o.allocator;
   spec.repeat = o.repeat;
 
-  SingleCaseOptions so;
+  const auto& inv = invocation();
+  suite::SingleCaseOptions so;
   so.command = "fault";
-  so.allocator = o.allocator;
+  so.self_exe = inv.self_exe;
+  so.argv = inv.argv;
+  so.envp = inv.envp;
   so.blocking = o.blocking;
   so.bisect = !o.no_bisect;
   so.deadline_ms = def.deadline_ms;
-  so.fence_allocator = def.fence_allocator;
+  so.fence_side = def.fence_allocator;
   so.expected = cases::expectation_for_run(def, o.allocator, o.blocking);
-  report::Report rep = run_single_case(spec, so);
-
-  const report::Result& r = rep.results.front();
-  int code = kExitOk;
-  if (gpu_unavailable(r)) {
-    rep.verdict.status = "no_gpu";
-    rep.verdict.reasons = {"the GPU part could not run: " + rep.gpu.value("reason", std::string())};
-    code = kExitEnvironment;
-  } else {
-    rep.verdict = suite::decide_verdict(rep.results, false);
-    if (rep.verdict.status == "healthy") rep.verdict.reasons.push_back(def.id + ": " + r.outcome + " as expected (" + r.expected + ")");
-    code = suite::exit_code_for(rep.verdict, false);
-  }
+  report::Report rep = suite::run_single_case(spec, so);
+  rep.verdict = suite::expectation_verdict(rep);
   emit_report(rep, o.common);
-  set_exit_code(code);
+  set_exit_code(report::exit_code_for(rep.verdict.status));
 }
 
 }  // namespace
@@ -93,9 +84,7 @@ void set_fault_command(CLI::App& app) {
       "before the start faults).");
   cmd->add_option("case", opts->case_id, "Catalog id, e.g. fault.oob-write (the 'fault.' prefix is optional)")
       ->required();
-  cmd->add_option("--allocator", opts->allocator, "pool | direct | fence-back | fence-front")
-      ->check(CLI::IsMember({"pool", "direct", "fence-back", "fence-front"}))
-      ->capture_default_str();
+  add_allocator_option(cmd, opts->allocator);
   cmd->add_flag("--blocking", opts->blocking, "Set CUDA_LAUNCH_BLOCKING=1 in the child");
   cmd->add_option("--repeat", opts->repeat, "Runs in the child (stops at the first CUDA error)")->capture_default_str();
   cmd->add_option("-k", opts->k, "Overrun/underrun distance in elements (oob-*, underrun-*)");

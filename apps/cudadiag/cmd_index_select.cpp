@@ -3,10 +3,10 @@
 #include <limits>
 #include <memory>
 
-#include "cases/index_select_params.h"
+#include "index_select/index_select_params.h"
 #include "cli_common.h"
 #include "commands.h"
-#include "single_case.h"
+#include "suite/single_case.h"
 #include "util/errors.h"
 #include "util/exit_codes.h"
 
@@ -20,18 +20,20 @@ struct IndexSelectOptions {
   std::string shape, heads, indices, layout, bounds, dtype, index_dtype;
   long long dilation = kNotGiven;
   long long offset = kNotGiven;
-  std::string allocator = "pool";
+  profiles::Allocator allocator = profiles::Allocator::pool;
   bool blocking = false;
   int repeat = 1;
   bool no_bisect = false;
 };
 
-cases::json params_json(const IndexSelectOptions& o) {
-  cases::json j = cases::json::object();
+namespace is = cudadiag::index_select;
+
+report::json params_json(const IndexSelectOptions& o) {
+  report::json j = report::json::object();
   try {
-    if (!o.shape.empty()) j["shape"] = cases::parse_shape(o.shape);
+    if (!o.shape.empty()) j["shape"] = is::parse_shape(o.shape);
     if (!o.heads.empty()) {
-      const auto [h0, h1] = cases::parse_heads(o.heads);
+      const auto [h0, h1] = is::parse_heads(o.heads);
       j["heads"] = {h0, h1};
     }
   } catch (const std::invalid_argument& e) {
@@ -47,59 +49,36 @@ cases::json params_json(const IndexSelectOptions& o) {
   return j;
 }
 
-std::string case_id_for(const cases::IndexSelectParams& p) {
-  return "index_select." + p.layout + "." + p.indices + "." + p.bounds;
-}
-
 void run_index_select(const IndexSelectOptions& o) {
   configure_logging(o.common);
   if (o.repeat < 1) throw UsageError("--repeat: must be at least 1");
-  cases::IndexSelectParams p;
+  is::IndexSelectParams p;
   try {
-    p = cases::index_select_params_from_json(params_json(o));
+    p = is::index_select_params_from_json(params_json(o));
   } catch (const std::invalid_argument& e) {
     throw UsageError(std::string("index-select: ") + e.what());
   }
-  cases::CaseSpec spec;
-  spec.case_id = case_id_for(p);
-  spec.kernel = "index_select";
-  spec.params = cases::to_json(p);
+  runner::CaseSpec spec;
+  spec.case_id = is::case_id_for(p);
+  spec.family = cases::Family::index_select;
+  spec.params = is::to_json(p);
   spec.allocator = o.allocator;
   spec.repeat = o.repeat;
 
-  SingleCaseOptions so;
+  const auto& inv = invocation();
+  suite::SingleCaseOptions so;
   so.command = "index-select";
-  so.allocator = o.allocator;
+  so.self_exe = inv.self_exe;
+  so.argv = inv.argv;
+  so.envp = inv.envp;
   so.blocking = o.blocking;
   so.bisect = !o.no_bisect;
-  so.fence_allocator = o.allocator == "fence-front" ? "fence-front" : "fence-back";
-  so.expected = cases::index_select_expectation(p, o.allocator);
-  report::Report rep = run_single_case(spec, so);
-
-  const report::Result& r = rep.results.front();
-  int code = kExitOk;
-  if (gpu_unavailable(r)) {
-    rep.verdict.status = "no_gpu";
-    rep.verdict.reasons = {"the GPU part could not run: " + rep.gpu.value("reason", std::string())};
-    code = kExitEnvironment;
-  } else if (r.outcome == "ok") {
-    rep.verdict.status = "ok";
-    rep.verdict.reasons = {"output matches the CPU reference bit for bit"};
-  } else {
-    // A finding about the configuration; whether a healthy host gives the same is the
-    // expectation's business.
-    rep.verdict.status = "findings";
-    std::string what = r.outcome;
-    if (r.error) what += " " + r.error->name + " (" + std::to_string(r.error->code) + ") at " + r.error->surfaced_at;
-    else if (!r.reason.empty()) what += ": " + r.reason;
-    rep.verdict.reasons.push_back(what);
-    if (r.expectation_met.has_value())
-      rep.verdict.reasons.push_back(std::string(*r.expectation_met ? "as expected" : "NOT as expected") +
-                                    " for these parameters under " + o.allocator + " (" + r.expected + ")");
-    code = kExitFindings;
-  }
+  so.fence_side = o.allocator == profiles::Allocator::fence_front ? o.allocator : profiles::Allocator::fence_back;
+  so.expected = cases::Expectation::parse(is::index_select_expectation(p, o.allocator));
+  report::Report rep = suite::run_single_case(spec, so);
+  rep.verdict = suite::output_verdict(rep, o.allocator);
   emit_report(rep, o.common);
-  set_exit_code(code);
+  set_exit_code(report::exit_code_for(rep.verdict.status));
 }
 
 }  // namespace
@@ -117,19 +96,17 @@ void set_index_select_command(CLI::App& app) {
   cmd->add_option("--heads", opts->heads, "h0:h1 head slice (default the second half: H/2:H)");
   cmd->add_option("--dilation", opts->dilation, "Gather every N-th position along S (default 2)");
   cmd->add_option("--offset", opts->offset, "First gathered position (default (S-1) % dilation: the last is S-1)");
-  cmd->add_option("--indices", opts->indices, "valid | oob (last index = S) | negative (last index = -1)")
-      ->check(CLI::IsMember({"valid", "oob", "negative"}));
-  cmd->add_option("--layout", opts->layout, "stride | assume-contiguous | copy | offset-twice (default stride)")
-      ->check(CLI::IsMember({"stride", "assume-contiguous", "copy", "offset-twice"}));
-  cmd->add_option("--bounds", opts->bounds, "checked (device assert) | unchecked (default checked)")
-      ->check(CLI::IsMember({"checked", "unchecked"}));
-  cmd->add_option("--dtype", opts->dtype, "fp16 | bf16 | fp32 (default fp16)")
-      ->check(CLI::IsMember({"fp16", "bf16", "fp32"}));
-  cmd->add_option("--index-dtype", opts->index_dtype, "int32 | int64 (default int64)")
-      ->check(CLI::IsMember({"int32", "int64"}));
-  cmd->add_option("--allocator", opts->allocator, "pool | direct | fence-back | fence-front")
-      ->check(CLI::IsMember({"pool", "direct", "fence-back", "fence-front"}))
-      ->capture_default_str();
+  cmd->add_option("--indices", opts->indices, choice_list(is::kIndices, " | ") + " (oob: last index = S; negative: -1)")
+      ->check(CLI::IsMember(choice_names(is::kIndices)));
+  cmd->add_option("--layout", opts->layout, choice_list(is::kLayouts, " | ") + " (default stride)")
+      ->check(CLI::IsMember(choice_names(is::kLayouts)));
+  cmd->add_option("--bounds", opts->bounds, choice_list(is::kBounds, " | ") + " (default checked: device assert)")
+      ->check(CLI::IsMember(choice_names(is::kBounds)));
+  cmd->add_option("--dtype", opts->dtype, choice_list(is::kElementTypes, " | ") + " (default fp16)")
+      ->check(CLI::IsMember(choice_names(is::kElementTypes)));
+  cmd->add_option("--index-dtype", opts->index_dtype, choice_list(is::kIndexTypes, " | ") + " (default int64)")
+      ->check(CLI::IsMember(choice_names(is::kIndexTypes)));
+  add_allocator_option(cmd, opts->allocator);
   cmd->add_flag("--blocking", opts->blocking, "Set CUDA_LAUNCH_BLOCKING=1 in the child");
   cmd->add_option("--repeat", opts->repeat, "Runs with fresh random inputs (stops at the first CUDA error)")
       ->capture_default_str();

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <memory>
+#include <optional>
 
 #include "cases/catalog.h"
 #include "cli_common.h"
@@ -24,14 +25,12 @@ struct ListOptions {
 };
 
 std::vector<const cases::CaseDef*> selected(const ListOptions& o) {
-  if (!o.kernel.empty() && !cases::find_family(o.kernel)) {
-    std::string known;
-    for (const auto& f : cases::families()) known += (known.empty() ? "" : ", ") + f.kernel;
-    throw UsageError("--kernel: unknown family '" + o.kernel + "' (known: " + known + ")");
-  }
+  const cases::KernelFamily* only = o.kernel.empty() ? nullptr : cases::find_family(o.kernel);
+  if (!o.kernel.empty() && !only)
+    throw UsageError("--kernel: unknown family '" + o.kernel + "' (known: " + cases::family_names() + ")");
   std::vector<const cases::CaseDef*> out;
   for (const auto& c : cases::all_cases())
-    if (o.kernel.empty() || c.kernel == o.kernel) out.push_back(&c);
+    if (!only || c.family == only->id) out.push_back(&c);
   return out;
 }
 
@@ -39,12 +38,12 @@ std::string render_json(const std::vector<const cases::CaseDef*>& list) {
   cases::json arr = cases::json::array();
   for (const auto* c : list) {
     cases::json expected = cases::json::object();
-    for (const auto& p : listed_profiles()) expected[p] = cases::expectation_for(*c, p);
+    for (const auto& p : listed_profiles()) expected[p] = cases::expectation_text(*c, p);
     arr.push_back(cases::json{{"id", c->id},
-                              {"kernel", c->kernel},
+                              {"kernel", cases::to_string(c->family)},
                               {"title", c->title},
                               {"params", c->params},
-                              {"fence_allocator", c->fence_allocator},
+                              {"fence_allocator", profiles::to_string(c->fence_allocator)},
                               {"deadline_ms", c->deadline_ms},
                               {"host_only", c->host_only},
                               {"expects_fault", c->expects_fault},
@@ -59,16 +58,17 @@ std::string or_dash(const std::string& s) { return s.empty() ? "-" : s; }
 
 std::string render_text(const std::vector<const cases::CaseDef*>& list) {
   std::string out;
-  std::string family;
+  std::optional<cases::Family> family;
   for (const auto* c : list) {
-    if (c->kernel != family) {
-      family = c->kernel;
-      const auto* f = cases::find_family(family);
-      out += fmt::format("{}{}: {}\n", out.empty() ? "" : "\n", family, f ? f->description : "");
+    if (c->family != family) {
+      family = c->family;
+      out += fmt::format("{}{}: {}\n", out.empty() ? "" : "\n", cases::to_string(c->family),
+                         cases::family(c->family).description);
     }
     out += fmt::format("  {}\n      {}\n     ", c->id, c->title);
-    for (const auto& p : listed_profiles()) out += fmt::format(" {}={}", p, or_dash(cases::expectation_for(*c, p)));
-    if (c->kernel == "fault" || c->fence_allocator != "fence-back") out += fmt::format("  (fence: {})", c->fence_allocator);
+    for (const auto& p : listed_profiles()) out += fmt::format(" {}={}", p, or_dash(cases::expectation_text(*c, p)));
+    if (c->family == cases::Family::fault || c->fence_allocator != profiles::Allocator::fence_back)
+      out += fmt::format("  (fence: {})", profiles::to_string(c->fence_allocator));
     out += "\n";
   }
   out += fmt::format("\n{} cases. Expectations: ok, mismatch, silent (ok or mismatch), error:<class|code>, timeout; "
@@ -93,8 +93,8 @@ std::string render_md(const std::vector<const cases::CaseDef*>& list) {
   for (size_t i = 0; i < listed_profiles().size(); ++i) out += "---|";
   out += "\n";
   for (const auto* c : list) {
-    out += fmt::format("| `{}` | {} | {} |", c->id, c->kernel, md_cell(c->title));
-    for (const auto& p : listed_profiles()) out += " " + md_cell(cases::expectation_for(*c, p)) + " |";
+    out += fmt::format("| `{}` | {} | {} |", c->id, cases::to_string(c->family), md_cell(c->title));
+    for (const auto& p : listed_profiles()) out += " " + md_cell(cases::expectation_text(*c, p)) + " |";
     out += "\n";
   }
   return out;
@@ -116,7 +116,7 @@ void run_list(const ListOptions& o) {
 void set_list_command(CLI::App& app) {
   auto opts = std::make_shared<ListOptions>();
   auto* cmd = app.add_subcommand("list", "Print the case catalog with the expected outcome per profile");
-  cmd->add_option("--kernel", opts->kernel, "Only this family (fault, index_select, attention, tma)");
+  cmd->add_option("--kernel", opts->kernel, "Only this family (" + cases::family_names() + ")");
   add_common_options(cmd, opts->common);
   cmd->callback([opts] { run_list(*opts); });
 }

@@ -5,17 +5,12 @@
 // Exit codes: 0 healthy; 1 suspect (names the cases), or interrupted (verdict
 // "incomplete", report marked invocation.interrupted); 3 when the GPU part could not run
 // (host-only cases such as TMA validation still run and are reported); 2 bad input.
-#include <signal.h>
-#include <stdlib.h>
 #include <unistd.h>
 
-#include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
-#include <mutex>
-#include <sstream>
 #include <thread>
 
 #include "cli_common.h"
@@ -25,11 +20,13 @@
 #include "host/system_info.h"
 #include "profiles/profile.h"
 #include "profiles/sanitizer_tool.h"
+#include "suite/device_selection.h"
 #include "suite/plan.h"
+#include "suite/repro_report.h"
 #include "suite/run_plan.h"
 #include "suite/suite.h"
-#include "suite/verdict.h"
 #include "util/errors.h"
+#include "util/interrupt.h"
 #include "util/log.h"
 
 namespace cudadiag::app {
@@ -48,80 +45,6 @@ struct ReproOptions {
   int deadline_ms = 60000;
   bool list_suites = false;
 };
-
-std::atomic<bool> g_stop{false};
-std::atomic<int> g_interrupts{0};
-
-extern "C" void on_sigint(int) {
-  g_stop.store(true);
-  if (g_interrupts.fetch_add(1) >= 1) {
-    // A second Ctrl-C: the user wants out now; children are in their own groups.
-    ::_exit(kExitFindings);
-  }
-}
-
-void install_sigint() {
-  struct sigaction sa {};
-  sa.sa_handler = on_sigint;
-  sigemptyset(&sa.sa_mask);
-  ::sigaction(SIGINT, &sa, nullptr);
-  ::sigaction(SIGTERM, &sa, nullptr);
-}
-
-// GPUs as NVML sees them (no CUDA in the parent), filtered by --devices.
-std::vector<suite::DeviceTarget> select_devices(const json& nvml_snap, const std::string& spec,
-                                                std::string& no_gpu_reason) {
-  std::vector<suite::DeviceTarget> all;
-  for (const auto& d : nvml_snap.value("devices", json::array())) {
-    suite::DeviceTarget t;
-    t.index = d.value("index", static_cast<int>(all.size()));
-    t.uuid = d.contains("uuid") && d["uuid"].is_string() ? d["uuid"].get<std::string>() : "";
-    t.name = d.contains("name") && d["name"].is_string() ? d["name"].get<std::string>() : "";
-    all.push_back(t);
-  }
-  if (all.empty()) {
-    const auto nvml = nvml_snap.value("nvml", json::object());
-    no_gpu_reason = nvml.value("available", false) ? "no NVIDIA GPU found by NVML"
-                                                   : "no NVIDIA driver: " + nvml.value("reason", std::string("NVML not available"));
-    return all;
-  }
-  if (spec == "all") return all;
-  std::vector<suite::DeviceTarget> out;
-  std::stringstream ss(spec);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    char* end = nullptr;
-    const long idx = std::strtol(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0' || idx < 0)
-      throw UsageError("--devices: '" + item + "' is not a device index (use all or e.g. 0,2)");
-    auto it = std::find_if(all.begin(), all.end(), [&](const auto& d) { return d.index == idx; });
-    if (it == all.end())
-      throw UsageError("--devices: no device " + item + " on this host (" + std::to_string(all.size()) +
-                       " device(s), indices 0.." + std::to_string(all.size() - 1) + ")");
-    if (std::none_of(out.begin(), out.end(), [&](const auto& d) { return d.index == idx; })) out.push_back(*it);
-  }
-  return out;
-}
-
-int default_jobs(size_t devices) {
-  const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
-  // Context creation contends on one GPU: eight children per device start together in
-  // 1.5 s against 2.4 s one after another (H200); more would only queue on the driver.
-  const size_t per_gpu = 8 * std::max<size_t>(1, devices);
-  return static_cast<int>(std::max<size_t>(1, std::min<size_t>(cpus, per_gpu)));
-}
-
-// A CUDA child that could not start CUDA (no driver, no device) means the GPU part did
-// not run: such results become skipped with the reason.
-bool cuda_unusable(const report::Result& r, std::string& why) {
-  if (r.outcome != "cuda_error" || !r.error) return false;
-  const auto& c = r.error->error_class;
-  if (c == "no_device" || c == "driver_mismatch") {
-    why = "CUDA unusable: " + r.error->name + (r.error->message.empty() ? "" : " (" + r.error->message + ")");
-    return true;
-  }
-  return false;
-}
 
 class Progress {
  public:
@@ -169,26 +92,28 @@ void log_phases(const suite::Plan& plan, const suite::RunOutcome& outcome, doubl
   for (size_t i = 0; i < by_length.size() && i < 8; ++i) {
     const auto& t = by_length[i];
     const auto& b = plan.batches[t.batch];
-    spdlog::debug("  child {:>3}: {} {} case(s) from {} [{}], started at {:.0f} ms, ran {:.0f} ms (estimated {:.0f})",
-                  t.batch, b.specs.size(), b.own_child ? "own" : "shared",
-                  b.specs.empty() ? std::string("-") : b.specs.front().case_id, b.profile, t.start_ms,
-                  t.duration_ms, b.est_cost_ms);
+    const auto& first = plan.runs[b.runs.front()];
+    spdlog::debug("  child of batch {:>3}: {} {} case(s) from {} [{}], started at {:.0f} ms, ran {:.0f} ms "
+                  "(estimated {:.0f})",
+                  t.batch, b.runs.size(), b.own_child ? "own" : "shared", first.spec.case_id, first.profile.name,
+                  t.start_ms, t.duration_ms, b.est_cost_ms);
   }
+}
+
+void list_suites(const CommonOptions& common) {
+  std::string text;
+  for (const auto& n : suite::embedded_suite_names()) {
+    const auto s = suite::load_suite(n);
+    text += n + "  (" + std::to_string(s.cases.size()) + " cases)  " + s.description + "\n";
+  }
+  emit_text(text, common);
+  set_exit_code(kExitOk);
 }
 
 void run_repro(const ReproOptions& opts) {
   const auto setup_t0 = std::chrono::steady_clock::now();
   configure_logging(opts.common);
-  if (opts.list_suites) {
-    std::string text;
-    for (const auto& n : suite::embedded_suite_names()) {
-      const auto s = suite::load_suite(n);
-      text += n + "  (" + std::to_string(s.cases.size()) + " cases)  " + s.description + "\n";
-    }
-    emit_text(text, opts.common);
-    set_exit_code(kExitOk);
-    return;
-  }
+  if (opts.list_suites) return list_suites(opts.common);
 
   // Everything the user gave is checked before anything runs.
   auto s = suite::load_suite(opts.suite);
@@ -196,7 +121,7 @@ void run_repro(const ReproOptions& opts) {
   suite::PlanOptions popts;
   if (!opts.profiles.empty()) {
     try {
-      for (const auto& p : profiles::parse_profile_list(opts.profiles)) popts.profiles_override.push_back(p.name);
+      popts.profiles_override = profiles::parse_profile_list(opts.profiles);
     } catch (const std::invalid_argument& e) {
       throw UsageError(std::string("--profiles: ") + e.what());
     }
@@ -204,55 +129,43 @@ void run_repro(const ReproOptions& opts) {
   popts.repeat_override = opts.repeat;
 
   const auto& inv = invocation();
-  auto r = report::new_report(inv.argv, "repro");
-  r.host = host::host_json();
-  const json nvml_snap = host::nvml_snapshot();
-  r.driver = nvml_snap.value("driver", json::object());
-  r.driver["nvml"] = nvml_snap.value("nvml", json::object());
-  r.devices = host::merge_devices(nvml_snap.value("devices", json::array()), nullptr);
-  r.environment = report::capture_environment(inv.envp);
+  suite::ReproFacts facts;
+  facts.argv = inv.argv;
+  facts.envp = inv.envp;
+  facts.host = host::host_json();
+  facts.nvml_snapshot = host::nvml_snapshot();
+  facts.devices = host::merge_devices(facts.nvml_snapshot.value("devices", json::array()), nullptr);
+  popts.devices = suite::select_devices(facts.nvml_snapshot, opts.devices, &facts.no_gpu_reason);
+  popts.no_gpu_reason = facts.no_gpu_reason;
 
-  std::string no_gpu_reason;
-  popts.devices = select_devices(nvml_snap, opts.devices, no_gpu_reason);
-  popts.no_gpu_reason = no_gpu_reason;
-
-  bool wants_sanitizer = false;
-  for (const auto& c : s.cases)
-    for (const auto& p : (popts.profiles_override.empty() ? c.profiles : popts.profiles_override))
-      wants_sanitizer = wants_sanitizer || profiles::parse_profile(p).sanitizer;
-  profiles::SanitizerTool tool;
-  if (wants_sanitizer) {
-    tool = profiles::find_compute_sanitizer();
-    popts.sanitizer_available = tool.found;
-    popts.sanitizer_reason = tool.reason;
-    if (!tool.found) spdlog::warn("sanitizer profile skipped: {}", tool.reason);
+  for (const auto& p : suite::planned_profiles(s, popts)) facts.wants_sanitizer = facts.wants_sanitizer || p.sanitizer;
+  if (facts.wants_sanitizer) {
+    facts.sanitizer = profiles::find_compute_sanitizer();
+    popts.sanitizer_available = facts.sanitizer.found;
+    popts.sanitizer_reason = facts.sanitizer.reason;
+    if (!facts.sanitizer.found) spdlog::warn("sanitizer profile skipped: {}", facts.sanitizer.reason);
   }
 
   const auto plan = suite::make_plan(s, popts);
-  const int jobs = opts.jobs > 0 ? opts.jobs : default_jobs(popts.devices.size());
+  facts.jobs = opts.jobs > 0 ? opts.jobs : suite::default_jobs(popts.devices.size(), std::thread::hardware_concurrency());
   spdlog::info("suite {}: {} case runs ({} in {} children, {} on the host, {} skipped), -j {}", s.name,
-               plan.total_runs(), plan.child_runs(), plan.batches.size(), plan.host_runs.size(),
-               plan.skipped.size(), jobs);
-  if (popts.devices.empty()) spdlog::warn("GPU part cannot run: {}", no_gpu_reason);
+               plan.total_runs(), plan.child_runs(), plan.batches.size(), plan.count(suite::Venue::host),
+               plan.count(suite::Venue::skipped), facts.jobs);
+  if (popts.devices.empty()) spdlog::warn("GPU part cannot run: {}", facts.no_gpu_reason);
 
   suite::RunOptions ropts;
   ropts.self_exe = inv.self_exe;
-  ropts.jobs = jobs;
+  ropts.jobs = facts.jobs;
   ropts.devices = popts.devices;
   ropts.default_deadline = std::chrono::milliseconds(opts.deadline_ms);
-  ropts.sanitizer_path = tool.path;
+  ropts.sanitizer_path = facts.sanitizer.path;
   std::string scratch;
-  if (tool.found) scratch = make_scratch_dir();
+  if (facts.sanitizer.found) scratch = make_scratch_dir();
   ropts.scratch_dir = scratch;
-  ropts.stop = &g_stop;
+  ropts.stop = &stop_flag();
   Progress progress(plan.total_runs(), ::isatty(STDERR_FILENO) != 0 && !opts.common.quiet);
-  std::mutex progress_mu;
-  ropts.on_result = [&](const report::Result& res) {
-    std::lock_guard<std::mutex> lock(progress_mu);
-    progress.add(res);
-  };
+  ropts.on_result = [&](const report::Result& res) { progress.add(res); };
 
-  install_sigint();
   const double setup_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - setup_t0).count();
   auto outcome = suite::run_plan(s, plan, ropts);
@@ -260,49 +173,12 @@ void run_repro(const ReproOptions& opts) {
   progress.finish();
   if (!scratch.empty()) ::rmdir(scratch.c_str());
 
-  // CUDA that could not start in the children is an environment problem, not a finding.
-  std::string cuda_reason;
-  size_t gpu_results = 0, unusable = 0;
-  for (auto& res : outcome.results) {
-    if (res.device == "host" || res.device.empty()) continue;
-    ++gpu_results;
-    std::string why;
-    if (cuda_unusable(res, why)) {
-      ++unusable;
-      cuda_reason = why;
-      res.outcome = "skipped";
-      res.reason = why;
-      res.expectation_met.reset();
-    }
-  }
-  const bool gpu_ran = !popts.devices.empty() && !(gpu_results > 0 && unusable == gpu_results);
-  r.gpu = json{{"ran", gpu_ran},
-               {"reason", !popts.devices.empty() ? (gpu_ran ? "" : cuda_reason) : no_gpu_reason}};
-
-  r.results = std::move(outcome.results);
-  r.invocation["interrupted"] = outcome.interrupted;
-  json suite_section = suite::suite_json(s);
-  suite_section["plan"] = json{{"case_runs", plan.total_runs()},   {"children_planned", plan.batches.size()},
-                               {"children_started", outcome.children}, {"host_runs", plan.host_runs.size()},
-                               {"skipped", plan.skipped.size()},   {"jobs", jobs},
-                               {"wall_ms", outcome.wall_ms}};
-  if (!popts.profiles_override.empty()) suite_section["profiles"] = popts.profiles_override;
-  json devs = json::array();
-  for (const auto& d : popts.devices) devs.push_back(json{{"index", d.index}, {"uuid", d.uuid}, {"name", d.name}});
-  suite_section["devices"] = devs;
-  if (wants_sanitizer)
-    suite_section["sanitizer"] = json{{"found", tool.found}, {"path", tool.path}, {"reason", tool.reason}};
-  r.extra["suite"] = suite_section;
-
-  r.verdict = suite::decide_verdict(r.results, outcome.interrupted);
-  if (!gpu_ran && r.verdict.status != "suspect")
-    r.verdict.reasons.insert(r.verdict.reasons.begin(),
-                             "GPU part could not run: " + r.gpu["reason"].get<std::string>());
-  report::finish_report(r);
+  const double wall_s = outcome.wall_ms / 1000.0;
+  const bool interrupted = outcome.interrupted;
+  auto r = suite::repro_report(s, popts, plan, std::move(outcome), facts);
   emit_report(r, opts.common);
-  int code = suite::exit_code_for(r.verdict, outcome.interrupted);
-  spdlog::info("verdict: {} ({} results, {:.1f} s)", r.verdict.status, r.results.size(), outcome.wall_ms / 1000.0);
-  set_exit_code(code);
+  spdlog::info("verdict: {} ({} results, {:.1f} s)", report::to_string(r.verdict.status), r.results.size(), wall_s);
+  set_exit_code(report::exit_code_for(r.verdict.status, interrupted));
 }
 
 }  // namespace
@@ -316,8 +192,8 @@ void set_repro_command(CLI::App& app) {
   cmd->add_option("--suite", opts->suite, "Built-in suite name or a suite JSON file")->capture_default_str();
   cmd->add_option("--case", opts->case_glob, "Only cases whose id matches this glob (e.g. 'fault.oob-*')");
   cmd->add_option("--profiles", opts->profiles,
-                  "Comma-separated profiles overriding the suite's (default, blocking, nocache, fence, "
-                  "sanitizer; combine with '+', e.g. blocking+fence)");
+                  "Comma-separated profiles overriding the suite's (" + profiles::base_profile_list() +
+                      "; combine with '+', e.g. blocking+fence)");
   cmd->add_option("-j,--jobs", opts->jobs, "Children at once (default: from the CPU and device count)")
       ->check(CLI::Range(1, 1024));
   cmd->add_option("--repeat", opts->repeat, "Repeat every case N times (overrides the suite)")

@@ -12,6 +12,7 @@
 #include "commands.h"
 #include "util/build_info.h"
 #include "util/errors.h"
+#include "util/interrupt.h"
 #include "util/log.h"
 
 extern char** environ;
@@ -42,6 +43,7 @@ const char* unknown_subcommand(CLI::App& cli, int argc, char** argv) {
 int main(int argc, char** argv) {
   using namespace cudadiag;
   init_logging(::isatty(STDERR_FILENO) != 0 && std::getenv("NO_COLOR") == nullptr);
+  install_stop_handlers();
 
   app::set_invocation({std::vector<std::string>(argv, argv + argc), environ, self_exe_path(argv[0])});
 

@@ -1,7 +1,7 @@
 #pragma once
 // index_select along S of [B, S, H, D] tensors K and V, restricted to heads h0..h1, on
 // the GPU. Plain C++ header; the host side decides the layout (which pointer and which
-// strides the gather kernel gets: lib/cases/index_select_params.h) and the kernels
+// strides the gather kernel gets: lib/index_select/index_select_params.h) and the kernels
 // honour whatever they are given, as a stride-aware kernel does.
 #include <cstdint>
 #include <vector>

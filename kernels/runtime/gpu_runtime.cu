@@ -10,25 +10,6 @@
 
 namespace cudadiag::gpu {
 
-const char* to_string(AllocatorMode mode) {
-  switch (mode) {
-    case AllocatorMode::pool: return "pool";
-    case AllocatorMode::direct: return "direct";
-    case AllocatorMode::fence_back: return "fence-back";
-    case AllocatorMode::fence_front: return "fence-front";
-  }
-  return "?";
-}
-
-bool parse_allocator(const std::string& text, AllocatorMode& out) {
-  if (text == "pool") out = AllocatorMode::pool;
-  else if (text == "direct") out = AllocatorMode::direct;
-  else if (text == "fence-back" || text == "fence") out = AllocatorMode::fence_back;
-  else if (text == "fence-front") out = AllocatorMode::fence_front;
-  else return false;
-  return true;
-}
-
 bool launch_blocking() {
   const char* v = std::getenv("CUDA_LAUNCH_BLOCKING");
   return v && std::strcmp(v, "1") == 0;

@@ -17,18 +17,13 @@
 #include <string>
 #include <vector>
 
+#include "profiles/allocator.h"
+
 namespace cudadiag::gpu {
 
-// pool:        sub-allocates from large slabs (like PyTorch's caching allocator); small
-//              overruns land in valid memory and stay silent.
-// direct:      one cudaMalloc per buffer (PYTORCH_NO_CUDA_MEMORY_CACHING=1).
-// fence_back:  driver VMM; the buffer ends flush against unmapped address space.
-// fence_front: driver VMM; the buffer starts flush against unmapped address space.
-enum class AllocatorMode { pool, direct, fence_back, fence_front };
-
-const char* to_string(AllocatorMode mode);
-// Accepts "pool", "direct", "fence-back", "fence-front" ("fence" means fence-back).
-bool parse_allocator(const std::string& text, AllocatorMode& out);
+// The allocator a buffer comes from (lib/profiles/allocator.h: pool, direct,
+// fence-back, fence-front), the same vocabulary the parent plans with.
+using AllocatorMode = profiles::Allocator;
 
 // A CUDA error where it surfaced.
 struct CudaFailure {

@@ -5,28 +5,25 @@
 namespace cudadiag::cases {
 namespace {
 
-std::string other_side(const std::string& allocator) {
-  return allocator == "fence-back" ? "fence-front" : "fence-back";
-}
-
 std::string join(const std::vector<std::string>& names) {
   std::string s;
   for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
   return s;
 }
 
-std::string direction_of(const std::string& allocator) {
-  return allocator == "fence-back" ? "end_overrun" : "start_underrun";
+std::string direction_of(profiles::Allocator allocator) {
+  return allocator == profiles::Allocator::fence_back ? "end_overrun" : "start_underrun";
 }
 
 }  // namespace
 
-FaultingBuffer bisect(const std::vector<std::string>& buffers, const std::string& allocator,
+FaultingBuffer bisect(const std::vector<std::string>& buffers, profiles::Allocator allocator,
                       const FaultProbe& faults) {
-  if (allocator != "fence-back" && allocator != "fence-front")
-    throw std::invalid_argument("bisect: allocator must be fence-back or fence-front, not '" + allocator + "'");
+  if (!profiles::is_fence(allocator))
+    throw std::invalid_argument("bisect: allocator must be fence-back or fence-front, not '" +
+                                std::string(profiles::to_string(allocator)) + "'");
   FaultingBuffer out;
-  auto probe = [&](const std::vector<std::string>& fenced, const std::string& alloc) {
+  auto probe = [&](const std::vector<std::string>& fenced, profiles::Allocator alloc) {
     ++out.extra_runs;
     return faults(fenced, alloc);
   };
@@ -63,7 +60,7 @@ FaultingBuffer bisect(const std::vector<std::string>& buffers, const std::string
 
   out.found = true;
   out.name = candidates.front();
-  if (probe(candidates, other_side(allocator))) {
+  if (probe(candidates, profiles::other_fence(allocator))) {
     out.direction = "unknown";
     out.note = "faults with the guard on either side: accesses past both ends, or a use after free";
   } else {
@@ -73,7 +70,7 @@ FaultingBuffer bisect(const std::vector<std::string>& buffers, const std::string
 }
 
 FaultingBuffer bisect(const std::vector<std::string>& buffers, const FaultProbe& faults) {
-  return bisect(buffers, "fence-back", faults);
+  return bisect(buffers, profiles::Allocator::fence_back, faults);
 }
 
 report::json to_json(const FaultingBuffer& f) {

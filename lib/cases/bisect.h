@@ -15,11 +15,12 @@
 #include <string>
 #include <vector>
 
+#include "profiles/allocator.h"
 #include "report/report.h"
 
 namespace cudadiag::cases {
 
-using FaultProbe = std::function<bool(const std::vector<std::string>& fenced, const std::string& allocator)>;
+using FaultProbe = std::function<bool(const std::vector<std::string>& fenced, profiles::Allocator allocator)>;
 
 struct FaultingBuffer {
   bool found = false;
@@ -30,9 +31,9 @@ struct FaultingBuffer {
   std::string note;              // why nothing was found, or what "unknown" may mean
 };
 
-// `allocator` is the fence side the case faulted under ("fence-back" or "fence-front").
+// `allocator` is the fence side the case faulted under (fence-back or fence-front).
 // Throws std::invalid_argument for another allocator.
-FaultingBuffer bisect(const std::vector<std::string>& buffers, const std::string& allocator,
+FaultingBuffer bisect(const std::vector<std::string>& buffers, profiles::Allocator allocator,
                       const FaultProbe& faults);
 
 // Same, for a case that faulted under fence-back.

@@ -5,15 +5,26 @@
 namespace cudadiag::cases {
 
 const std::vector<KernelFamily>& families() {
-  static const std::vector<KernelFamily> list = {fault_family(), index_select_family(),
-                                                 attention_family(), tma_family()};
+  static const std::vector<KernelFamily> list = {fault_family(), index_select_family(), attention_family(),
+                                                 tma_family()};
   return list;
 }
 
-const KernelFamily* find_family(const std::string& kernel) {
-  for (const auto& f : families())
-    if (f.kernel == kernel) return &f;
-  return nullptr;
+const KernelFamily& family(Family f) {
+  for (const auto& k : families())
+    if (k.id == f) return k;
+  throw std::logic_error("family " + std::string(to_string(f)) + " is not registered in cases::families()");
+}
+
+const KernelFamily* find_family(const std::string& name) {
+  const auto f = parse_family(name);
+  return f ? &family(*f) : nullptr;
+}
+
+std::string family_names() {
+  std::string s;
+  for (const auto& f : families()) s += (s.empty() ? "" : ", ") + std::string(to_string(f.id));
+  return s;
 }
 
 const std::vector<CaseDef>& all_cases() {
@@ -34,16 +45,25 @@ const CaseDef* find_case(const std::string& id) {
   return nullptr;
 }
 
-json normalize_params(const std::string& kernel, const json& params) {
-  const auto* f = find_family(kernel);
-  if (!f) throw std::invalid_argument("unknown kernel '" + kernel + "'");
-  return f->normalize_params(params);
+json normalize_params(Family f, const json& params) { return family(f).normalize_params(params); }
+
+double estimate_run_ms(Family f, const json& params) {
+  const auto& k = family(f);
+  return k.estimate_run_ms ? k.estimate_run_ms(params) : kDefaultRunMs;
 }
 
-std::string expectation_for(const CaseDef& c, const std::string& profile) {
+std::string expectation_text(const CaseDef& c, const std::string& profile) {
   if (auto it = c.expected.find(profile); it != c.expected.end()) return it->second;
   if (auto it = c.expected.find("*"); it != c.expected.end()) return it->second;
   return "";
+}
+
+Expectation expectation_for(const CaseDef& c, const profiles::Profile& p) {
+  return Expectation::parse(expectation_text(c, p.name));
+}
+
+profiles::Allocator allocator_for(const CaseDef& c, const profiles::Profile& p) {
+  return profiles::allocator_for(p, c.fence_allocator);
 }
 
 }  // namespace cudadiag::cases

@@ -1,13 +1,19 @@
 #pragma once
 // The case catalog: every bundled case with its parameters and the outcome expected
 // on a healthy host under each profile. One registration file per kernel family
-// (catalog_<family>.cpp) provides its cases and its parameter normaliser; catalog.cpp
-// holds the one explicit list of families.
+// (catalog_<family>.cpp) provides its cases, its parameter normaliser, its host-only
+// evaluation and its cost estimate; families() is the one explicit list of them, read
+// by the parent (planning, listing, suites) and matched by the child's dispatch
+// (apps/cudadiag/child_families.cpp) through cases::Family.
 #include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "cases/expectation.h"
+#include "cases/family.h"
+#include "profiles/allocator.h"
+#include "profiles/profile.h"
 #include "report/report.h"
 
 namespace cudadiag::cases {
@@ -16,22 +22,22 @@ using json = report::json;
 
 struct CaseDef {
   std::string id;           // stable, dotted: "fault.oob-write", "index_select.head-slice-assume-contiguous"
-  std::string kernel;       // family: fault | index_select | attention | tma
+  Family family = Family::fault;
   std::string title;        // what it reproduces, one line
   json params = json::object();  // full parameters (already normalised)
-  // Expected outcome per profile (expectation expression, see expectation.h).
+  // Expected outcome per profile name (expectation expression, expectation.h).
   // Key "*" applies to profiles without their own entry.
   std::map<std::string, std::string> expected;
   bool host_only = false;      // decided without a GPU (no CUDA in the child)
   bool expects_fault = false;  // known-bad reproducer: may leave a sticky error, runs in its own child
   int deadline_ms = 0;         // 0: the runner's default
-  // Allocator the `fence` profile uses for this case (fence-front for underruns).
-  std::string fence_allocator = "fence-back";
+  // The fence side the `fence` profile uses for this case (fence-front for underruns).
+  profiles::Allocator fence_allocator = profiles::Allocator::fence_back;
   std::vector<std::string> tags;  // e.g. "seed:ring-attention", "catalog"
 };
 
 struct KernelFamily {
-  std::string kernel;
+  Family id = Family::fault;
   std::string description;
   std::function<std::vector<CaseDef>()> cases;
   // Fills defaults and validates; throws std::invalid_argument whose message names
@@ -41,7 +47,12 @@ struct KernelFamily {
   // GPU: the family returns the finished result (outcome host_valid/host_invalid, reason,
   // details). Empty: host-only cases of this family run in a child like the others.
   std::function<report::Result(const CaseDef& c)> host_eval;
+  // Wall time of one run of a case with these parameters in a warm child, for ordering
+  // children longest first. Empty: kDefaultRunMs.
+  std::function<double(const json& params)> estimate_run_ms;
 };
+
+inline constexpr double kDefaultRunMs = 30;  // a small kernel, its reference and the check
 
 // Registration functions, one per family (catalog_<family>.cpp).
 KernelFamily fault_family();
@@ -50,12 +61,23 @@ KernelFamily attention_family();
 KernelFamily tma_family();
 
 const std::vector<KernelFamily>& families();
-const KernelFamily* find_family(const std::string& kernel);
+const KernelFamily& family(Family f);
+// The family named `name` ("index_select"); nullptr when there is none.
+const KernelFamily* find_family(const std::string& name);
+// "fault, index_select, attention, tma": for messages and --help.
+std::string family_names();
 const std::vector<CaseDef>& all_cases();
 const CaseDef* find_case(const std::string& id);
-// Throws std::invalid_argument for an unknown kernel or bad parameters.
-json normalize_params(const std::string& kernel, const json& params);
-// The expectation for a profile: expected[profile], else expected["*"], else "".
-std::string expectation_for(const CaseDef& c, const std::string& profile);
+// Throws std::invalid_argument for bad parameters.
+json normalize_params(Family f, const json& params);
+double estimate_run_ms(Family f, const json& params);
+
+// The expectation text for a profile: expected[profile], else expected["*"], else "".
+std::string expectation_text(const CaseDef& c, const std::string& profile);
+// The same, parsed (catalog and suite expectations are validated when they are made).
+Expectation expectation_for(const CaseDef& c, const profiles::Profile& p);
+
+// The allocator a case runs with under a profile.
+profiles::Allocator allocator_for(const CaseDef& c, const profiles::Profile& p);
 
 }  // namespace cudadiag::cases

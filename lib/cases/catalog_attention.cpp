@@ -3,8 +3,10 @@
 // tail mask, missing barrier, shared-memory overflow, impossible configuration).
 #include <string>
 
-#include "cases/attention_config.h"
+#include "attention/attention_config.h"
 #include "cases/catalog.h"
+
+using cudadiag::attention::AttentionConfig;
 
 namespace cudadiag::cases {
 namespace {
@@ -16,8 +18,8 @@ struct SeedTile {
 constexpr SeedTile kSeedTiles[] = {{64, 64, 4}, {128, 32, 8}, {80, 64, 8}, {80, 64, 4}, {64, 64, 8}};
 
 json params_of(AttentionConfig c) {
-  fill_default_strides(c);
-  return attention_params_to_json(c);
+  attention::fill_default_strides(c);
+  return attention::attention_params_to_json(c);
 }
 
 std::string tile_name(const AttentionConfig& c) {
@@ -27,7 +29,7 @@ std::string tile_name(const AttentionConfig& c) {
 CaseDef base_case(const std::string& id, const std::string& title, const AttentionConfig& c) {
   CaseDef d;
   d.id = id;
-  d.kernel = "attention";
+  d.family = Family::attention;
   d.title = title;
   d.params = params_of(c);
   d.tags = {"seed:fa-s512-misaligned", "catalog"};
@@ -69,7 +71,7 @@ std::vector<CaseDef> attention_cases() {
                        "K/V rows >= S loaded (S=100, BLOCK_N=64): silent in pooled memory, 700 when fenced", c);
     d.expected = {{"*", "silent"}, {"fence", "error:memory_fault"}, {"blocking+fence", "error:memory_fault"}};
     d.expects_fault = true;
-    d.fence_allocator = "fence-back";
+    d.fence_allocator = profiles::Allocator::fence_back;
     out.push_back(d);
   }
   {
@@ -114,15 +116,15 @@ std::vector<CaseDef> attention_cases() {
 report::Result evaluate_on_host(const CaseDef& d) {
   report::Result r;
   r.case_id = d.id;
-  r.kernel = d.kernel;
+  r.kernel = std::string(to_string(d.family));
   r.params = d.params;
   r.device = "host";
-  const auto why = validate_attention(attention_config_from_json(d.params), kSmemOptinH100);
+  const auto why = attention::validate_attention(attention::attention_config_from_json(d.params), attention::kSmemOptinH100);
   if (why.empty()) {
-    r.outcome = "skipped";
+    r.outcome = report::Outcome::skipped;
     r.reason = "configuration is valid on the host; it needs a GPU to run";
   } else {
-    r.outcome = "invalid_config";
+    r.outcome = report::Outcome::invalid_config;
     r.reason = why.front();
     r.details["reasons"] = why;
   }
@@ -133,16 +135,23 @@ report::Result evaluate_on_host(const CaseDef& d) {
 
 KernelFamily attention_family() {
   KernelFamily f;
-  f.kernel = "attention";
+  f.id = Family::attention;
   f.description = "FlashAttention-2 style forward kernel (mma.sync, cp.async), tile grid and fault knobs";
   f.cases = attention_cases;
   f.normalize_params = [](const json& p) {
-    json out = attention_params_to_json(attention_config_from_json(p));
+    json out = attention::attention_params_to_json(attention::attention_config_from_json(p));
     for (const char* extra : {"bench", "seed", "repeat"})
       if (p.contains(extra)) out[extra] = p[extra];
     return out;
   };
   f.host_eval = evaluate_on_host;
+  f.estimate_run_ms = [](const json& p) {
+    try {
+      return attention::estimate_run_ms(attention::attention_config_from_json(p));
+    } catch (const std::exception&) {
+      return kDefaultRunMs;
+    }
+  };
   return f;
 }
 

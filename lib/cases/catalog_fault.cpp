@@ -27,7 +27,7 @@ constexpr long long kMaxDistance = 1024;
 struct Reproducer {
   const char* name;
   const char* title;
-  const char* fence_allocator;
+  profiles::Allocator fence_allocator;
   int deadline_ms;
   bool expects_fault;
   std::map<std::string, std::string> expected;
@@ -57,21 +57,21 @@ std::map<std::string, std::string> underrun_expectations() {
 
 const std::vector<Reproducer>& reproducers() {
   static const std::vector<Reproducer> list = {
-      {"oob-write", "kernel writes k elements past the end of its output (bound n + k)", "fence-back", 0, true,
+      {"oob-write", "kernel writes k elements past the end of its output (bound n + k)", profiles::Allocator::fence_back, 0, true,
        overrun_expectations()},
-      {"oob-read", "kernel reads k elements past the end of its input (window shifted by k)", "fence-back", 0,
+      {"oob-read", "kernel reads k elements past the end of its input (window shifted by k)", profiles::Allocator::fence_back, 0,
        true, overrun_expectations()},
-      {"underrun-write", "kernel writes k elements before the start of its output", "fence-front", 0, true,
+      {"underrun-write", "kernel writes k elements before the start of its output", profiles::Allocator::fence_front, 0, true,
        underrun_expectations()},
-      {"underrun-read", "kernel reads k elements before the start of its input", "fence-front", 0, true,
+      {"underrun-read", "kernel reads k elements before the start of its input", profiles::Allocator::fence_front, 0, true,
        underrun_expectations()},
       // The alignment rule is checked by the hardware on every access: allocator-independent.
       // Under the sanitizer the tool reports the access and the API returns its own code.
-      {"misaligned-vector-load", "16-byte vector load from a pointer only 4-byte aligned (716)", "fence-back", 0,
+      {"misaligned-vector-load", "16-byte vector load from a pointer only 4-byte aligned (716)", profiles::Allocator::fence_back, 0,
        true, {{"*", "error:716"}, {"sanitizer", "error"}}},
-      {"device-assert", "bounds-checked gather hits an index out of range: device assert (710)", "fence-back", 0,
+      {"device-assert", "bounds-checked gather hits an index out of range: device assert (710)", profiles::Allocator::fence_back, 0,
        true, {{"*", "error:710"}, {"sanitizer", "error"}}},
-      {"use-after-free", "kernel writes a 4 MiB buffer freed before the launch", "fence-back", 0, true,
+      {"use-after-free", "kernel writes a 4 MiB buffer freed before the launch", profiles::Allocator::fence_back, 0, true,
        {{"default", kSilent},  // the pool keeps freed blocks mapped, like a caching allocator
         // Uncertain: cudaFree may keep the pages mapped for reuse by the driver.
         {"nocache", "silent|error:memory_fault"},
@@ -80,20 +80,20 @@ const std::vector<Reproducer>& reproducers() {
         {"sanitizer", kCaughtBySanitizer}}},  // memcheck tracks frees: no live allocation there
       // A trap is reported as an unspecified launch failure (719) on current drivers;
       // 715 (illegal instruction) is the same class of stop on older ones.
-      {"trap", "kernel executes trap: the illegal-instruction class of stop", "fence-back", 0, true,
+      {"trap", "kernel executes trap: the illegal-instruction class of stop", profiles::Allocator::fence_back, 0, true,
        {{"*", "error:719|error:715"}, {"sanitizer", "error"}}},
-      {"hang", "kernel spins forever: killed at the deadline", "fence-back", 3000, true, {{"*", "timeout"}}},
+      {"hang", "kernel spins forever: killed at the deadline", profiles::Allocator::fence_back, 3000, true, {{"*", "timeout"}}},
       // CUDA 13 with driver 580 answers a 2048-thread block with invalid value (1) at launch
       // (seen on an H100); older runtimes answered invalid configuration (9).
       {"too-many-threads", "launch with 2048 threads per block: rejected at launch (1, or 9 on older CUDA)",
-       "fence-back", 0, false, {{"*", "error:1|error:9"}}},
+       profiles::Allocator::fence_back, 0, false, {{"*", "error:1|error:9"}}},
       // Uncertain between invalid value (1) and out of resources (701): the device run decides.
-      {"smem-over-limit", "dynamic shared memory 1 KiB above the opt-in limit", "fence-back", 0, false,
+      {"smem-over-limit", "dynamic shared memory 1 KiB above the opt-in limit", profiles::Allocator::fence_back, 0, false,
        {{"*", "error:1|error:701"}}},
-      {"out-of-memory", "allocation of twice the device memory (2)", "fence-back", 0, false, {{"*", "error:2"}}},
-      {"too-many-resources", "~144 registers per thread launched with 1024 threads (701)", "fence-back", 0, false,
+      {"out-of-memory", "allocation of twice the device memory (2)", profiles::Allocator::fence_back, 0, false, {{"*", "error:2"}}},
+      {"too-many-resources", "~144 registers per thread launched with 1024 threads (701)", profiles::Allocator::fence_back, 0, false,
        {{"*", "error:701"}}},
-      {"ok-control", "correct kernel: must be ok everywhere", "fence-back", 0, false, {{"*", "ok"}}},
+      {"ok-control", "correct kernel: must be ok everywhere", profiles::Allocator::fence_back, 0, false, {{"*", "ok"}}},
   };
   return list;
 }
@@ -157,7 +157,7 @@ std::vector<CaseDef> fault_cases() {
   for (const auto& r : reproducers()) {
     CaseDef c;
     c.id = std::string("fault.") + r.name;
-    c.kernel = "fault";
+    c.family = Family::fault;
     c.title = r.title;
     c.params = normalize_fault_params(json{{"reproducer", r.name}});
     c.expected = r.expected;
@@ -175,7 +175,7 @@ std::vector<CaseDef> fault_cases() {
 
 KernelFamily fault_family() {
   KernelFamily f;
-  f.kernel = "fault";
+  f.id = Family::fault;
   f.description = "minimal fault reproducers: overruns, underruns, misalignment, asserts, launch errors";
   f.cases = fault_cases;
   f.normalize_params = normalize_fault_params;

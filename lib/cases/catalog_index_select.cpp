@@ -5,27 +5,31 @@
 
 #include "cases/catalog.h"
 #include "cases/run_expectation.h"
-#include "cases/index_select_params.h"
+#include "index_select/index_select_params.h"
 
 namespace cudadiag::cases {
 namespace {
 
-json normalize(const json& params) { return to_json(index_select_params_from_json(params)); }
+using index_select::IndexSelectParams;
+using profiles::Allocator;
 
-CaseDef make_case(const std::string& id, const std::string& title, const json& overrides,
-                  const std::string& fence_allocator) {
-  const IndexSelectParams p = index_select_params_from_json(overrides);
+json normalize(const json& params) {
+  return index_select::to_json(index_select::index_select_params_from_json(params));
+}
+
+CaseDef make_case(const std::string& id, const std::string& title, const json& overrides, Allocator fence_allocator) {
+  const IndexSelectParams p = index_select::index_select_params_from_json(overrides);
   CaseDef c;
   c.id = "index_select." + id;
-  c.kernel = "index_select";
+  c.family = Family::index_select;
   c.title = title;
-  c.params = to_json(p);
+  c.params = index_select::to_json(p);
   c.fence_allocator = fence_allocator;
-  const std::string other = fence_allocator == "fence-back" ? "fence-front" : "fence-back";
-  c.expected["default"] = index_select_expectation(p, "pool");
-  c.expected["nocache"] = index_select_expectation(p, "direct");
-  c.expected["fence"] = index_select_expectation(p, fence_allocator);
-  c.expected[other] = index_select_expectation(p, other);
+  const Allocator other = profiles::other_fence(fence_allocator);
+  c.expected["default"] = index_select::index_select_expectation(p, Allocator::pool);
+  c.expected["nocache"] = index_select::index_select_expectation(p, Allocator::direct);
+  c.expected["fence"] = index_select::index_select_expectation(p, fence_allocator);
+  c.expected[std::string(profiles::to_string(other))] = index_select::index_select_expectation(p, other);
   // memcheck sees the pool's slabs as single allocations: what is silent under the pool
   // stays silent; errors are reported with the tool's own code.
   const std::string pool = c.expected["default"];
@@ -39,21 +43,21 @@ CaseDef make_case(const std::string& id, const std::string& title, const json& o
 std::vector<CaseDef> index_select_cases() {
   return {
       make_case("head-slice-stride", "heads sliced, dilated gather, stride-aware kernel: correct on the view",
-                json{{"layout", "stride"}}, "fence-back"),
+                json{{"layout", "stride"}}, Allocator::fence_back),
       make_case("head-slice-copy", "heads sliced, made contiguous first, then gathered: the seed's fix",
-                json{{"layout", "copy"}}, "fence-back"),
+                json{{"layout", "copy"}}, Allocator::fence_back),
       make_case("head-slice-assume-contiguous",
                 "heads sliced, kernel assumes packed strides: wrong elements, silently",
-                json{{"layout", "assume-contiguous"}}, "fence-back"),
+                json{{"layout", "assume-contiguous"}}, Allocator::fence_back),
       make_case("head-slice-offset-twice",
                 "heads sliced, view offset applied twice: wrong elements and a read past the end of K",
-                json{{"layout", "offset-twice"}}, "fence-back"),
+                json{{"layout", "offset-twice"}}, Allocator::fence_back),
       make_case("oob-index-checked", "index S (one past the end) with the bounds assert: device assert (710)",
-                json{{"indices", "oob"}, {"bounds", "checked"}}, "fence-back"),
+                json{{"indices", "oob"}, {"bounds", "checked"}}, Allocator::fence_back),
       make_case("oob-index-unchecked", "index S without a bounds check: reads past the end of K",
-                json{{"indices", "oob"}, {"bounds", "unchecked"}}, "fence-back"),
+                json{{"indices", "oob"}, {"bounds", "unchecked"}}, Allocator::fence_back),
       make_case("negative-index-unchecked", "index -1 without a bounds check: reads before the start of K",
-                json{{"indices", "negative"}, {"bounds", "unchecked"}}, "fence-front"),
+                json{{"indices", "negative"}, {"bounds", "unchecked"}}, Allocator::fence_front),
   };
 }
 
@@ -61,7 +65,7 @@ std::vector<CaseDef> index_select_cases() {
 
 KernelFamily index_select_family() {
   KernelFamily f;
-  f.kernel = "index_select";
+  f.id = Family::index_select;
   f.description = "index_select along S of [B,S,H,D] K and V on a heads slice (ring-attention seed)";
   f.cases = index_select_cases;
   f.normalize_params = normalize;

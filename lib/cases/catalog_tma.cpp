@@ -46,7 +46,7 @@ Descriptor plain(tma::DataType t, std::vector<std::uint64_t> dims, std::vector<s
 CaseDef make_case(std::string id, std::string title, const Descriptor& d, bool load, std::string expected) {
   CaseDef c;
   c.id = std::move(id);
-  c.kernel = "tma";
+  c.family = Family::tma;
   c.title = std::move(title);
   c.params = json{{"descriptor", tma::to_json(d)}, {"load", load}};
   c.expected = {{"*", std::move(expected)}};
@@ -96,11 +96,11 @@ std::vector<CaseDef> tma_cases() {
 report::Result evaluate_on_host(const CaseDef& c) {
   report::Result r;
   r.case_id = c.id;
-  r.kernel = c.kernel;
+  r.kernel = std::string(to_string(c.family));
   r.params = c.params;
   r.device = "host";
   const auto v = tma::validate(tma::descriptor_from_json(c.params.at("descriptor")));
-  r.outcome = v.valid() ? "host_valid" : "host_invalid";
+  r.outcome = v.valid() ? report::Outcome::host_valid : report::Outcome::host_invalid;
   for (const auto& f : v.findings)
     if (f.severity == tma::Severity::error) {
       r.reason = f.rule + ": " + f.message;
@@ -128,7 +128,7 @@ json normalize(const json& p) {
 
 KernelFamily tma_family() {
   KernelFamily f;
-  f.kernel = "tma";
+  f.id = Family::tma;
   f.description = "TMA descriptors: host rule validator, cuTensorMapEncodeTiled, cp.async.bulk.tensor box loads";
   f.cases = tma_cases;
   f.normalize_params = normalize;

@@ -5,8 +5,12 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "taxonomy/taxonomy.h"
+
 namespace cudadiag::cases {
 namespace {
+
+using report::Outcome;
 
 std::string trim(const std::string& s) {
   const auto b = s.find_first_not_of(" \t");
@@ -16,34 +20,35 @@ std::string trim(const std::string& s) {
 }
 
 bool all_digits(const std::string& s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
+  return !s.empty() && s.size() < 10 &&
+         std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
 }
 
-bool matches_one(const std::string& alt, const report::Result& r) {
-  if (alt == "any") return true;
-  if (alt == "silent") return r.outcome == "ok" || r.outcome == "mismatch";
-  if (alt == "error") return r.outcome == "cuda_error";
-  if (alt.rfind("error:", 0) == 0) {
-    if (r.outcome != "cuda_error" || !r.error) return false;
-    const std::string what = alt.substr(6);
-    if (all_digits(what)) return r.error->code == std::stoi(what);
-    return r.error->error_class == what;
-  }
-  return r.outcome == alt;
+bool is_class_name(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::islower(c) || c == '_'; });
+}
+
+// An error class leaves the context usable when the taxonomy knows it and none of its
+// errors is sticky (invalid_value, launch_config: yes; memory_fault: no).
+bool class_keeps_context(const std::string& error_class) {
+  if (!taxonomy::is_known_class(error_class)) return false;
+  for (const auto& e : taxonomy::all())
+    if (e.error_class == error_class && e.sticky) return false;
+  return true;
 }
 
 }  // namespace
 
-const std::vector<std::string>& outcome_names() {
-  static const std::vector<std::string> names = {
-      "ok",      "mismatch", "cuda_error", "invalid_config", "timeout",         "crashed",
-      "no_result", "skipped", "host_valid", "host_invalid",  "driver_disagrees"};
-  return names;
-}
-
-bool is_outcome(const std::string& name) {
-  const auto& n = outcome_names();
-  return std::find(n.begin(), n.end(), name) != n.end();
+bool Expectation::Alternative::matches(const report::Result& r) const {
+  switch (kind) {
+    case Kind::any: return true;
+    case Kind::outcome: return r.outcome == outcome;
+    case Kind::silent: return r.outcome == Outcome::ok || r.outcome == Outcome::mismatch;
+    case Kind::any_error: return r.outcome == Outcome::cuda_error;
+    case Kind::error_class: return r.outcome == Outcome::cuda_error && r.error && r.error->error_class == error_class;
+    case Kind::error_code: return r.outcome == Outcome::cuda_error && r.error && r.error->code == code;
+  }
+  return false;
 }
 
 Expectation Expectation::parse(const std::string& text) {
@@ -54,31 +59,84 @@ Expectation Expectation::parse(const std::string& text) {
   std::string part;
   while (std::getline(ss, part, '|')) {
     const std::string alt = trim(part);
-    bool ok = alt == "any" || alt == "silent" || alt == "error" || is_outcome(alt);
-    if (!ok && alt.rfind("error:", 0) == 0 && alt.size() > 6) {
-      const std::string what = alt.substr(6);
-      ok = all_digits(what) ||
-           std::all_of(what.begin(), what.end(), [](unsigned char c) { return std::islower(c) || c == '_'; });
-    }
-    if (!ok) {
+    Alternative a;
+    using Kind = Alternative::Kind;
+    if (alt == "any") {
+      a.kind = Kind::any;
+    } else if (alt == "silent") {
+      a.kind = Kind::silent;
+    } else if (alt == "error") {
+      a.kind = Kind::any_error;
+    } else if (auto o = report::parse_outcome(alt)) {
+      a.kind = Kind::outcome;
+      a.outcome = *o;
+    } else if (alt.rfind("error:", 0) == 0 && all_digits(alt.substr(6))) {
+      a.kind = Kind::error_code;
+      a.code = std::stoi(alt.substr(6));
+    } else if (alt.rfind("error:", 0) == 0 && is_class_name(alt.substr(6))) {
+      a.kind = Kind::error_class;
+      a.error_class = alt.substr(6);
+    } else {
       throw std::invalid_argument("unknown expectation '" + alt +
                                   "' (expected an outcome, silent, error, error:<class>, "
                                   "error:<code> or any)");
     }
-    e.alternatives_.push_back(alt);
+    e.alternatives_.push_back(std::move(a));
   }
   return e;
 }
 
-bool Expectation::matches(const report::Result& r) const {
-  return std::any_of(alternatives_.begin(), alternatives_.end(),
-                     [&](const std::string& alt) { return matches_one(alt, r); });
+bool Expectation::judged() const {
+  return !alternatives_.empty() &&
+         std::none_of(alternatives_.begin(), alternatives_.end(),
+                      [](const Alternative& a) { return a.kind == Alternative::Kind::any; });
 }
 
-void judge(report::Result& r, const std::string& expected) {
-  r.expected = expected;
-  const auto e = Expectation::parse(expected);
-  if (e.empty() || expected == "any") {
+bool Expectation::matches(const report::Result& r) const {
+  return std::any_of(alternatives_.begin(), alternatives_.end(),
+                     [&](const Alternative& a) { return a.matches(r); });
+}
+
+bool Expectation::accepts_clean() const {
+  if (alternatives_.empty()) return true;
+  report::Result clean;
+  clean.outcome = Outcome::ok;
+  return matches(clean);
+}
+
+bool Expectation::keeps_context() const {
+  using Kind = Alternative::Kind;
+  for (const auto& a : alternatives_) {
+    switch (a.kind) {
+      case Kind::silent: continue;
+      case Kind::outcome:
+        if (a.outcome == Outcome::ok || a.outcome == Outcome::mismatch || a.outcome == Outcome::invalid_config)
+          continue;
+        return false;
+      case Kind::error_class:
+        if (class_keeps_context(a.error_class)) continue;
+        return false;
+      case Kind::error_code: {
+        const auto* entry = taxonomy::find_runtime(a.code);
+        if (entry && !entry->sticky) continue;
+        return false;
+      }
+      case Kind::any_error:
+      case Kind::any: return false;
+    }
+  }
+  return true;
+}
+
+bool Expectation::expects_timeout() const {
+  return std::any_of(alternatives_.begin(), alternatives_.end(), [](const Alternative& a) {
+    return a.kind == Alternative::Kind::outcome && a.outcome == Outcome::timeout;
+  });
+}
+
+void judge(report::Result& r, const Expectation& e) {
+  r.expected = e.text();
+  if (!e.judged() || r.outcome == Outcome::skipped) {
     r.expectation_met.reset();
     return;
   }

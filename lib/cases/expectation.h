@@ -1,21 +1,9 @@
 #pragma once
-// Outcome vocabulary and expectation expressions.
+// Expectation expressions: what a healthy host gives for a case under a profile.
+// Parsed once (catalog, suite file, planning) and carried typed to judging.
 //
-// Outcomes (report result.outcome):
-//   ok              ran; no CUDA error; results verified (or nothing to verify)
-//   mismatch        ran; no CUDA error; results differ from the reference
-//   cuda_error      a CUDA error surfaced (result.error has code, class, sticky, where)
-//   invalid_config  rejected before launch (kernel constraints or device limits); reason given
-//   timeout         passed its deadline and was killed
-//   crashed         the child died by a signal, or exited non-zero without a result
-//   no_result       the child exited 0 but sent no result
-//   skipped         a precondition is missing (no GPU, no compute-sanitizer, not sm_90); reason given
-//   host_valid      host-only check passed (e.g. TMA descriptor validator)
-//   host_invalid    host-only check found violations
-//   driver_disagrees  the driver's verdict differs from the host validator's
-//
-// Expectation expression: alternatives separated by '|', each one of
-//   an outcome name above     e.g. "ok", "timeout"
+// Alternatives separated by '|', each one of
+//   an outcome name (report/vocabulary.h)   e.g. "ok", "timeout"
 //   silent                    ok or mismatch (no error raised: the bug stays hidden)
 //   error                     any cuda_error
 //   error:<class>             a cuda_error of that taxonomy class, e.g. error:memory_fault
@@ -29,24 +17,39 @@
 
 namespace cudadiag::cases {
 
-const std::vector<std::string>& outcome_names();
-bool is_outcome(const std::string& name);
-
 class Expectation {
  public:
   Expectation() = default;
   // Throws std::invalid_argument naming the bad alternative.
   static Expectation parse(const std::string& text);
-  bool empty() const { return alternatives_.empty(); }
+
+  // No expectation, or "any": the result is recorded, not judged.
+  bool judged() const;
   bool matches(const report::Result& r) const;
   const std::string& text() const { return text_; }
 
+  // A clean run (ok) is acceptable: a known-good case.
+  bool accepts_clean() const;
+  // Every alternative leaves the CUDA context usable: clean outcomes, rejected
+  // configurations, or CUDA errors the taxonomy marks non-sticky (by code or class).
+  bool keeps_context() const;
+  // The case is expected to pass its deadline.
+  bool expects_timeout() const;
+
  private:
+  struct Alternative {
+    enum class Kind { outcome, silent, any_error, error_class, error_code, any } kind = Kind::any;
+    report::Outcome outcome = report::Outcome::ok;
+    std::string error_class;
+    int code = 0;
+    bool matches(const report::Result& r) const;
+  };
   std::string text_;
-  std::vector<std::string> alternatives_;
+  std::vector<Alternative> alternatives_;
 };
 
-// Sets r.expected and r.expectation_met from an expression ("" leaves it unjudged).
-void judge(report::Result& r, const std::string& expected);
+// Sets r.expected and r.expectation_met (unjudged: expectation_met empty). Skipped
+// results are recorded with the expectation but never judged: they say nothing.
+void judge(report::Result& r, const Expectation& e);
 
 }  // namespace cudadiag::cases

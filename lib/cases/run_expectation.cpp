@@ -1,29 +1,14 @@
 #include "cases/run_expectation.h"
 
-#include <stdexcept>
-
 namespace cudadiag::cases {
 
-std::string profile_for_run(const std::string& allocator, bool blocking, const std::string& fence_allocator) {
-  std::string base;
-  if (allocator == "pool") base = "default";
-  else if (allocator == "direct") base = "nocache";
-  else if (allocator == "fence-back" || allocator == "fence-front")
-    base = allocator == fence_allocator ? "fence" : allocator;
-  else
-    throw std::invalid_argument("allocator: unknown '" + allocator +
-                                "' (expected pool, direct, fence-back or fence-front)");
-  if (!blocking) return base;
-  return base == "default" ? "blocking" : "blocking+" + base;
-}
-
-std::string expectation_for_run(const CaseDef& c, const std::string& allocator, bool blocking) {
-  const std::string profile = profile_for_run(allocator, blocking, c.fence_allocator);
-  if (auto it = c.expected.find(profile); it != c.expected.end()) return it->second;
-  const std::string plain = profile_for_run(allocator, false, c.fence_allocator);
-  if (auto it = c.expected.find(plain); it != c.expected.end()) return it->second;
-  if (auto it = c.expected.find("*"); it != c.expected.end()) return it->second;
-  return "";
+Expectation expectation_for_run(const CaseDef& c, profiles::Allocator a, bool blocking) {
+  const std::string profile = profiles::profile_name_for_run(a, blocking, c.fence_allocator);
+  if (auto it = c.expected.find(profile); it != c.expected.end()) return Expectation::parse(it->second);
+  const std::string plain = profiles::profile_name_for_run(a, false, c.fence_allocator);
+  if (auto it = c.expected.find(plain); it != c.expected.end()) return Expectation::parse(it->second);
+  if (auto it = c.expected.find("*"); it != c.expected.end()) return Expectation::parse(it->second);
+  return {};
 }
 
 void add_blocking_variants(std::map<std::string, std::string>& expected) {

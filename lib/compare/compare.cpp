@@ -38,7 +38,7 @@ json reports_json(const std::vector<LoadedReport>& reports) {
     item["schema_version"] = r.report.schema_version;
     item["command"] = r.report.invocation.value("command", "");
     item["results"] = r.report.results.size();
-    item["verdict"] = r.report.verdict.status;
+    item["verdict"] = report::to_string(r.report.verdict.status);
     out.push_back(std::move(item));
   }
   return out;
@@ -197,6 +197,5 @@ report::Report comparison_report(const std::vector<LoadedReport>& reports, const
   return r;
 }
 
-int exit_code_for(const std::string& status) { return status == "same" ? kExitOk : kExitFindings; }
 
 }  // namespace cudadiag::compare

@@ -36,7 +36,5 @@ report::json comparison_json(const std::vector<LoadedReport>& reports, const Com
 report::Report comparison_report(const std::vector<LoadedReport>& reports, const Comparison& c,
                                  const CompareOptions& options, const std::vector<std::string>& argv);
 
-// Exit code for a comparison verdict: 0 for same, 1 for any finding.
-int exit_code_for(const std::string& status);
 
 }  // namespace cudadiag::compare

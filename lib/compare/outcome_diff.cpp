@@ -11,13 +11,11 @@ namespace cudadiag::compare {
 
 bool is_failure(const report::Result& r) {
   // A skipped case did not run: it cannot have failed, whatever its expectation said.
-  if (r.outcome == "skipped") return false;
+  if (r.outcome == report::Outcome::skipped) return false;
   if (r.expectation_met) return !*r.expectation_met;
   // Unjudged: outcomes that mean "it went wrong" on a host; skipped, invalid_config and
   // host-only checks are decided before the GPU and say nothing about the machine.
-  static const std::set<std::string> failing = {"mismatch", "cuda_error", "timeout", "crashed",
-                                                "no_result", "driver_disagrees"};
-  return failing.count(r.outcome) > 0;
+  return report::is_failure(r.outcome) || r.outcome == report::Outcome::driver_disagrees;
 }
 
 const char* to_string(CaseKind k) {
@@ -37,7 +35,7 @@ HostRun host_run(const report::Result* r) {
   HostRun h;
   if (!r) return h;
   h.present = true;
-  h.outcome = r->outcome;
+  h.outcome = std::string(report::to_string(r->outcome));
   if (r->error) {
     h.error_code = r->error->code;
     h.error_name = r->error->name;

@@ -203,7 +203,7 @@ std::string summary_sentence(const report::Report& r) {
     specific += c.value("kind", "") == "host_specific";
     flaky += c.value("kind", "") == "flaky";
   }
-  const auto& status = r.verdict.status;
+  const std::string status(report::to_string(r.verdict.status));
   std::string s;
   if (status == "same") {
     s = fmt::format("No difference that matters between {} reports ({} paired results).", n, paired);
@@ -226,7 +226,7 @@ std::string render_compare_md(const report::Report& r) {
   const json cmp = r.extra.value("comparison", json::object());
   const auto labels = host_labels(cmp);
   std::ostringstream out;
-  out << "## cudadiag compare: `" << r.verdict.status << "`\n\n" << summary_sentence(r) << "\n\n";
+  out << "## cudadiag compare: `" << report::to_string(r.verdict.status) << "`\n\n" << summary_sentence(r) << "\n\n";
   for (const auto& reason : r.verdict.reasons) out << "- " << reason << "\n";
   if (!r.verdict.reasons.empty()) out << "\n";
 
@@ -290,7 +290,7 @@ std::string render_compare_text(const report::Report& r, bool color) {
   const json cmp = r.extra.value("comparison", json::object());
   const auto labels = host_labels(cmp);
   std::ostringstream out;
-  out << "cudadiag compare: " << status_colored(r.verdict.status, color) << "\n" << summary_sentence(r) << "\n";
+  out << "cudadiag compare: " << status_colored(std::string(report::to_string(r.verdict.status)), color) << "\n" << summary_sentence(r) << "\n";
   for (const auto& reason : r.verdict.reasons) out << "  - " << reason << "\n";
 
   Row hosts_header{"host", "report", "GPU", "driver", "results"};

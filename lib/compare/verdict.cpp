@@ -199,7 +199,7 @@ VerdictParts decide_verdict(const OutcomeDiff& outcomes, const std::vector<Suspe
     if (c.kind == CaseKind::common_failure) ++common;
   }
   if (!specific.empty()) {
-    v.status = "host_specific";
+    v.status = report::VerdictStatus::host_specific;
     v.reasons = specific;
     std::vector<std::string> top;
     for (std::size_t i = 0; i < suspects.size() && i < 3; ++i)
@@ -207,16 +207,16 @@ VerdictParts decide_verdict(const OutcomeDiff& outcomes, const std::vector<Suspe
     v.reasons.push_back(top.empty() ? "no recorded environment difference lines up with the failures"
                                     : "suspects, most likely first: " + join(top, "; "));
   } else if (!flaky.empty()) {
-    v.status = "flaky";
+    v.status = report::VerdictStatus::flaky;
     v.reasons = flaky;
   } else if (!weaknesses.empty()) {
-    v.status = "config_mismatch";
+    v.status = report::VerdictStatus::config_mismatch;
   } else {
-    v.status = "same";
+    v.status = report::VerdictStatus::same;
     v.reasons.push_back("every paired result agrees across " + std::to_string(labels.size()) +
                         " reports");
   }
-  if (v.status == "host_specific")
+  if (v.status == report::VerdictStatus::host_specific)
     for (const auto& f : flaky) v.reasons.push_back(f);
   for (const auto& o : baseline.outliers) {
     v.reasons.push_back(labels[o.report] + " stands out from the majority in " +
@@ -227,7 +227,7 @@ VerdictParts decide_verdict(const OutcomeDiff& outcomes, const std::vector<Suspe
                         " case(s) fail the same way on every host: the code or the configuration, "
                         "not the machine");
   for (const auto& w : weaknesses)
-    v.reasons.push_back(std::string(v.status == "config_mismatch" ? "" : "comparison is weaker: ") + w);
+    v.reasons.push_back(std::string(v.status == report::VerdictStatus::config_mismatch ? "" : "comparison is weaker: ") + w);
   return v;
 }
 

@@ -55,7 +55,7 @@ Baseline majority_baseline(const std::vector<EnvRow>& env, const OutcomeDiff& ou
                            std::size_t report_count);
 
 struct VerdictParts {
-  std::string status;  // same | host_specific | flaky | config_mismatch
+  report::VerdictStatus status = report::VerdictStatus::same;  // same | host_specific | flaky | config_mismatch
   std::vector<std::string> reasons;
 };
 

@@ -23,11 +23,7 @@ std::vector<std::string> split(const std::string& text, char sep) {
   return out;
 }
 
-std::string known_list() {
-  std::string s;
-  for (const auto& n : base_profile_names()) s += (s.empty() ? "" : ", ") + n;
-  return s;
-}
+std::string known_list() { return base_profile_list(); }
 
 // Base profile -> its settings. "default" contributes nothing, so "default+fence" is "fence".
 Profile base(const std::string& name) {
@@ -35,16 +31,16 @@ Profile base(const std::string& name) {
   p.name = name;
   p.parts = {name};
   if (name == "default") {
-    p.allocator = AllocatorOverride::none;
+    p.allocator = AllocatorRule::keep;
   } else if (name == "blocking") {
     p.env_set["CUDA_LAUNCH_BLOCKING"] = "1";
   } else if (name == "nocache") {
-    p.allocator = AllocatorOverride::direct;
+    p.allocator = AllocatorRule::direct;
     // Our kernels do not use PyTorch; the variable is set so that the report's
     // environment records the equivalent PyTorch setting.
     p.env_set["PYTORCH_NO_CUDA_MEMORY_CACHING"] = "1";
   } else if (name == "fence") {
-    p.allocator = AllocatorOverride::fence;
+    p.allocator = AllocatorRule::fence;
   } else if (name == "sanitizer") {
     p.sanitizer = true;
   } else {
@@ -56,20 +52,25 @@ Profile base(const std::string& name) {
 
 }  // namespace
 
-const char* to_string(AllocatorOverride a) {
+const char* to_string(AllocatorRule a) {
   switch (a) {
-    case AllocatorOverride::none: return "none";
-    case AllocatorOverride::pool: return "pool";
-    case AllocatorOverride::direct: return "direct";
-    case AllocatorOverride::fence: return "fence";
+    case AllocatorRule::keep: return "keep";
+    case AllocatorRule::direct: return "direct";
+    case AllocatorRule::fence: return "fence";
   }
-  return "none";
+  return "keep";
 }
 
 const std::vector<std::string>& base_profile_names() {
   static const std::vector<std::string> names = {"default", "blocking", "nocache", "fence",
                                                  "sanitizer"};
   return names;
+}
+
+std::string base_profile_list() {
+  std::string s;
+  for (const auto& n : base_profile_names()) s += (s.empty() ? "" : ", ") + n;
+  return s;
 }
 
 std::string describe_base_profile(const std::string& name) {
@@ -97,13 +98,13 @@ Profile parse_profile(const std::string& text) {
     if (std::find(out.parts.begin(), out.parts.end(), part) != out.parts.end())
       throw std::invalid_argument("profile '" + t + "': '" + part + "' appears twice");
     const Profile b = base(part);
-    if (b.allocator != AllocatorOverride::none && out.allocator != AllocatorOverride::none &&
+    if (b.allocator != AllocatorRule::keep && out.allocator != AllocatorRule::keep &&
         b.allocator != out.allocator) {
       throw std::invalid_argument("profile '" + t + "': '" + part + "' sets allocator " +
                                   to_string(b.allocator) + " but another part sets " +
                                   to_string(out.allocator));
     }
-    if (b.allocator != AllocatorOverride::none) out.allocator = b.allocator;
+    if (b.allocator != AllocatorRule::keep) out.allocator = b.allocator;
     for (const auto& [k, v] : b.env_set) out.env_set[k] = v;
     out.sanitizer = out.sanitizer || b.sanitizer;
     out.parts.push_back(part);
@@ -117,8 +118,8 @@ Profile parse_profile(const std::string& text) {
   // memcheck only knows allocations made through CUDA: inside a pool slab an overrun is
   // legal memory to it. So the sanitizer gets one cudaMalloc per buffer unless another
   // part chose an allocator ("fence+sanitizer" keeps the fence).
-  if (out.sanitizer && out.allocator == AllocatorOverride::none) {
-    out.allocator = AllocatorOverride::direct;
+  if (out.sanitizer && out.allocator == AllocatorRule::keep) {
+    out.allocator = AllocatorRule::direct;
     out.env_set["PYTORCH_NO_CUDA_MEMORY_CACHING"] = "1";
   }
   // "default" adds nothing when combined: "default+fence" is the fence profile.
@@ -142,14 +143,25 @@ std::vector<Profile> parse_profile_list(const std::string& text) {
   return out;
 }
 
-std::string allocator_for(const Profile& p, const std::string& fence_allocator) {
+Allocator allocator_for(const Profile& p, Allocator fence_side) {
   switch (p.allocator) {
-    case AllocatorOverride::none:
-    case AllocatorOverride::pool: return "pool";
-    case AllocatorOverride::direct: return "direct";
-    case AllocatorOverride::fence: return fence_allocator.empty() ? "fence-back" : fence_allocator;
+    case AllocatorRule::keep: return Allocator::pool;
+    case AllocatorRule::direct: return Allocator::direct;
+    case AllocatorRule::fence: return is_fence(fence_side) ? fence_side : Allocator::fence_back;
   }
-  return "pool";
+  return Allocator::pool;
+}
+
+std::string profile_name_for_run(Allocator a, bool blocking, Allocator fence_side) {
+  std::string base;
+  switch (a) {
+    case Allocator::pool: base = "default"; break;
+    case Allocator::direct: base = "nocache"; break;
+    case Allocator::fence_back:
+    case Allocator::fence_front: base = a == fence_side ? "fence" : std::string(to_string(a)); break;
+  }
+  if (!blocking) return base;
+  return base == "default" ? "blocking" : "blocking+" + base;
 }
 
 }  // namespace cudadiag::profiles

@@ -8,18 +8,20 @@
 #include <string>
 #include <vector>
 
+#include "profiles/allocator.h"
+
 namespace cudadiag::profiles {
 
-// Which allocator the profile forces on a case: none keeps the default (pool);
-// fence means the case's own fence_allocator (fence-back, or fence-front for underruns).
-enum class AllocatorOverride { none, pool, direct, fence };
-const char* to_string(AllocatorOverride a);
+// Which allocator the profile gives a case: keep the default (pool), direct, or the
+// case's own fence side (fence-back, or fence-front for underruns).
+enum class AllocatorRule { keep, direct, fence };
+const char* to_string(AllocatorRule a);
 
 struct Profile {
   std::string name;                            // canonical: base names joined by '+'
   std::vector<std::string> parts;              // base profiles it is made of
   std::map<std::string, std::string> env_set;  // set in the child before CUDA starts
-  AllocatorOverride allocator = AllocatorOverride::none;
+  AllocatorRule allocator = AllocatorRule::keep;
   bool sanitizer = false;                      // child runs under compute-sanitizer memcheck
 };
 
@@ -27,6 +29,8 @@ struct Profile {
 const std::vector<std::string>& base_profile_names();
 // One line per base profile, for --help and errors.
 std::string describe_base_profile(const std::string& name);
+// "default, blocking, nocache, fence, sanitizer".
+std::string base_profile_list();
 
 // Parses "blocking+fence". Throws std::invalid_argument naming unknown parts, repeated
 // parts, or parts that set different allocators ("nocache+fence").
@@ -34,8 +38,14 @@ Profile parse_profile(const std::string& text);
 // Parses a comma-separated list ("default,blocking+fence"); duplicates are an error.
 std::vector<Profile> parse_profile_list(const std::string& text);
 
-// The allocator a case runs with under the profile ("pool", "direct", "fence-back",
-// "fence-front").
-std::string allocator_for(const Profile& p, const std::string& fence_allocator);
+// The allocator a case runs with under the profile; fence_side is the case's fence.
+Allocator allocator_for(const Profile& p, Allocator fence_side);
+
+// The profile a single run chosen by allocator and CUDA_LAUNCH_BLOCKING corresponds to
+// (the `fault` and `index-select` commands): pool -> default, direct -> nocache, the
+// case's fence side -> fence; blocking adds "blocking". The other fence side has no
+// profile of its own: its name is the allocator's ("fence-front"), and its expectation
+// is keyed by that name in the catalog.
+std::string profile_name_for_run(Allocator a, bool blocking, Allocator fence_side);
 
 }  // namespace cudadiag::profiles

@@ -116,10 +116,6 @@ std::string sanitizer_line(const json& s) {
   return line;
 }
 
-bool is_failure_outcome(const std::string& o) {
-  return o != "ok" && o != "skipped" && o != "host_valid";
-}
-
 void flatten_into(const json& v, const std::string& prefix, int depth, std::vector<Fact>& out) {
   if (v.is_object() && depth < 3) {
     for (const auto& [k, sub] : v.items()) flatten_into(sub, prefix.empty() ? k : prefix + "." + k, depth + 1, out);
@@ -184,8 +180,8 @@ Row row(const Result& r) {
   Row row;
   row.case_id = r.case_id;
   row.profile = r.profile;
-  row.allocator = r.allocator;
-  row.outcome = r.outcome;
+  row.allocator = r.allocator ? std::string(profiles::to_string(*r.allocator)) : "";
+  row.outcome = std::string(to_string(r.outcome));
   row.expected = r.expected;
   row.met = r.expectation_met;
   if (r.error) {
@@ -200,12 +196,13 @@ Row row(const Result& r) {
 
 bool needs_details(const Result& r) {
   if (r.expectation_met) return !*r.expectation_met;
-  return is_failure_outcome(r.outcome);
+  return needs_explaining(r.outcome);
 }
 
 std::string detail_title(const Result& r) {
-  const std::string where = join({r.profile, r.allocator}, ", ");
-  std::string t = r.case_id + (where.empty() ? "" : " [" + where + "]") + ": " + r.outcome;
+  const std::string where =
+      join({r.profile, r.allocator ? std::string(profiles::to_string(*r.allocator)) : std::string()}, ", ");
+  std::string t = r.case_id + (where.empty() ? "" : " [" + where + "]") + ": " + std::string(to_string(r.outcome));
   if (!r.expected.empty()) t += ", expected " + r.expected;
   return t;
 }
@@ -296,13 +293,14 @@ std::vector<Fact> summary(const Report& r) {
   std::vector<std::pair<std::string, int>> counts;
   for (const auto& res : r.results) {
     bool found = false;
+    const std::string outcome(to_string(res.outcome));
     for (auto& [name, n] : counts) {
-      if (name == res.outcome) {
+      if (name == outcome) {
         ++n;
         found = true;
       }
     }
-    if (!found) counts.emplace_back(res.outcome, 1);
+    if (!found) counts.emplace_back(outcome, 1);
     if (!res.expectation_met) {
       ++unjudged;
     } else if (*res.expectation_met) {

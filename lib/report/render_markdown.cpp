@@ -95,7 +95,7 @@ void write_details(std::ostringstream& out, const Report& r) {
 std::string render_markdown(const Report& r) {
   std::ostringstream out;
   const std::string command = r.invocation.value("command", std::string("report"));
-  const std::string status = r.verdict.status.empty() ? "(no verdict)" : r.verdict.status;
+  const std::string status(to_string(r.verdict.status));
   out << "## cudadiag " << command << ": **" << status << "**\n\n";
   write_bullets(out, facts::header(r));
 

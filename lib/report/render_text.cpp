@@ -42,11 +42,12 @@ std::string pad_left(const std::string& s, size_t width) {
   return w >= width ? s : std::string(width - w, ' ') + s;
 }
 
-const char* verdict_colour(const std::string& status) {
-  if (status == "healthy" || status == "ok" || status == "same") return kGreen;
-  if (status == "suspect" || status == "findings" || status == "host_specific" || status == "flaky")
-    return kRed;
-  return kYellow;
+const char* verdict_colour(VerdictStatus status) {
+  switch (exit_code_for(status)) {
+    case 0: return kGreen;
+    case 1: return kRed;
+    default: return kYellow;
+  }
 }
 
 void write_facts(std::ostringstream& out, const std::vector<facts::Fact>& list, const std::string& indent) {
@@ -113,7 +114,7 @@ std::string render_text(const Report& r, bool color) {
   const Painter paint(color);
   std::ostringstream out;
   const std::string command = r.invocation.value("command", std::string("report"));
-  const std::string status = r.verdict.status.empty() ? "(no verdict)" : r.verdict.status;
+  const std::string status(to_string(r.verdict.status));
   out << paint("cudadiag " + command, kBold) << ": " << paint(status, verdict_colour(r.verdict.status)) << "\n";
   write_facts(out, facts::header(r), "  ");
 

@@ -94,10 +94,10 @@ json to_json(const Result& r) {
   j["kernel"] = r.kernel;
   j["params"] = r.params;
   j["profile"] = r.profile;
-  if (!r.allocator.empty()) j["allocator"] = r.allocator;
+  if (r.allocator) j["allocator"] = profiles::to_string(*r.allocator);
   j["device"] = r.device;
   if (r.device_index >= 0) j["device_index"] = r.device_index;
-  j["outcome"] = r.outcome;
+  j["outcome"] = to_string(r.outcome);
   j["expected"] = r.expected;
   j["expectation_met"] = r.expectation_met ? json(*r.expectation_met) : json(nullptr);
   if (!r.reason.empty()) j["reason"] = r.reason;
@@ -128,7 +128,7 @@ json to_json(const Report& r) {
   for (const auto& res : r.results) results.push_back(to_json(res));
   j["results"] = std::move(results);
   j["summary"] = r.summary;
-  j["verdict"] = json{{"status", r.verdict.status}, {"reasons", r.verdict.reasons}};
+  j["verdict"] = json{{"status", to_string(r.verdict.status)}, {"reasons", r.verdict.reasons}};
   for (const auto& [k, v] : r.extra.items()) j[k] = v;
   return j;
 }
@@ -158,10 +158,17 @@ Result result_from_json(const json& j) {
   r.kernel = get_required<std::string>(j, "kernel", path);
   r.params = j.value("params", json::object());
   r.profile = j.value("profile", "default");
-  r.allocator = j.value("allocator", "");
+  if (j.contains("allocator")) {
+    const auto a = profiles::parse_allocator(get_required<std::string>(j, "allocator", path));
+    if (!a) throw std::runtime_error(path + ".allocator: unknown allocator '" + j["allocator"].get<std::string>() + "'");
+    r.allocator = *a;
+  }
   r.device = j.value("device", "");
   r.device_index = j.value("device_index", -1);
-  r.outcome = get_required<std::string>(j, "outcome", path);
+  const auto outcome_text = get_required<std::string>(j, "outcome", path);
+  const auto outcome = parse_outcome(outcome_text);
+  if (!outcome) throw std::runtime_error(path + ".outcome: unknown outcome '" + outcome_text + "'");
+  r.outcome = *outcome;
   r.expected = j.value("expected", "");
   if (j.contains("expectation_met") && j["expectation_met"].is_boolean())
     r.expectation_met = j["expectation_met"].get<bool>();
@@ -226,7 +233,10 @@ Report report_from_json(const json& j) {
   }
   r.summary = j.value("summary", json::object());
   if (j.contains("verdict") && j["verdict"].is_object()) {
-    r.verdict.status = j["verdict"].value("status", "");
+    const std::string status = j["verdict"].value("status", "");
+    const auto parsed = parse_verdict_status(status);
+    if (!parsed) throw std::runtime_error("report.verdict.status: unknown status '" + status + "'");
+    r.verdict.status = *parsed;
     r.verdict.reasons = j["verdict"].value("reasons", std::vector<std::string>{});
   }
   static const char* known[] = {"schema_version", "tool",    "invocation", "host",
@@ -272,7 +282,8 @@ void finish_report(Report& r) {
   json by_outcome = json::object();
   int met = 0, unmet = 0, unjudged = 0;
   for (const auto& res : r.results) {
-    by_outcome[res.outcome] = by_outcome.value(res.outcome, 0) + 1;
+    const std::string name(to_string(res.outcome));
+    by_outcome[name] = by_outcome.value(name, 0) + 1;
     if (!res.expectation_met) {
       ++unjudged;
     } else if (*res.expectation_met) {

@@ -12,6 +12,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "profiles/allocator.h"
+#include "report/vocabulary.h"
+
 namespace cudadiag::report {
 
 using json = nlohmann::ordered_json;
@@ -77,11 +80,11 @@ struct Result {
   std::string case_id;
   std::string kernel;     // index_select | fault | attention | tma | ...
   json params = json::object();
-  std::string profile = "default";
-  std::string allocator;  // pool | direct | fence-back | fence-front | "" (host-only)
+  std::string profile = "default";  // canonical profile name (profiles::Profile::name)
+  std::optional<profiles::Allocator> allocator;  // none for host-only cases
   std::string device;     // device UUID, or "host" for host-only cases
   int device_index = -1;
-  std::string outcome;    // see outcome vocabulary in cases/expectation.h
+  Outcome outcome = Outcome::no_result;
   std::string expected;   // expectation expression; "" when none
   std::optional<bool> expectation_met;
   std::string reason;     // short human explanation (invalid_config reason, skip reason, ...)
@@ -98,8 +101,8 @@ struct Result {
 };
 
 struct Verdict {
-  std::string status;                // healthy | suspect | incomplete | ok | findings | no_gpu | ...
-  std::vector<std::string> reasons;  // human-readable, one per finding
+  VerdictStatus status = VerdictStatus::incomplete;  // one of statuses_of(invocation.command)
+  std::vector<std::string> reasons;                  // human-readable, one per finding
 };
 
 struct Report {

@@ -4,23 +4,24 @@
 
 #include <cerrno>
 #include <cstdlib>
-#include <optional>
 #include <sstream>
 #include <utility>
 
+#include "host/xid.h"
 #include "report/annotate.h"
 
 namespace cudadiag::suite {
 
 using report::json;
+using report::Outcome;
 
 namespace {
 
 // What the child wrote on its result fd, split into per-case lines and the end marker.
 struct ChildLines {
-  std::vector<json> cases;     // objects with "index"
-  std::optional<bool> done;    // {"done": true|false}
-  int malformed = 0;           // complete lines that were not JSON objects
+  std::vector<json> cases;   // objects with "index"
+  std::optional<bool> done;  // {"done": true|false}
+  int malformed = 0;         // complete lines that were not JSON objects
 };
 
 ChildLines parse_lines(const std::string& text) {
@@ -65,56 +66,28 @@ report::ChildInfo child_info_of(const runner::ChildOutcome& o) {
   return c;
 }
 
-report::Result base_result(const cases::CaseSpec& spec, const ExecOptions& opts) {
-  report::Result r;
-  r.case_id = spec.case_id;
-  r.kernel = spec.kernel;
-  r.params = spec.params;
-  r.profile = opts.profile;
-  r.allocator = spec.allocator;
-  r.device = opts.device;
-  r.device_index = opts.device_index;
-  return r;
-}
-
-report::RepeatStats repeats_from_line(const json& j) {
-  report::RepeatStats s;
-  s.runs = j.value("runs", 0);
-  s.failures = j.value("failures", 0);
-  s.failure_rate = j.value("failure_rate", 0.0);
-  s.ci_low = j.contains("ci95_low") ? j.value("ci95_low", 0.0) : j.value("ci_low", 0.0);
-  s.ci_high = j.contains("ci95_high") ? j.value("ci95_high", 0.0) : j.value("ci_high", 0.0);
-  if (j.contains("histogram") && j["histogram"].is_object())
-    for (const auto& [k, v] : j["histogram"].items())
-      if (v.is_number_integer()) s.histogram[k] = v.get<int>();
-  return s;
-}
-
-// Copies a result line's fields onto r; a field of the wrong type makes the case
-// no_result with the reason, rather than failing the whole batch.
+// What the child said about a case, over the parent's own fields (case, profile,
+// device); a line that is not a result makes the case no_result with the reason.
 void fill_from_line(report::Result& r, const json& line) {
   try {
-    r.outcome = line.value("outcome", "");
-    r.reason = line.value("reason", "");
-    if (r.outcome.empty()) {
-      r.outcome = "no_result";
-      r.reason = "the child's result line has no outcome";
-    }
-    if (line.contains("error") && line["error"].is_object()) {
-      report::ErrorInfo e = report::error_from_json(line["error"]);
-      report::annotate_error(e);
-      r.error = e;
-    }
-    r.duration_ms = line.value("duration_ms", 0.0);
-    if (line.contains("repeats") && line["repeats"].is_object())
-      r.repeats = repeats_from_line(line["repeats"]);
-    if (line.contains("launch_log") && line["launch_log"].is_array()) r.launch_log = line["launch_log"];
-    if (line.contains("buffers") && line["buffers"].is_array()) r.buffers = line["buffers"];
-    if (line.contains("faulting_buffer")) r.faulting_buffer = line["faulting_buffer"];
-    if (line.contains("sanitizer")) r.sanitizer = line["sanitizer"];
-    if (line.contains("details") && line["details"].is_object()) r.details = line["details"];
-  } catch (const json::exception& e) {
-    r.outcome = "no_result";
+    json full = line;
+    full.erase("index");
+    if (!full.contains("case_id")) full["case_id"] = r.case_id;
+    if (!full.contains("kernel")) full["kernel"] = r.kernel;
+    report::Result got = report::result_from_json(full);
+    r.outcome = got.outcome;
+    r.reason = std::move(got.reason);
+    r.error = std::move(got.error);
+    if (r.error) report::annotate_error(*r.error);
+    r.duration_ms = got.duration_ms;
+    r.repeats = std::move(got.repeats);
+    r.launch_log = std::move(got.launch_log);
+    r.buffers = std::move(got.buffers);
+    r.faulting_buffer = std::move(got.faulting_buffer);
+    r.sanitizer = std::move(got.sanitizer);
+    r.details = std::move(got.details);
+  } catch (const std::exception& e) {
+    r.outcome = Outcome::no_result;
     r.reason = std::string("malformed result line from the child: ") + e.what();
   }
 }
@@ -124,7 +97,7 @@ void fill_cut_off(report::Result& r, const runner::ChildOutcome& o) {
   using runner::Ending;
   switch (o.ending) {
     case Ending::timeout:
-      r.outcome = "timeout";
+      r.outcome = Outcome::timeout;
       r.reason = "the child passed its deadline during this case and was terminated" +
                  std::string(o.unkillable ? " (it survived SIGKILL: stuck in the kernel driver?"
                                             " check dmesg for Xid and nvidia-smi)"
@@ -132,35 +105,33 @@ void fill_cut_off(report::Result& r, const runner::ChildOutcome& o) {
                                                     : "");
       break;
     case Ending::signal:
-      r.outcome = "crashed";
+      r.outcome = Outcome::crashed;
       r.reason = "the child was killed by " + o.signal_name + " during this case";
       break;
     case Ending::exit_code:
-      r.outcome = "crashed";
-      r.reason = "the child exited with code " + std::to_string(o.exit_code.value_or(-1)) +
-                 " during this case";
+      r.outcome = Outcome::crashed;
+      r.reason = "the child exited with code " + std::to_string(o.exit_code.value_or(-1)) + " during this case";
       break;
     case Ending::result:
     case Ending::no_result:
-      r.outcome = "no_result";
+      r.outcome = Outcome::no_result;
       r.reason = "the child exited 0 without a result line for this case";
       break;
     case Ending::spawn_failed:
-      r.outcome = "skipped";
+      r.outcome = Outcome::skipped;
       r.reason = "the child could not be started: " + o.spawn_error;
       break;
   }
 }
 
-// Position in batch of each line, matched by CaseSpec.index (first unmatched position
+// Position of each line's case, matched by CaseSpec.index (first unmatched position
 // with that index, so a repeated index still maps one line to one case).
-std::vector<const json*> match_lines(const std::vector<cases::CaseSpec>& batch,
-                                     const ChildLines& lines) {
-  std::vector<const json*> by_pos(batch.size(), nullptr);
+std::vector<const json*> match_lines(const std::vector<runner::CaseSpec>& cases, const ChildLines& lines) {
+  std::vector<const json*> by_pos(cases.size(), nullptr);
   for (const auto& line : lines.cases) {
     const int index = line["index"].get<int>();
-    for (size_t p = 0; p < batch.size(); ++p) {
-      if (batch[p].index == index && !by_pos[p]) {
+    for (size_t p = 0; p < cases.size(); ++p) {
+      if (cases[p].index == index && !by_pos[p]) {
         by_pos[p] = &line;
         break;
       }
@@ -169,52 +140,68 @@ std::vector<const json*> match_lines(const std::vector<cases::CaseSpec>& batch,
   return by_pos;
 }
 
+report::Result interrupted_result(report::Result r) {
+  r.outcome = Outcome::skipped;
+  r.reason = "interrupted";
+  r.error.reset();
+  return r;
+}
+
 }  // namespace
 
-runner::ChildSpec child_spec_for(const std::vector<cases::CaseSpec>& batch,
-                                 const ExecOptions& opts) {
-  cases::ChildRequest request;
-  request.device_ordinal = opts.device_ordinal;
-  request.cases = batch;
+report::Result make_result(const runner::CaseSpec& spec, const ChildSettings& settings) {
+  report::Result r;
+  r.case_id = spec.case_id;
+  r.kernel = std::string(cases::to_string(spec.family));
+  r.params = spec.params;
+  r.profile = settings.profile;
+  r.allocator = spec.allocator;
+  r.device = settings.device;
+  r.device_index = settings.device_index;
+  r.outcome = Outcome::no_result;
+  return r;
+}
+
+runner::ChildSpec child_spec_for(const std::vector<runner::CaseSpec>& cases, const ChildSettings& settings,
+                                 const std::string& self_exe, const Wrap& wrap) {
+  runner::ChildRequest request;
+  request.cases = cases;
   runner::ChildSpec spec;
-  spec.argv = opts.wrapper;
-  spec.argv.insert(spec.argv.end(),
-                   {opts.self_exe, cases::kRunCaseCommand, "--spec", cases::to_json(request).dump()});
-  spec.env_set = opts.env_set;
-  spec.env_unset = opts.env_unset;
+  spec.argv = wrap.argv;
+  spec.argv.insert(spec.argv.end(), {self_exe, runner::kRunCaseCommand, "--spec", runner::to_json(request).dump()});
+  spec.env_set = settings.env_set;
+  spec.env_unset = settings.env_unset;
   // Every case runs on one stream, so one hardware work queue is enough; the default of
   // 8 makes context creation far dearer when children start together (the default suite
   // on an H200, driver 580.159.04: 5.5 s with the default, 2.9 s with 1). A value the
   // user set, in the environment or the profile, is kept.
   if (!spec.env_set.count(kMaxConnectionsEnv) && std::getenv(kMaxConnectionsEnv) == nullptr)
     spec.env_set[kMaxConnectionsEnv] = "1";
-  spec.deadline = opts.deadline * static_cast<long>(std::max<size_t>(1, batch.size()));
-  spec.grace = opts.grace;
-  spec.capture_limit = opts.capture_limit;
-  spec.result_fd = cases::kResultFd;
-  spec.result_fd_env = cases::kResultFdEnv;
-  spec.label = batch.empty() ? "empty batch"
-                             : batch.front().case_id + (batch.size() > 1
-                                   ? " (+" + std::to_string(batch.size() - 1) + " more)"
-                                   : "");
+  spec.deadline = settings.deadline * static_cast<long>(std::max<size_t>(1, cases.size()));
+  spec.grace = settings.grace;
+  spec.capture_limit = settings.capture_limit;
+  spec.result_fd = runner::kResultFd;
+  spec.result_fd_env = runner::kResultFdEnv;
+  spec.label = cases.empty() ? "empty batch"
+                             : cases.front().case_id +
+                                   (cases.size() > 1 ? " (+" + std::to_string(cases.size() - 1) + " more)" : "");
   return spec;
 }
 
-std::vector<report::Result> results_from_child(const std::vector<cases::CaseSpec>& batch,
-                                               const runner::ChildOutcome& outcome,
-                                               const ExecOptions& opts,
+std::vector<report::Result> results_from_child(const std::vector<runner::CaseSpec>& cases,
+                                               const runner::ChildOutcome& outcome, const ChildSettings& settings,
                                                std::vector<size_t>* not_run) {
   const ChildLines lines = parse_lines(outcome.result);
   if (lines.malformed > 0)
     spdlog::warn("child {}: {} malformed result line(s) ignored", outcome.pid, lines.malformed);
-  const auto by_pos = match_lines(batch, lines);
+  const auto by_pos = match_lines(cases, lines);
   const report::ChildInfo info = child_info_of(outcome);
 
   std::vector<report::Result> results;
   std::vector<size_t> rest;
   bool cut_off_assigned = false;
-  for (size_t p = 0; p < batch.size(); ++p) {
-    report::Result r = base_result(batch[p], opts);
+  for (size_t p = 0; p < cases.size(); ++p) {
+    report::Result r = make_result(cases[p], settings);
     r.child = info;
     if (outcome.ending == runner::Ending::spawn_failed) {
       fill_cut_off(r, outcome);  // nothing ran; a retry would fail the same way
@@ -222,7 +209,7 @@ std::vector<report::Result> results_from_child(const std::vector<cases::CaseSpec
       fill_from_line(r, *by_pos[p]);
     } else if (lines.done == true) {
       // The child said it finished, yet this case has no line: do not loop on it.
-      r.outcome = "no_result";
+      r.outcome = Outcome::no_result;
       r.reason = "the child finished the batch without a result line for this case";
     } else if (lines.done == false || cut_off_assigned) {
       rest.push_back(p);  // after a sticky error, or after the case the child died in
@@ -235,9 +222,9 @@ std::vector<report::Result> results_from_child(const std::vector<cases::CaseSpec
   }
   // A child that stopped ({"done":false}) without any line would be re-run forever.
   if (results.empty() && !rest.empty()) {
-    report::Result r = base_result(batch[rest.front()], opts);
+    report::Result r = make_result(cases[rest.front()], settings);
     r.child = info;
-    r.outcome = "no_result";
+    r.outcome = Outcome::no_result;
     r.reason = "the child stopped before writing a result line for this case";
     results.push_back(std::move(r));
     rest.erase(rest.begin());
@@ -246,107 +233,135 @@ std::vector<report::Result> results_from_child(const std::vector<cases::CaseSpec
   return results;
 }
 
-std::vector<report::Result> execute(const std::vector<cases::CaseSpec>& batch,
-                                    const ExecOptions& opts) {
-  return execute_batches({batch}, opts, 1, nullptr, {});
-}
-
-namespace {
-
-// Where each case of a submitted child lives: (batch number, position in that batch).
-using Slot = std::pair<size_t, size_t>;
-
-struct BatchRun {
-  const std::vector<std::vector<cases::CaseSpec>>& batches;
-  const ExecOptions& opts;
-  const std::atomic<bool>* stop;
-  const std::function<void(const report::Result&)>& on_result;
+struct Executor::Impl {
+  ExecutorOptions opts;
   runner::Pool pool;
-  std::vector<std::vector<std::optional<report::Result>>> results;
-  std::map<size_t, std::vector<Slot>> slots_of_child;  // pool id -> slots
+  std::vector<ExecutedCase> cases;
+  std::vector<std::shared_ptr<const ChildSettings>> settings;  // by batch
+  std::vector<ChildRecord> children;                          // by child id (= pool id)
+  std::map<size_t, std::vector<size_t>> cases_of_child;       // child id -> positions in `cases`
+  std::vector<bool> done;                                     // by case position
+  bool stopped_early = false;
+  const std::function<void(ExecutedCase&)>* on_result = nullptr;
 
-  void submit(std::vector<Slot> slots) {
-    std::vector<cases::CaseSpec> specs;
-    for (const auto& [b, p] : slots) specs.push_back(batches[b][p]);
-    const size_t id = pool.submit(child_spec_for(specs, opts));
-    spdlog::debug("child #{}: {} case(s) from batch {}", id, specs.size(), slots.front().first);
-    slots_of_child[id] = std::move(slots);
+  explicit Impl(ExecutorOptions o)
+      : opts(std::move(o)), pool(runner::PoolOptions{opts.jobs, opts.stop, opts.stop_grace}) {}
+
+  bool stop_requested() const { return opts.stop && opts.stop->load(); }
+
+  void start_child(size_t batch, std::vector<size_t> positions) {
+    const ChildSettings& s = *settings[batch];
+    const size_t id = children.size();
+    const Wrap wrap = s.wrap ? s.wrap(id) : Wrap{};
+    std::vector<runner::CaseSpec> specs;
+    for (size_t p : positions) specs.push_back(cases[p].spec);
+    ChildRecord rec;
+    rec.id = id;
+    rec.batch = batch;
+    rec.artifact = wrap.artifact;
+    children.push_back(rec);
+    const size_t pool_id = pool.submit(child_spec_for(specs, s, opts.self_exe, wrap));
+    if (pool_id != id) throw std::logic_error("executor: child numbering out of step with the pool");
+    spdlog::debug("child #{}: {} case(s) from batch {}", id, specs.size(), batch);
+    cases_of_child[id] = std::move(positions);
   }
 
-  void deliver(const Slot& slot, report::Result r) {
-    if (on_result) on_result(r);
-    results[slot.first][slot.second] = std::move(r);
+  void deliver(size_t position, report::Result r, std::optional<size_t> child) {
+    ExecutedCase& c = cases[position];
+    c.result = std::move(r);
+    c.child = child;
+    done[position] = true;
+    if (on_result && *on_result) (*on_result)(c);
   }
 
   void on_done(size_t id, const runner::ChildOutcome& outcome) {
-    const std::vector<Slot> slots = std::move(slots_of_child.at(id));
-    slots_of_child.erase(id);
+    const std::vector<size_t> positions = std::move(cases_of_child.at(id));
+    cases_of_child.erase(id);
+    ChildRecord& rec = children[id];
+    rec.pid = static_cast<int>(outcome.pid);
+    rec.start_us = host::to_monotonic_us(outcome.started);
+    rec.end_us = host::to_monotonic_us(outcome.finished);
+    rec.cut_by_stop = stop_requested();
+    const size_t batch = rec.batch;
+    const ChildSettings& s = *settings[batch];
+
     // A request too long for one argv string: run the batch in two halves.
-    if (outcome.ending == runner::Ending::spawn_failed && outcome.spawn_errno == E2BIG &&
-        slots.size() > 1 && !(stop && stop->load())) {
-      const auto mid = slots.begin() + static_cast<long>(slots.size() / 2);
-      submit(std::vector<Slot>(slots.begin(), mid));
-      submit(std::vector<Slot>(mid, slots.end()));
+    if (outcome.ending == runner::Ending::spawn_failed && outcome.spawn_errno == E2BIG && positions.size() > 1 &&
+        !stop_requested()) {
+      const auto mid = positions.begin() + static_cast<long>(positions.size() / 2);
+      start_child(batch, std::vector<size_t>(positions.begin(), mid));
+      start_child(batch, std::vector<size_t>(mid, positions.end()));
       return;
     }
-    std::vector<cases::CaseSpec> specs;
-    for (const auto& [b, p] : slots) specs.push_back(batches[b][p]);
+    std::vector<runner::CaseSpec> specs;
+    for (size_t p : positions) specs.push_back(cases[p].spec);
     std::vector<size_t> rest;
-    auto got = results_from_child(specs, outcome, opts, &rest);
-    const bool interrupted = stop && stop->load();
-    size_t next = 0;
-    for (size_t p = 0; p < specs.size(); ++p) {
-      if (next < rest.size() && rest[next] == p) {
-        ++next;
+    auto got = results_from_child(specs, outcome, s, &rest);
+    size_t next_rest = 0, next_got = 0;
+    for (size_t k = 0; k < positions.size(); ++k) {
+      if (next_rest < rest.size() && rest[next_rest] == k) {
+        ++next_rest;
         continue;
       }
-      report::Result r = std::move(got.front());
-      got.erase(got.begin());
-      // A case cut off by the stop request did not time out on its own.
-      if (interrupted && outcome.ending == runner::Ending::timeout && r.outcome == "timeout") {
-        r.outcome = "skipped";
-        r.reason = "interrupted";
-      }
-      deliver(slots[p], std::move(r));
+      report::Result r = std::move(got[next_got++]);
+      // A case cut off by the stop request did not time out or crash on its own.
+      if (rec.cut_by_stop && (r.outcome == Outcome::timeout || r.outcome == Outcome::crashed ||
+                              r.outcome == Outcome::no_result))
+        r = interrupted_result(std::move(r));
+      deliver(positions[k], std::move(r), id);
     }
     if (rest.empty()) return;
-    std::vector<Slot> again;
-    for (size_t p : rest) again.push_back(slots[p]);
-    submit(std::move(again));
+    std::vector<size_t> again;
+    for (size_t k : rest) again.push_back(positions[k]);
+    start_child(batch, std::move(again));
   }
 };
 
-}  // namespace
+Executor::Executor(ExecutorOptions opts) : impl_(std::make_unique<Impl>(std::move(opts))) {}
+Executor::~Executor() = default;
 
-std::vector<report::Result> execute_batches(
-    const std::vector<std::vector<cases::CaseSpec>>& batches, const ExecOptions& opts, int jobs,
-    const std::atomic<bool>* stop, const std::function<void(const report::Result&)>& on_result) {
-  runner::PoolOptions pool_opts;
-  pool_opts.jobs = jobs;
-  pool_opts.stop = stop;
-  pool_opts.stop_grace = opts.grace;
-  BatchRun run{batches, opts, stop, on_result, runner::Pool(pool_opts), {}, {}};
-  for (size_t b = 0; b < batches.size(); ++b) {
-    run.results.emplace_back(batches[b].size());
-    std::vector<Slot> slots;
-    for (size_t p = 0; p < batches[b].size(); ++p) slots.emplace_back(b, p);
-    if (!slots.empty()) run.submit(std::move(slots));
+size_t Executor::submit(std::vector<runner::CaseSpec> cases, std::shared_ptr<const ChildSettings> settings) {
+  Impl& im = *impl_;
+  const size_t batch = im.settings.size();
+  im.settings.push_back(std::move(settings));
+  std::vector<size_t> positions;
+  for (auto& spec : cases) {
+    ExecutedCase c;
+    c.result = make_result(spec, *im.settings.back());
+    c.spec = std::move(spec);
+    c.batch = batch;
+    positions.push_back(im.cases.size());
+    im.cases.push_back(std::move(c));
+    im.done.push_back(false);
   }
-  run.pool.run([&](size_t id, const runner::ChildOutcome& o) { run.on_done(id, o); });
+  if (!positions.empty()) im.start_child(batch, std::move(positions));
+  return batch;
+}
 
-  // Whatever has no result now was never started (stop requested).
+void Executor::run(const std::function<void(ExecutedCase&)>& on_result) {
+  Impl& im = *impl_;
+  im.on_result = &on_result;
+  im.pool.run([&](size_t id, const runner::ChildOutcome& o) { im.on_done(id, o); });
+  // Whatever has no result now was never started: the stop came first.
+  for (size_t p = 0; p < im.cases.size(); ++p) {
+    if (im.done[p]) continue;
+    im.stopped_early = true;
+    im.deliver(p, interrupted_result(make_result(im.cases[p].spec, *im.settings[im.cases[p].batch])), std::nullopt);
+  }
+  im.on_result = nullptr;
+}
+
+const std::vector<ExecutedCase>& Executor::cases() const { return impl_->cases; }
+const std::vector<ChildRecord>& Executor::children() const { return impl_->children; }
+bool Executor::interrupted() const { return impl_->stopped_early || impl_->stop_requested(); }
+
+std::vector<report::Result> execute(const std::vector<runner::CaseSpec>& cases, const ChildSettings& settings,
+                                    const std::string& self_exe, int jobs) {
+  Executor ex(ExecutorOptions{self_exe, jobs, nullptr, std::chrono::milliseconds(3000)});
+  ex.submit(cases, std::make_shared<const ChildSettings>(settings));
+  ex.run();
   std::vector<report::Result> out;
-  for (size_t b = 0; b < batches.size(); ++b) {
-    for (size_t p = 0; p < batches[b].size(); ++p) {
-      if (!run.results[b][p]) {
-        report::Result r = base_result(batches[b][p], opts);
-        r.outcome = "skipped";
-        r.reason = "interrupted";
-        run.deliver({b, p}, std::move(r));
-      }
-      out.push_back(std::move(*run.results[b][p]));
-    }
-  }
+  for (const auto& c : ex.cases()) out.push_back(c.result);
   return out;
 }
 

@@ -1,71 +1,125 @@
 #pragma once
-// Runs case specs in child processes (`<self> __run-case --spec JSON`) and turns what
-// the children wrote, and how they ended, into report results.
-//
-// One child runs a batch of cases in one CUDA context. After a sticky error the child
-// stops ({"done":false}); after a crash or timeout in case k nothing more comes. Either
-// way the cases that did not run are re-run in a fresh child, until every case has a
-// result. Nothing here calls CUDA.
+// The one scheduler of case children. Every batch of every command is submitted to one
+// Executor, which owns the children (a runner::Pool: at most `jobs` at once, its own
+// stop path) and turns what each child wrote, and how it ended, into results:
+//  - a batch's cases run in one child (`<self> __run-case --spec JSON`), in one CUDA
+//    context; after a sticky error ({"done":false}) or a dead child, the cases that did
+//    not run are submitted again as a fresh child with the same settings, until every
+//    case has a result;
+//  - once the stop flag is set nothing new starts, running children are terminated
+//    after the stop grace, and every case without a result of its own is skipped,
+//    reason "interrupted" (decided here, once);
+//  - what each child was (pid, when it ran, its wrapper's output file) is kept, so that
+//    kernel-log lines and sanitizer XML are attached after the run, as post-steps.
+// Nothing here calls CUDA.
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "cases/case_spec.h"
 #include "report/report.h"
+#include "runner/case_protocol.h"
 #include "runner/runner.h"
 
 namespace cudadiag::suite {
 
-struct ExecOptions {
-  std::string self_exe;  // the cudadiag binary (or a stand-in speaking the child protocol)
-  std::map<std::string, std::string> env_set;
-  std::vector<std::string> env_unset;
-  // Per case: a child running n cases gets n * deadline before it is terminated.
-  std::chrono::milliseconds deadline{60000};
-  std::chrono::milliseconds grace{2000};
-  int device_ordinal = 0;
-  std::vector<std::string> wrapper;  // prefix argv, e.g. compute-sanitizer ... --
-  std::string profile = "default";
-  std::string device = "";  // device UUID for report results
-  int device_index = -1;
-  size_t capture_limit = 64 * 1024;  // per stream of each child
-};
-
 // Set in every case child unless the user set it: one hardware work queue per context.
 inline constexpr const char* kMaxConnectionsEnv = "CUDA_DEVICE_MAX_CONNECTIONS";
 
-// argv = wrapper + {self_exe, "__run-case", "--spec", <ChildRequest JSON>}; environment,
-// deadline and result fd from the options.
-runner::ChildSpec child_spec_for(const std::vector<cases::CaseSpec>& batch,
-                                 const ExecOptions& opts);
+// An argv prefix for one child (compute-sanitizer ... --), and the file it writes.
+struct Wrap {
+  std::vector<std::string> argv;
+  std::string artifact;  // e.g. the sanitizer's XML; "" when none
+};
+
+// How the children of one batch start, and what their results are tagged with.
+struct ChildSettings {
+  std::map<std::string, std::string> env_set;
+  std::vector<std::string> env_unset;
+  // Called for every child of the batch (re-runs too) with the child's number.
+  std::function<Wrap(size_t child)> wrap;
+  std::chrono::milliseconds deadline{60000};  // per case: a child of n cases gets n times this
+  std::chrono::milliseconds grace{2000};      // SIGTERM -> SIGKILL
+  size_t capture_limit = 64 * 1024;           // per stream of each child
+  // Tags of the results: the profile name and the device they ran under.
+  std::string profile = "default";
+  std::string device;
+  int device_index = -1;
+};
+
+// One child as the parent saw it.
+struct ChildRecord {
+  size_t id = 0;      // in start order
+  size_t batch = 0;   // the submitted batch it ran (part of)
+  int pid = 0;
+  std::uint64_t start_us = 0, end_us = 0;  // CLOCK_MONOTONIC
+  std::string artifact;                    // from its Wrap
+  bool cut_by_stop = false;                // still running when the stop was requested
+};
+
+// One submitted case and its final result.
+struct ExecutedCase {
+  runner::CaseSpec spec;
+  size_t batch = 0;
+  std::optional<size_t> child;  // index into children(); none: never started
+  report::Result result;
+};
+
+struct ExecutorOptions {
+  std::string self_exe;  // the cudadiag binary (or a stand-in speaking the child protocol)
+  int jobs = 1;
+  const std::atomic<bool>* stop = nullptr;
+  std::chrono::milliseconds stop_grace{3000};
+};
+
+class Executor {
+ public:
+  explicit Executor(ExecutorOptions opts);
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  // Queues a batch; returns its number (0, 1, ...). Cases keep their spec.index.
+  size_t submit(std::vector<runner::CaseSpec> cases, std::shared_ptr<const ChildSettings> settings);
+  // Runs until every case has a result (or was skipped by a stop). on_result is called
+  // on this thread as each result is final, in no particular order; it may complete the
+  // result (post-steps) in place.
+  void run(const std::function<void(ExecutedCase&)>& on_result = {});
+
+  // Every submitted case in submission order (batch by batch), each with its result.
+  const std::vector<ExecutedCase>& cases() const;
+  const std::vector<ChildRecord>& children() const;
+  bool interrupted() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// The result of a case before anything ran: spec and settings fields filled, outcome
+// no_result. Every result a parent makes for a case starts here.
+report::Result make_result(const runner::CaseSpec& spec, const ChildSettings& settings);
+
+// The child command line: wrap + {self_exe, "__run-case", "--spec", <request JSON>}.
+runner::ChildSpec child_spec_for(const std::vector<runner::CaseSpec>& cases, const ChildSettings& settings,
+                                 const std::string& self_exe, const Wrap& wrap);
 
 // Maps the child's result lines (one JSON object per line; a truncated last line is
-// ignored) onto the batch. Returns results in batch order for the cases that got one;
-// positions (into `batch`) of cases still to run go to *not_run: those after a sticky
-// error, and those after the case during which the child died (that case gets crashed,
-// timeout or no_result, and its ChildInfo says how). Always makes progress: at least
-// one case gets a result, so re-running not_run terminates.
-std::vector<report::Result> results_from_child(const std::vector<cases::CaseSpec>& batch,
-                                               const runner::ChildOutcome& outcome,
-                                               const ExecOptions& opts,
+// ignored) onto `cases`. Returns one result per case that got one, in order; the
+// positions of cases still to run go to *not_run: those after a sticky error, and those
+// after the case during which the child died (that case gets crashed, timeout or
+// no_result). Always makes progress: at least one case gets a result.
+std::vector<report::Result> results_from_child(const std::vector<runner::CaseSpec>& cases,
+                                               const runner::ChildOutcome& outcome, const ChildSettings& settings,
                                                std::vector<size_t>* not_run);
 
-// Runs the batch in one child, re-runs not_run cases in fresh children; one result per
-// case, in batch order.
-std::vector<report::Result> execute(const std::vector<cases::CaseSpec>& batch,
-                                    const ExecOptions& opts);
-
-// Runs several batches in parallel (at most `jobs` children at once), re-queueing
-// not_run cases as new batches. on_result (may be empty) is called on this thread as
-// each result arrives. Once *stop is true no child is started; running ones are
-// terminated after a short grace; cases that did not run (or were cut off) come back
-// as outcome "skipped", reason "interrupted". Returns one result per case: batch by
-// batch, each in batch order.
-std::vector<report::Result> execute_batches(
-    const std::vector<std::vector<cases::CaseSpec>>& batches, const ExecOptions& opts, int jobs,
-    const std::atomic<bool>* stop, const std::function<void(const report::Result&)>& on_result);
+// Runs one batch to completion with its own executor (single-case commands, bisection).
+std::vector<report::Result> execute(const std::vector<runner::CaseSpec>& cases, const ChildSettings& settings,
+                                    const std::string& self_exe, int jobs = 1);
 
 }  // namespace cudadiag::suite

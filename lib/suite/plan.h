@@ -1,6 +1,9 @@
 #pragma once
-// Planning a repro run: suite case x profile x device x repeat -> child batches.
-// Pure (no processes), so the batching rules are unit-tested:
+// Planning a repro run: suite case x profile x device x repeat -> runs, and the runs
+// that go to a child grouped into child batches. Pure (no processes), so the rules are
+// unit-tested:
+//  - every run carries its parsed profile and expectation: nothing downstream parses
+//    a profile name or looks an expectation up again;
 //  - cases expected to pass under the same profile and device share one child (a CUDA
 //    process costs 0.2-0.3 s to start; a sticky error ends the child and the executor
 //    re-runs the rest in a fresh one);
@@ -15,7 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "cases/case_spec.h"
+#include "cases/expectation.h"
+#include "profiles/profile.h"
+#include "runner/case_protocol.h"
 #include "suite/suite.h"
 
 namespace cudadiag::suite {
@@ -26,62 +31,62 @@ struct DeviceTarget {
   std::string name;
 };
 
+// Where a run happens.
+enum class Venue { child, host, skipped };
+
+// One case under one profile on one device (one repeat, for a case that runs alone).
+struct PlannedRun {
+  runner::CaseSpec spec;         // spec.index is the run's position in Plan::runs
+  size_t suite_case = 0;
+  profiles::Profile profile;
+  cases::Expectation expectation;
+  int device_slot = -1;          // index into PlanOptions::devices; -1: no device
+  Venue venue = Venue::child;
+  std::string skip_reason;       // venue skipped
+};
+
 struct Batch {
-  std::string profile;              // canonical profile name
-  int device_slot = -1;             // index into PlanOptions.devices; -1: no device (host child)
-  bool own_child = false;           // expected to fault/time out, or a sanitizer run
-  bool sanitizer = false;
-  std::vector<cases::CaseSpec> specs;
-  std::vector<size_t> case_of_spec;  // suite case position of each spec
-  int deadline_ms = 0;              // largest per-case deadline in the batch; 0: default
-  int grace_ms = 0;                 // SIGTERM->SIGKILL grace; 0: the run's default
-  double est_cost_ms = 0;           // estimated wall time (process start included)
-};
-
-struct HostRun {
-  size_t suite_case = 0;
-  std::string profile;
-};
-
-struct SkippedRun {
-  size_t suite_case = 0;
-  std::string profile;
+  std::vector<size_t> runs;      // positions in Plan::runs, in the order the child runs them
   int device_slot = -1;
-  std::string reason;
+  bool own_child = false;        // expected to fault/time out, or a sanitizer run
+  bool sanitizer = false;
+  int deadline_ms = 0;           // largest per-case deadline in the batch; 0: default
+  int grace_ms = 0;              // SIGTERM->SIGKILL grace; 0: the run's default
+  double est_cost_ms = 0;        // estimated wall time (process start included)
 };
 
 struct PlanOptions {
-  std::vector<std::string> profiles_override;  // --profiles (canonical names); empty: the suite's
-  int repeat_override = 0;                     // --repeat; 0: the suite's
-  std::vector<DeviceTarget> devices;           // empty: no usable GPU
+  std::vector<profiles::Profile> profiles_override;  // --profiles; empty: the suite's
+  int repeat_override = 0;                           // --repeat; 0: the suite's
+  std::vector<DeviceTarget> devices;                 // empty: no usable GPU
   std::string no_gpu_reason = "no GPU";
   bool sanitizer_available = false;
   std::string sanitizer_reason = "compute-sanitizer not found";
-  size_t max_batch = 16;                       // cases per shared child at most
+  size_t max_batch = 16;                             // cases per shared child at most
 };
 
 struct Plan {
-  std::vector<Batch> batches;
-  std::vector<HostRun> host_runs;
-  std::vector<SkippedRun> skipped;
-  size_t child_runs() const;   // specs in batches (each repeat of an own-child case counts)
-  size_t total_runs() const;   // child runs + host runs + skipped
+  std::vector<PlannedRun> runs;  // every run, in suite order (case, profile, device)
+  std::vector<Batch> batches;    // the child runs, longest first
+  size_t count(Venue v) const;
+  size_t child_runs() const { return count(Venue::child); }
+  size_t total_runs() const { return runs.size(); }
 };
 
 // True when a case under this expectation must run alone in its child.
-bool needs_own_child(const cases::CaseDef& def, const std::string& expectation);
-
-// True when every alternative of the expectation leaves the context usable: clean
-// outcomes, or cuda errors by numeric code that the taxonomy marks non-sticky.
-bool expectation_keeps_context(const std::string& expectation);
+bool needs_own_child(const cases::CaseDef& def, const cases::Expectation& e);
 
 // A child stuck in a kernel dies on SIGTERM's default action: a short grace suffices.
 inline constexpr int kTimeoutCaseGraceMs = 200;
 
-// Estimated wall time of a batch in a pool child (start-up, per-case work, deadlines
-// of cases expected to time out, sanitizer slowdown). Only ordering depends on it.
-double estimate_cost_ms(const Batch& b, const std::vector<std::string>& expectations);
+// Estimated wall time of a batch's child (start-up, per-case work from the family's
+// estimate, deadlines of cases expected to time out, sanitizer slowdown). Only the
+// ordering of children depends on it.
+double estimate_cost_ms(const Batch& b, const Plan& plan);
 
 Plan make_plan(const Suite& s, const PlanOptions& opts);
+
+// Every profile the plan would run, once each (for "does anything need the sanitizer").
+std::vector<profiles::Profile> planned_profiles(const Suite& s, const PlanOptions& opts);
 
 }  // namespace cudadiag::suite

@@ -70,20 +70,20 @@ class Reader {
     return static_cast<int>(x);
   }
 
-  std::vector<std::string> profiles_at(const json& j, const std::string& key, const std::string& path) const {
+  std::vector<profiles::Profile> profiles_at(const json& j, const std::string& key, const std::string& path) const {
     const std::string p = path + "/" + key;
     const json& v = j.at(key);
     if (!v.is_array()) fail(p, std::string("expected an array of profile names, got ") + v.type_name());
     if (v.empty()) fail(p, "empty profile list");
-    std::vector<std::string> out;
+    std::vector<profiles::Profile> out;
     for (size_t i = 0; i < v.size(); ++i) {
       const std::string ip = p + "/" + std::to_string(i);
       if (!v[i].is_string()) fail(ip, "expected a profile name string");
       try {
-        const auto prof = profiles::parse_profile(v[i].get<std::string>());
-        if (std::find(out.begin(), out.end(), prof.name) != out.end())
+        auto prof = profiles::parse_profile(v[i].get<std::string>());
+        if (std::any_of(out.begin(), out.end(), [&](const auto& q) { return q.name == prof.name; }))
           fail(ip, "profile '" + prof.name + "' listed twice");
-        out.push_back(prof.name);
+        out.push_back(std::move(prof));
       } catch (const std::invalid_argument& e) {
         fail(ip, e.what());
       }
@@ -120,10 +120,9 @@ class Reader {
 
   // Normalises parameters through the family; maps "name: ..." messages onto the
   // parameter's own JSON path.
-  json params_for(const std::string& kernel, const json& params, const json& given,
-                  const std::string& path) const {
+  json params_for(cases::Family family, const json& params, const json& given, const std::string& path) const {
     try {
-      return cases::normalize_params(kernel, params);
+      return cases::normalize_params(family, params);
     } catch (const std::exception& e) {
       const std::string msg = e.what();
       std::string where = path + "/params";
@@ -160,18 +159,15 @@ SuiteCase parse_case(const Reader& rd, const json& cj, const std::string& path, 
     if (!given.empty()) {
       json merged = def->params.is_object() ? def->params : json::object();
       for (const auto& [k, v] : given.items()) merged[k] = v;
-      sc.def.params = rd.params_for(def->kernel, merged, given, path);
+      sc.def.params = rd.params_for(def->family, merged, given, path);
     }
   } else {
     const std::string kernel = rd.string_at(cj, "kernel", path);
-    if (!cases::find_family(kernel)) {
-      std::string known;
-      for (const auto& f : cases::families()) known += (known.empty() ? "" : ", ") + f.kernel;
-      rd.fail(path + "/kernel", "unknown kernel '" + kernel + "' (known: " + known + ")");
-    }
+    const auto family = cases::parse_family(kernel);
+    if (!family) rd.fail(path + "/kernel", "unknown kernel '" + kernel + "' (known: " + cases::family_names() + ")");
     sc.from_catalog = false;
-    sc.def.kernel = kernel;
-    sc.def.params = rd.params_for(kernel, given, given, path);
+    sc.def.family = *family;
+    sc.def.params = rd.params_for(*family, given, given, path);
     sc.def.id = kernel + ".suite-" + std::to_string(position);
     sc.def.title = "suite case with explicit parameters";
   }
@@ -190,9 +186,10 @@ SuiteCase parse_case(const Reader& rd, const json& cj, const std::string& path, 
   }
   if (cj.contains("fence_allocator")) {
     const std::string fa = rd.string_at(cj, "fence_allocator", path);
-    if (fa != "fence-back" && fa != "fence-front")
+    const auto side = profiles::parse_allocator(fa);
+    if (!side || !profiles::is_fence(*side) || fa == "fence")
       rd.fail(path + "/fence_allocator", "'" + fa + "' is not fence-back or fence-front");
-    sc.def.fence_allocator = fa;
+    sc.def.fence_allocator = *side;
   }
   if (cj.contains("tags")) {
     const json& t = cj["tags"];
@@ -308,7 +305,7 @@ json suite_json(const Suite& s) {
   for (const auto& c : s.cases) {
     ids.push_back(c.def.id);
     for (const auto& p : c.profiles)
-      if (std::find(profs.begin(), profs.end(), p) == profs.end()) profs.push_back(p);
+      if (std::find(profs.begin(), profs.end(), p.name) == profs.end()) profs.push_back(p.name);
   }
   return json{{"name", s.name},   {"file", s.file},      {"description", s.description},
               {"version", s.version}, {"cases", ids}, {"profiles", profs}};

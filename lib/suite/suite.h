@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cases/catalog.h"
+#include "profiles/profile.h"
 #include "report/report.h"
 
 namespace cudadiag::suite {
@@ -19,7 +20,7 @@ using json = report::json;
 
 struct SuiteCase {
   cases::CaseDef def;                  // catalog entry with the suite's overrides applied
-  std::vector<std::string> profiles;   // canonical profile names it runs under
+  std::vector<profiles::Profile> profiles;  // the profiles it runs under, parsed
   int repeat = 1;
   std::string json_path;               // "/cases/3", for messages
   bool from_catalog = true;            // false: a kernel family with explicit parameters
@@ -30,7 +31,7 @@ struct Suite {
   std::string file;                    // path, or "embedded:<name>"
   std::string description;
   int version = 1;
-  std::vector<std::string> default_profiles{"default"};
+  std::vector<profiles::Profile> default_profiles{profiles::parse_profile("default")};
   int default_repeat = 1;
   int default_deadline_ms = 0;         // 0: each case's own / the runner's default
   std::vector<SuiteCase> cases;

@@ -3,29 +3,21 @@
 #include <map>
 
 #include "cases/expectation.h"
-#include "util/exit_codes.h"
 
 namespace cudadiag::suite {
-
-bool is_known_good(const std::string& expectation) {
-  report::Result clean;
-  clean.outcome = "ok";
-  try {
-    const auto e = cases::Expectation::parse(expectation);
-    return e.empty() || e.matches(clean);
-  } catch (const std::exception&) {
-    return false;
-  }
-}
 
 std::string unmet_reason(const report::Result& r) {
   std::string where = r.case_id + " under " + r.profile;
   if (!r.device.empty() && r.device != "host") where += " on " + r.device;
-  std::string got = r.outcome;
+  std::string got(report::to_string(r.outcome));
   if (r.error) got += " (" + r.error->name + (r.error->code ? " " + std::to_string(r.error->code) : "") + ")";
   else if (!r.reason.empty()) got += " (" + r.reason + ")";
-  if (is_known_good(r.expected))
-    return "known-good case " + where + " failed: " + got + ", expected " + r.expected;
+  bool known_good = false;
+  try {
+    known_good = cases::Expectation::parse(r.expected).accepts_clean();
+  } catch (const std::exception&) {
+  }
+  if (known_good) return "known-good case " + where + " failed: " + got + ", expected " + r.expected;
   return "known-bad case " + where + " was not caught: " + got + ", expected " + r.expected;
 }
 
@@ -35,26 +27,19 @@ report::Verdict decide_verdict(const std::vector<report::Result>& results, bool 
   std::map<std::string, int> skip_reasons;
   for (const auto& r : results) {
     if (r.expectation_met.has_value() && !*r.expectation_met) unmet.push_back(unmet_reason(r));
-    if (r.outcome == "skipped") ++skip_reasons[r.reason.empty() ? "skipped" : r.reason];
+    if (r.outcome == report::Outcome::skipped) ++skip_reasons[r.reason.empty() ? "skipped" : r.reason];
   }
   if (!unmet.empty()) {
-    v.status = "suspect";
+    v.status = report::VerdictStatus::suspect;
     v.reasons = unmet;
   } else if (interrupted || !skip_reasons.empty()) {
-    v.status = "incomplete";
+    v.status = report::VerdictStatus::incomplete;
   } else {
-    v.status = "healthy";
+    v.status = report::VerdictStatus::healthy;
   }
   if (interrupted) v.reasons.push_back("interrupted: results so far only");
-  for (const auto& [reason, n] : skip_reasons)
-    v.reasons.push_back(std::to_string(n) + " run(s) skipped: " + reason);
+  for (const auto& [reason, n] : skip_reasons) v.reasons.push_back(std::to_string(n) + " run(s) skipped: " + reason);
   return v;
-}
-
-int exit_code_for(const report::Verdict& v, bool interrupted) {
-  if (v.status == "healthy") return kExitOk;
-  if (v.status == "suspect" || interrupted) return kExitFindings;
-  return kExitEnvironment;
 }
 
 }  // namespace cudadiag::suite

@@ -11,15 +11,9 @@
 
 namespace cudadiag::suite {
 
-// "known-good" when the expectation accepts a clean run (ok), else "known-bad".
-bool is_known_good(const std::string& expectation);
-
 // One line naming the case, profile and device and what happened instead.
 std::string unmet_reason(const report::Result& r);
 
 report::Verdict decide_verdict(const std::vector<report::Result>& results, bool interrupted);
-
-// 0 healthy, 1 suspect or interrupted, 3 when the GPU part could not run.
-int exit_code_for(const report::Verdict& v, bool interrupted);
 
 }  // namespace cudadiag::suite

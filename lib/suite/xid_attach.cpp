@@ -2,16 +2,6 @@
 
 namespace cudadiag::suite {
 
-bool is_failed_outcome(const report::Result& r) {
-  return r.outcome == "cuda_error" || r.outcome == "crashed" || r.outcome == "timeout" ||
-         r.outcome == "no_result" || r.outcome == "mismatch";
-}
-
-bool is_error_outcome(const report::Result& r) {
-  return r.outcome == "cuda_error" || r.outcome == "crashed" || r.outcome == "timeout" ||
-         r.outcome == "no_result";
-}
-
 namespace {
 
 bool covers(const ChildWindow& w, std::uint64_t t, std::uint64_t slack_us) {
@@ -38,14 +28,14 @@ size_t attach_xid(std::vector<report::Result>& results, const std::vector<host::
   if (events.empty()) return 0;
   size_t n = 0;
   for (auto& r : results) {
-    if (!is_failed_outcome(r) || !r.child || r.child->pid <= 0) continue;
+    if (!report::is_failure(r.outcome) || !r.child || r.child->pid <= 0) continue;
     ChildWindow mine = window;
     mine.pid = r.child->pid;
     std::vector<host::XidEvent> attached;
     for (const auto& e : events) {
       if (e.pid) {
         if (*e.pid == r.child->pid) attached.push_back(e);
-      } else if (is_error_outcome(r) && pidless_is_mine(e, mine, others, slack_us)) {
+      } else if (report::is_error(r.outcome) && pidless_is_mine(e, mine, others, slack_us)) {
         attached.push_back(e);
       }
     }

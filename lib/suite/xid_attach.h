@@ -13,12 +13,6 @@
 
 namespace cudadiag::suite {
 
-// An outcome worth explaining with the kernel log.
-bool is_failed_outcome(const report::Result& r);
-
-// An outcome where the GPU raised an error or the child died: pid-less lines may be its.
-bool is_error_outcome(const report::Result& r);
-
 // When a child ran, CLOCK_MONOTONIC microseconds; end_us 0: still running.
 struct ChildWindow {
   int pid = 0;
@@ -26,7 +20,7 @@ struct ChildWindow {
   std::uint64_t end_us = 0;
 };
 
-// Attaches to each failed result with a child pid the events attributed to it by the
+// Attaches to each failed result (report::is_failure) with a child pid the events attributed to it by the
 // rules above. `window` is this batch's run; `others` are every other child's runs known
 // so far (running ones with end_us 0). Pid-less lines are matched within the window
 // widened by slack_us (the driver logs a fault a little after the kernel ran).

@@ -3,24 +3,13 @@
 # names, UUIDs, driver version, compute capability), the CUDA probe must have run, and
 # hiding every GPU (CUDA_VISIBLE_DEVICES="") must give exit 3 / no_device.
 set -uo pipefail
-BIN=${CUDADIAG:-./build/bin/cudadiag}
-OUT=${OUT:-./gpu-check-out}
-mkdir -p "$OUT"
-fail=0
-row() {  # check observed expected
-  local ok=PASS
-  [[ "$2" == "$3" ]] || { ok=FAIL; fail=1; }
-  printf '%-34s %-44s %-44s %s\n' "$1" "${2:0:44}" "${3:0:44}" "$ok"
-}
-jget() {  # jget FILE python-expression-on-d
-  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1" 2>/dev/null || echo "?"
-}
+source "$(dirname "$0")/lib/common.sh"
 
-"$BIN" env >"$OUT/env.txt" 2>"$OUT/env.stderr"
+"$CUDADIAG" env >"$OUT/env.txt" 2>"$OUT/env.stderr"
 rc_text=$?
-"$BIN" env --format json -o "$OUT/env.json" 2>"$OUT/env-json.stderr"
+"$CUDADIAG" env --format json -o "$OUT/env.json" 2>"$OUT/env-json.stderr"
 rc_json=$?
-CUDA_VISIBLE_DEVICES= "$BIN" env --format json -o "$OUT/env-hidden.json" 2>"$OUT/env-hidden.stderr"
+CUDA_VISIBLE_DEVICES= "$CUDADIAG" env --format json -o "$OUT/env-hidden.json" 2>"$OUT/env-hidden.stderr"
 rc_hidden=$?
 
 smi_count=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')

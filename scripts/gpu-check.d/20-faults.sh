@@ -3,8 +3,7 @@
 # CUDA_LAUNCH_BLOCKING, then fault bisection on the cases that fault under a fence.
 # Prints observed vs expected per cell; exits 1 when any cell is not as expected.
 set -uo pipefail
-CUDADIAG=${CUDADIAG:-./build/bin/cudadiag}
-OUT=${OUT:-./gpu-check-out}
+source "$(dirname "$0")/lib/common.sh"
 dir="$OUT/20-faults"
 rm -rf "$dir" && mkdir -p "$dir/matrix" "$dir/bisect"
 

@@ -3,8 +3,7 @@
 # the dtypes, the bounds assert, CUDA_LAUNCH_BLOCKING, and bisection of the fence faults.
 # Prints observed vs expected per cell; exits 1 when any cell is not as expected.
 set -uo pipefail
-CUDADIAG=${CUDADIAG:-./build/bin/cudadiag}
-OUT=${OUT:-./gpu-check-out}
+source "$(dirname "$0")/lib/common.sh"
 dir="$OUT/21-index-select"
 rm -rf "$dir" && mkdir -p "$dir/runs"
 

@@ -5,10 +5,8 @@
 # Prints observed vs expected; exits non-zero on an unexpected outcome or when the
 # drop-barrier race never shows in 200 runs.
 set -uo pipefail
-CUDADIAG=${CUDADIAG:-./build/bin/cudadiag}
-OUT=${OUT:-./gpu-check-out}
+source "$(dirname "$0")/lib/common.sh"
 mkdir -p "$OUT/attention"
-fail=0
 n=0
 
 # summary FILE -> "outcome code rate max_rel_err"

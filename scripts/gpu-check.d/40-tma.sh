@@ -6,17 +6,14 @@
 # seq-len sweep 0..8 (as-is: seq 0 and 1 rejected, 2..8 encode and load; canonical:
 # seq 1 works too).
 set -uo pipefail
-BIN=${CUDADIAG:-./build/bin/cudadiag}
-OUT=${OUT:-./gpu-check-out}
-mkdir -p "$OUT"
+source "$(dirname "$0")/lib/common.sh"
 SEED_LOG=tests/data/tma/flashinfer_seqlen1.log
 SEQ2_LOG=tests/data/tma/seqlen2_ok.log
-fail=0
 
 echo "GPU: $(nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader 2>/dev/null | head -1)"
 
 # --- (1) rule table: validator vs driver ------------------------------------------
-"$BIN" tma --table --format json -o "$OUT/tma-table.json" 2>"$OUT/tma-table.stderr"
+"$CUDADIAG" tma --table --format json -o "$OUT/tma-table.json" 2>"$OUT/tma-table.stderr"
 rc=$?
 echo "tma --table exit code: $rc (expected 0)"
 [[ $rc == 0 ]] || fail=1
@@ -44,7 +41,7 @@ printf '\n%-34s %-10s %-10s %-18s %-10s %s\n' SHAPE EXIT EXPECTED DEVICE_OUTCOME
 check() {  # check NAME EXPECTED_RC EXPECTED_OUTCOME tma-args...
   local name=$1 want_rc=$2 want_out=$3
   shift 3
-  "$BIN" tma "$@" --format json -o "$OUT/tma-$name.json" 2>"$OUT/tma-$name.stderr"
+  "$CUDADIAG" tma "$@" --format json -o "$OUT/tma-$name.json" 2>"$OUT/tma-$name.stderr"
   local rc=$?
   local got
   got=$(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(','.join(sorted(set(str(r['device_outcome']) for r in d['tma']['rows']))))" "$OUT/tma-$name.json" 2>/dev/null || echo "?")
@@ -69,9 +66,9 @@ check seed-seq1-log 1 cuda_error --from-log "$SEED_LOG"
 
 # --- (3) the seed's sweep -------------------------------------------------------------
 for policy in as-is canonical; do
-  "$BIN" tma --from-log "$SEED_LOG" --sweep seq-len=0..8 --size1-stride "$policy" --format json \
+  "$CUDADIAG" tma --from-log "$SEED_LOG" --sweep seq-len=0..8 --size1-stride "$policy" --format json \
     -o "$OUT/tma-sweep-$policy.json" 2>"$OUT/tma-sweep-$policy.stderr"
-  "$BIN" tma --from-log "$SEED_LOG" --sweep seq-len=0..8 --size1-stride "$policy" >"$OUT/tma-sweep-$policy.txt" 2>&1
+  "$CUDADIAG" tma --from-log "$SEED_LOG" --sweep seq-len=0..8 --size1-stride "$policy" >"$OUT/tma-sweep-$policy.txt" 2>&1
   python3 - "$OUT/tma-sweep-$policy.json" "$policy" <<'PY' || fail=1
 import json, sys
 d = json.load(open(sys.argv[1])); policy = sys.argv[2]

@@ -3,8 +3,7 @@
 # scenario must show its seed's behaviour. Prints one table per suite (case, profile,
 # outcome, error, expected, met) and the checks; exits 1 on any mismatch.
 set -uo pipefail
-CUDADIAG=${CUDADIAG:-./build/bin/cudadiag}
-OUT=${OUT:-./gpu-check-out}
+source "$(dirname "$0")/lib/common.sh"
 dir="$OUT/50-repro"
 rm -rf "$dir" && mkdir -p "$dir"
 

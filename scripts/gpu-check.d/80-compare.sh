@@ -4,27 +4,16 @@
 # reports, a report compared with itself must be "same" (exit 0), and a copy with one
 # result failing and another driver must be host_specific with the driver as suspect.
 set -uo pipefail
-BIN=${CUDADIAG:-./build/bin/cudadiag}
-OUT=${OUT:-./gpu-check-out}
-mkdir -p "$OUT"
-fail=0
-row() {  # check observed expected
-  local ok=PASS
-  [[ "$2" == "$3" ]] || { ok=FAIL; fail=1; }
-  printf '%-40s %-40s %-40s %s\n' "$1" "${2:0:40}" "${3:0:40}" "$ok"
-}
-jget() {  # jget FILE python-expression-on-d
-  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1" 2>/dev/null || echo "?"
-}
+source "$(dirname "$0")/lib/common.sh"
 common_field() {  # common_field FILE FIELD -> its value when every host agrees, else "missing"
   jget "$1" "next((e['value'] for e in d['comparison']['environment_common'] if e['field']=='$2'), 'missing')"
 }
 
-"$BIN" env --format json -o "$OUT/cmp-env-a.json" 2>"$OUT/cmp-env-a.stderr"
-"$BIN" env --format json -o "$OUT/cmp-env-b.json" 2>"$OUT/cmp-env-b.stderr"
-"$BIN" compare --format json -o "$OUT/cmp-env.json" "$OUT/cmp-env-a.json" "$OUT/cmp-env-b.json" 2>"$OUT/cmp-env.stderr"
+"$CUDADIAG" env --format json -o "$OUT/cmp-env-a.json" 2>"$OUT/cmp-env-a.stderr"
+"$CUDADIAG" env --format json -o "$OUT/cmp-env-b.json" 2>"$OUT/cmp-env-b.stderr"
+"$CUDADIAG" compare --format json -o "$OUT/cmp-env.json" "$OUT/cmp-env-a.json" "$OUT/cmp-env-b.json" 2>"$OUT/cmp-env.stderr"
 rc_env=$?
-"$BIN" compare --format md -o "$OUT/cmp-env.md" "$OUT/cmp-env-a.json" "$OUT/cmp-env-b.json" 2>/dev/null
+"$CUDADIAG" compare --format md -o "$OUT/cmp-env.md" "$OUT/cmp-env-a.json" "$OUT/cmp-env-b.json" 2>/dev/null
 
 smi_driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -1)
 smi_name=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
@@ -45,11 +34,11 @@ for f in "CUDA driver API" "CUDA runtime" "kernel" "OS" "glibc" "gpu0 ECC mode" 
 done
 
 # A repro report against itself, then against a doctored copy.
-"$BIN" repro --format json -o "$OUT/cmp-repro-a.json" 2>"$OUT/cmp-repro-a.stderr"
+"$CUDADIAG" repro --format json -o "$OUT/cmp-repro-a.json" 2>"$OUT/cmp-repro-a.stderr"
 rc_repro=$?
 row "repro wrote a report (exit 0 or 1)" "$([[ -s "$OUT/cmp-repro-a.json" && ( $rc_repro == 0 || $rc_repro == 1 ) ]] && echo yes || echo "no (rc $rc_repro)")" yes
 if [[ -s "$OUT/cmp-repro-a.json" ]]; then
-  "$BIN" compare "$OUT/cmp-repro-a.json" "$OUT/cmp-repro-a.json" >"$OUT/cmp-self.txt" 2>&1
+  "$CUDADIAG" compare "$OUT/cmp-repro-a.json" "$OUT/cmp-repro-a.json" >"$OUT/cmp-self.txt" 2>&1
   row "repro vs itself: exit code" "$?" 0
   python3 - "$OUT/cmp-repro-a.json" "$OUT/cmp-repro-b.json" <<'PY'
 import json, sys
@@ -66,12 +55,12 @@ for r in d["results"]:
         break
 json.dump(d, open(sys.argv[2], "w"), indent=1)
 PY
-  "$BIN" compare --format json -o "$OUT/cmp-doctored.json" "$OUT/cmp-repro-a.json" "$OUT/cmp-repro-b.json" 2>/dev/null
+  "$CUDADIAG" compare --format json -o "$OUT/cmp-doctored.json" "$OUT/cmp-repro-a.json" "$OUT/cmp-repro-b.json" 2>/dev/null
   row "doctored copy: exit code" "$?" 1
   row "doctored copy: verdict" "$(jget "$OUT/cmp-doctored.json" "d['verdict']['status']")" host_specific
   row "doctored copy: top suspect" "$(jget "$OUT/cmp-doctored.json" "d['comparison']['suspects'][0]['field']")" "driver version"
   row "doctored copy: unpaired results" "$(jget "$OUT/cmp-doctored.json" "len(d['comparison']['unpaired'])")" 0
-  "$BIN" compare --format md "$OUT/cmp-repro-a.json" "$OUT/cmp-repro-b.json" >"$OUT/cmp-doctored.md" 2>/dev/null
+  "$CUDADIAG" compare --format md "$OUT/cmp-repro-a.json" "$OUT/cmp-repro-b.json" >"$OUT/cmp-doctored.md" 2>/dev/null
 fi
 echo
 echo "compare env vs env (md):"

@@ -3,27 +3,20 @@
 # real identifiers. Runs last so that it also checks every JSON report the earlier
 # sections left in $OUT (any *.json with a top-level schema_version).
 set -uo pipefail
-BIN=${CUDADIAG:-./build/bin/cudadiag}
-OUT=${OUT:-./gpu-check-out}
+source "$(dirname "$0")/lib/common.sh"
 mkdir -p "$OUT/report-schema"
-fail=0
-row() {  # check observed expected
-  local ok=PASS
-  [[ "$2" == "$3" ]] || { ok=FAIL; fail=1; }
-  printf '%-52s %-18s %-18s %s\n' "${1:0:52}" "${2:0:18}" "${3:0:18}" "$ok"
-}
 is_report() {
   python3 -c "import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if isinstance(d, dict) and 'schema_version' in d else 1)" "$1" 2>/dev/null
 }
 
 dir="$OUT/report-schema"
-"$BIN" env --format json -o "$dir/env.json" 2>"$dir/env.stderr"
+"$CUDADIAG" env --format json -o "$dir/env.json" 2>"$dir/env.stderr"
 rc_env=$?
-"$BIN" env --format json --redact -o "$dir/env-redacted.json" 2>"$dir/env-redacted.stderr"
+"$CUDADIAG" env --format json --redact -o "$dir/env-redacted.json" 2>"$dir/env-redacted.stderr"
 rc_red_json=$?
-"$BIN" env --format md --redact -o "$dir/env-redacted.md" 2>>"$dir/env-redacted.stderr"
+"$CUDADIAG" env --format md --redact -o "$dir/env-redacted.md" 2>>"$dir/env-redacted.stderr"
 rc_red_md=$?
-"$BIN" env --format text --redact >"$dir/env-redacted.txt" 2>>"$dir/env-redacted.stderr"
+"$CUDADIAG" env --format text --redact >"$dir/env-redacted.txt" 2>>"$dir/env-redacted.stderr"
 rc_red_text=$?
 
 printf '%-52s %-18s %-18s %s\n' CHECK OBSERVED EXPECTED RESULT
@@ -52,7 +45,7 @@ checked=0
 while IFS= read -r -d '' f; do
   is_report "$f" || continue
   checked=$((checked + 1))
-  "$BIN" schema --validate "$f" >"$f.schema.txt" 2>&1
+  "$CUDADIAG" schema --validate "$f" >"$f.schema.txt" 2>&1
   rc=$?
   row "${f#"$OUT"/}" "$([[ $rc == 0 ]] && echo valid || echo "invalid ($rc)")" valid
   [[ $rc == 0 ]] || sed -n '2,6p' "$f.schema.txt"

@@ -2,11 +2,13 @@
 
 #include <set>
 
-#include "cases/attention_config.h"
+#include "attention/attention_config.h"
 #include "cases/catalog.h"
 #include "cases/expectation.h"
 
+using namespace cudadiag;
 using namespace cudadiag::cases;
+using namespace cudadiag::attention;
 
 TEST_CASE("attention catalog covers every seed tile at S=64 and S=512", "[attention]") {
   const auto fam = attention_family();
@@ -23,7 +25,7 @@ TEST_CASE("attention catalog cases are normalised, valid where expected ok, and 
   const auto fam = attention_family();
   for (const auto& c : fam.cases()) {
     INFO(c.id);
-    CHECK(c.kernel == "attention");
+    CHECK(c.family == Family::attention);
     CHECK(fam.normalize_params(c.params) == c.params);
     for (const auto& [profile, expr] : c.expected) CHECK_NOTHROW(Expectation::parse(expr));
     const auto why = validate_attention(attention_config_from_json(c.params), kSmemOptinA100);
@@ -39,8 +41,8 @@ TEST_CASE("no-tail-mask expects a fault only when fenced", "[attention]") {
   const auto fam = attention_family();
   for (const auto& c : fam.cases()) {
     if (c.id != "fa.no-tail-mask") continue;
-    CHECK(expectation_for(c, "default") == "silent");
-    CHECK(expectation_for(c, "fence") == "error:memory_fault");
+    CHECK(expectation_text(c, "default") == "silent");
+    CHECK(expectation_text(c, "fence") == "error:memory_fault");
     const auto cfg = attention_config_from_json(c.params);
     CHECK(cfg.seq_len % cfg.block_n != 0);  // the tail exists
   }
@@ -52,10 +54,10 @@ TEST_CASE("the invalid-config case is decided on the host", "[attention]") {
   for (const auto& c : fam.cases()) {
     if (!c.host_only) continue;
     const auto r = fam.host_eval(c);
-    CHECK(r.outcome == "invalid_config");
+    CHECK(r.outcome == report::Outcome::invalid_config);
     CHECK(r.reason.find("head_dim 96") != std::string::npos);
     cudadiag::report::Result judged = r;
-    judge(judged, expectation_for(c, "default"));
+    judge(judged, Expectation::parse(expectation_text(c, "default")));
     CHECK(judged.expectation_met == true);
   }
 }
@@ -74,7 +76,7 @@ TEST_CASE("the drop-barrier case runs the seed tile with 4 warps at S=64, repeat
     CHECK(cfg.warps == 4);  // the race needs warps reading rows other warps copied
     CHECK(cfg.seq_len == 64);  // one CTA per head: the race shows on every run
     CHECK(c.params.value("repeat", 1) >= 50);
-    CHECK(expectation_for(c, "default") == "ok|mismatch");
+    CHECK(expectation_text(c, "default") == "ok|mismatch");
   }
   CHECK(found == 1);
 }

@@ -19,7 +19,8 @@ struct FakeCase {
   std::set<std::string> sides;
   std::vector<std::pair<std::vector<std::string>, std::string>> probes;
 
-  bool operator()(const std::vector<std::string>& fenced, const std::string& allocator) {
+  bool operator()(const std::vector<std::string>& fenced, cudadiag::profiles::Allocator a) {
+    const std::string allocator(cudadiag::profiles::to_string(a));
     probes.emplace_back(fenced, allocator);
     const bool fenced_culprit = std::find(fenced.begin(), fenced.end(), culprit) != fenced.end();
     return fenced_culprit && sides.count(allocator) > 0;
@@ -33,7 +34,7 @@ const std::vector<std::string> kBuffers = {"q", "k", "v", "idx", "out", "lse", "
 TEST_CASE("bisection finds every buffer of a list and the end it overruns") {
   for (const auto& culprit : kBuffers) {
     FakeCase fake{culprit, {"fence-back"}, {}};
-    const FaultingBuffer f = bisect(kBuffers, "fence-back", std::ref(fake));
+    const FaultingBuffer f = bisect(kBuffers, cudadiag::profiles::Allocator::fence_back, std::ref(fake));
     INFO("culprit " << culprit);
     REQUIRE(f.found);
     CHECK(f.name == culprit);
@@ -51,7 +52,7 @@ TEST_CASE("bisection finds every buffer of a list and the end it overruns") {
 
 TEST_CASE("bisection reports an underrun found under fence-front") {
   FakeCase fake{"idx", {"fence-front"}, {}};
-  const auto f = bisect(kBuffers, "fence-front", std::ref(fake));
+  const auto f = bisect(kBuffers, cudadiag::profiles::Allocator::fence_front, std::ref(fake));
   REQUIRE(f.found);
   CHECK(f.name == "idx");
   CHECK(f.direction == "start_underrun");
@@ -77,7 +78,7 @@ TEST_CASE("a single buffer is confirmed alone before it is named") {
 
 TEST_CASE("a fault that does not depend on the fence is not attributed to a buffer") {
   int calls = 0;
-  const auto f = bisect(kBuffers, [&](const std::vector<std::string>&, const std::string&) {
+  const auto f = bisect(kBuffers, [&](const std::vector<std::string>&, cudadiag::profiles::Allocator) {
     ++calls;
     return true;  // a wild pointer: faults whatever is fenced
   });
@@ -91,7 +92,7 @@ TEST_CASE("a fault that does not depend on the fence is not attributed to a buff
 
 TEST_CASE("a fault that needs two fenced buffers is reported as not found") {
   // Faults only when both "k" and "out" are fenced: no half holds both.
-  const auto f = bisect({"k", "out"}, [](const std::vector<std::string>& fenced, const std::string&) {
+  const auto f = bisect({"k", "out"}, [](const std::vector<std::string>& fenced, cudadiag::profiles::Allocator) {
     return std::find(fenced.begin(), fenced.end(), "k") != fenced.end() &&
            std::find(fenced.begin(), fenced.end(), "out") != fenced.end();
   });
@@ -100,7 +101,7 @@ TEST_CASE("a fault that needs two fenced buffers is reported as not found") {
 }
 
 TEST_CASE("an intermittent fault that vanishes when the buffer is fenced alone is not attributed") {
-  const auto f = bisect({"only"}, [](const std::vector<std::string>& fenced, const std::string&) {
+  const auto f = bisect({"only"}, [](const std::vector<std::string>& fenced, cudadiag::profiles::Allocator) {
     (void)fenced;
     return false;
   });
@@ -110,13 +111,13 @@ TEST_CASE("an intermittent fault that vanishes when the buffer is fenced alone i
 
 TEST_CASE("an empty buffer list needs no probe") {
   int calls = 0;
-  const auto f = bisect({}, [&](const std::vector<std::string>&, const std::string&) { return ++calls > 0; });
+  const auto f = bisect({}, [&](const std::vector<std::string>&, cudadiag::profiles::Allocator) { return ++calls > 0; });
   CHECK_FALSE(f.found);
   CHECK(calls == 0);
 }
 
 TEST_CASE("bisection rejects a non-fence allocator") {
-  CHECK_THROWS_AS(bisect({"a"}, "pool", [](const std::vector<std::string>&, const std::string&) { return true; }),
+  CHECK_THROWS_AS(bisect({"a"}, cudadiag::profiles::Allocator::pool, [](const std::vector<std::string>&, cudadiag::profiles::Allocator) { return true; }),
                   std::invalid_argument);
 }
 

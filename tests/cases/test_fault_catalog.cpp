@@ -7,6 +7,7 @@
 #include "cases/expectation.h"
 #include "cases/run_expectation.h"
 
+using namespace cudadiag;
 using namespace cudadiag::cases;
 
 namespace {
@@ -14,7 +15,7 @@ namespace {
 std::vector<CaseDef> fault_catalog() {
   std::vector<CaseDef> out;
   for (const auto& c : all_cases())
-    if (c.kernel == "fault") out.push_back(c);
+    if (c.family == Family::fault) out.push_back(c);
   return out;
 }
 
@@ -24,10 +25,10 @@ const CaseDef& fault(const std::string& name) {
   return *c;
 }
 
-cudadiag::report::Result with_error(int code, const std::string& cls) {
-  cudadiag::report::Result r;
-  r.outcome = "cuda_error";
-  r.error = cudadiag::report::ErrorInfo{};
+report::Result with_error(int code, const std::string& cls) {
+  report::Result r;
+  r.outcome = report::Outcome::cuda_error;
+  r.error = report::ErrorInfo{};
   r.error->code = code;
   r.error->error_class = cls;
   return r;
@@ -48,58 +49,58 @@ TEST_CASE("every fault case has a parsable expectation for every profile and all
   for (const auto& c : fault_catalog()) {
     INFO(c.id);
     for (const char* profile : {"default", "blocking", "nocache", "fence", "blocking+fence", "sanitizer"}) {
-      const std::string e = expectation_for(c, profile);
+      const std::string e = expectation_text(c, profile);
       INFO(profile);
       CHECK_FALSE(e.empty());
       CHECK_NOTHROW(Expectation::parse(e));
     }
-    for (const char* alloc : {"pool", "direct", "fence-back", "fence-front"})
-      for (bool blocking : {false, true}) CHECK_FALSE(expectation_for_run(c, alloc, blocking).empty());
+    for (const auto& [alloc, name] : profiles::kAllocators)
+      for (bool blocking : {false, true}) CHECK(expectation_for_run(c, alloc, blocking).judged());
   }
 }
 
 TEST_CASE("overruns are silent under pool and direct and fault under the fence at the end") {
   for (const char* name : {"oob-write", "oob-read"}) {
     const auto& c = fault(name);
-    CHECK(c.fence_allocator == "fence-back");
-    CHECK(expectation_for_run(c, "pool", false) == "silent");
-    CHECK(expectation_for_run(c, "direct", false) == "silent");
-    CHECK(expectation_for_run(c, "fence-back", false) == "error:memory_fault");
-    CHECK(expectation_for_run(c, "fence-back", true) == "error:memory_fault");
+    CHECK(c.fence_allocator == profiles::Allocator::fence_back);
+    CHECK(expectation_for_run(c, profiles::Allocator::pool, false).text() == "silent");
+    CHECK(expectation_for_run(c, profiles::Allocator::direct, false).text() == "silent");
+    CHECK(expectation_for_run(c, profiles::Allocator::fence_back, false).text() == "error:memory_fault");
+    CHECK(expectation_for_run(c, profiles::Allocator::fence_back, true).text() == "error:memory_fault");
     // The guard before the buffer does not see an overrun past its end.
-    CHECK(expectation_for_run(c, "fence-front", false) == "silent");
-    CHECK(Expectation::parse(expectation_for(c, "fence")).matches(with_error(700, "memory_fault")));
+    CHECK(expectation_for_run(c, profiles::Allocator::fence_front, false).text() == "silent");
+    CHECK(Expectation::parse(expectation_text(c, "fence")).matches(with_error(700, "memory_fault")));
   }
 }
 
 TEST_CASE("underruns use the front fence") {
   for (const char* name : {"underrun-write", "underrun-read"}) {
     const auto& c = fault(name);
-    CHECK(c.fence_allocator == "fence-front");
-    CHECK(expectation_for_run(c, "fence-front", false) == "error:memory_fault");
-    CHECK(expectation_for_run(c, "fence-back", false) == "silent");
-    CHECK(profile_for_run("fence-front", true, c.fence_allocator) == "blocking+fence");
+    CHECK(c.fence_allocator == profiles::Allocator::fence_front);
+    CHECK(expectation_for_run(c, profiles::Allocator::fence_front, false).text() == "error:memory_fault");
+    CHECK(expectation_for_run(c, profiles::Allocator::fence_back, false).text() == "silent");
+    CHECK(profiles::profile_name_for_run(profiles::Allocator::fence_front, true, c.fence_allocator) == "blocking+fence");
   }
 }
 
 TEST_CASE("allocator-independent faults expect their error code everywhere") {
-  CHECK(expectation_for_run(fault("misaligned-vector-load"), "fence-back", true) == "error:716");
-  CHECK(expectation_for_run(fault("device-assert"), "direct", false) == "error:710");
-  CHECK(expectation_for_run(fault("too-many-threads"), "pool", false) == "error:1|error:9");
-  CHECK(expectation_for_run(fault("out-of-memory"), "fence-front", false) == "error:2");
-  CHECK(expectation_for_run(fault("too-many-resources"), "pool", true) == "error:701");
-  CHECK(expectation_for_run(fault("ok-control"), "fence-front", true) == "ok");
+  CHECK(expectation_for_run(fault("misaligned-vector-load"), profiles::Allocator::fence_back, true).text() == "error:716");
+  CHECK(expectation_for_run(fault("device-assert"), profiles::Allocator::direct, false).text() == "error:710");
+  CHECK(expectation_for_run(fault("too-many-threads"), profiles::Allocator::pool, false).text() == "error:1|error:9");
+  CHECK(expectation_for_run(fault("out-of-memory"), profiles::Allocator::fence_front, false).text() == "error:2");
+  CHECK(expectation_for_run(fault("too-many-resources"), profiles::Allocator::pool, true).text() == "error:701");
+  CHECK(expectation_for_run(fault("ok-control"), profiles::Allocator::fence_front, true).text() == "ok");
   const auto& hang = fault("hang");
-  CHECK(expectation_for_run(hang, "pool", false) == "timeout");
+  CHECK(expectation_for_run(hang, profiles::Allocator::pool, false).text() == "timeout");
   CHECK(hang.deadline_ms > 0);
   CHECK(hang.deadline_ms <= 5000);
 }
 
 TEST_CASE("use after free is silent under the pool and faults under the fence") {
   const auto& c = fault("use-after-free");
-  CHECK(expectation_for_run(c, "pool", false) == "silent");
-  CHECK(expectation_for_run(c, "fence-back", false) == "error:memory_fault");
-  CHECK(expectation_for_run(c, "fence-front", false) == "error:memory_fault");
+  CHECK(expectation_for_run(c, profiles::Allocator::pool, false).text() == "silent");
+  CHECK(expectation_for_run(c, profiles::Allocator::fence_back, false).text() == "error:memory_fault");
+  CHECK(expectation_for_run(c, profiles::Allocator::fence_front, false).text() == "error:memory_fault");
 }
 
 TEST_CASE("known-bad reproducers run in their own child; launch errors and the control do not need to") {
@@ -110,12 +111,12 @@ TEST_CASE("known-bad reproducers run in their own child; launch errors and the c
 }
 
 TEST_CASE("fault parameters are validated with messages naming the parameter") {
-  CHECK(normalize_params("fault", {{"reproducer", "oob-write"}})["k"] == 1);
-  CHECK(normalize_params("fault", {{"reproducer", "oob-write"}, {"k", 16}})["k"] == 16);
-  CHECK(normalize_params("fault", {{"reproducer", "misaligned-vector-load"}})["offset_bytes"] == 4);
+  CHECK(normalize_params(Family::fault, {{"reproducer", "oob-write"}})["k"] == 1);
+  CHECK(normalize_params(Family::fault, {{"reproducer", "oob-write"}, {"k", 16}})["k"] == 16);
+  CHECK(normalize_params(Family::fault, {{"reproducer", "misaligned-vector-load"}})["offset_bytes"] == 4);
   auto message = [](const cudadiag::report::json& p) {
     try {
-      normalize_params("fault", p);
+      normalize_params(Family::fault, p);
     } catch (const std::invalid_argument& e) {
       return std::string(e.what());
     }
@@ -135,12 +136,12 @@ TEST_CASE("fault parameters are validated with messages naming the parameter") {
 }
 
 TEST_CASE("profile names for an allocator and CUDA_LAUNCH_BLOCKING") {
-  CHECK(profile_for_run("pool", false, "fence-back") == "default");
-  CHECK(profile_for_run("pool", true, "fence-back") == "blocking");
-  CHECK(profile_for_run("direct", true, "fence-back") == "blocking+nocache");
-  CHECK(profile_for_run("fence-back", false, "fence-back") == "fence");
-  CHECK(profile_for_run("fence-front", false, "fence-back") == "fence-front");
-  CHECK_THROWS_AS(profile_for_run("malloc", false, "fence-back"), std::invalid_argument);
+  CHECK(profiles::profile_name_for_run(profiles::Allocator::pool, false, profiles::Allocator::fence_back) == "default");
+  CHECK(profiles::profile_name_for_run(profiles::Allocator::pool, true, profiles::Allocator::fence_back) == "blocking");
+  CHECK(profiles::profile_name_for_run(profiles::Allocator::direct, true, profiles::Allocator::fence_back) == "blocking+nocache");
+  CHECK(profiles::profile_name_for_run(profiles::Allocator::fence_back, false, profiles::Allocator::fence_back) == "fence");
+  CHECK(profiles::profile_name_for_run(profiles::Allocator::fence_front, false, profiles::Allocator::fence_back) == "fence-front");
+  CHECK_FALSE(profiles::parse_allocator("malloc").has_value());
 }
 
 TEST_CASE("blocking variants copy their plain entries without overriding explicit ones") {

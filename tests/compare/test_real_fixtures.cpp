@@ -1,11 +1,11 @@
-// Reports captured on real GPU hosts (tests/fixtures/real/*.json, e.g. an H100 and an
-// H200 repro report): every pair must load, pair every result and reach a verdict.
-// With fewer than two files the test has nothing to compare and says so.
+// Reports captured on real GPU hosts (tests/fixtures/compare/device_*.json: an H100 and
+// an H200 repro report, written with --redact): every pair must load, pair every result
+// and reach a verdict.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <filesystem>
-#include <set>
+#include <string>
 
 #include "compare/render_compare.h"
 #include "fixtures.h"
@@ -16,10 +16,11 @@ namespace {
 
 std::vector<std::string> real_reports() {
   std::vector<std::string> files;
-  const std::filesystem::path dir = std::filesystem::path(CUDADIAG_SOURCE_DIR) / "tests/fixtures/real";
-  if (!std::filesystem::is_directory(dir)) return files;
+  const std::filesystem::path dir = std::filesystem::path(CUDADIAG_SOURCE_DIR) / "tests/fixtures/compare";
   for (const auto& e : std::filesystem::directory_iterator(dir))
-    if (e.is_regular_file() && e.path().extension() == ".json") files.push_back(e.path().string());
+    if (e.is_regular_file() && e.path().filename().string().rfind("device_", 0) == 0 &&
+        e.path().extension() == ".json")
+      files.push_back(e.path().string());
   std::sort(files.begin(), files.end());
   return files;
 }
@@ -28,11 +29,8 @@ std::vector<std::string> real_reports() {
 
 TEST_CASE("real fixtures: every pair of captured reports compares", "[compare][real]") {
   const auto files = real_reports();
-  if (files.size() < 2) {
-    WARN("tests/fixtures/real holds " << files.size() << " report(s); nothing to compare yet");
-    return;
-  }
-  const std::set<std::string> statuses = {"same", "host_specific", "flaky", "config_mismatch"};
+  REQUIRE(files.size() >= 2);
+  const auto& statuses = cudadiag::report::statuses_of("compare");
   for (std::size_t i = 0; i < files.size(); ++i) {
     for (std::size_t j = i + 1; j < files.size(); ++j) {
       INFO(files[i] << " vs " << files[j]);
@@ -45,7 +43,7 @@ TEST_CASE("real fixtures: every pair of captured reports compares", "[compare][r
       std::size_t slots = 0;
       for (const auto& pc : c.pairing.cases) slots += pc.present();
       CHECK(slots == reports[0].report.results.size() + reports[1].report.results.size());
-      CHECK(statuses.count(c.verdict.status) == 1);
+      CHECK(std::count(statuses.begin(), statuses.end(), c.verdict.status) == 1);
       CHECK_FALSE(c.verdict.reasons.empty());
       const auto r = comparison_report(reports, c, options, {"cudadiag", "compare"});
       CHECK_FALSE(render_compare_md(r).empty());

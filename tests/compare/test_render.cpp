@@ -3,6 +3,7 @@
 #include "compare/render_compare.h"
 #include "fixtures.h"
 
+using namespace cudadiag;
 using namespace cudadiag::compare;
 using compare_test::load_fixtures;
 using cudadiag::report::json;
@@ -22,7 +23,7 @@ TEST_CASE("render: the compare report carries the comparison and the verdict", "
   const auto r = compare_files({"driver_good.json", "driver_bad.json"});
   CHECK(r.invocation["command"] == "compare");
   CHECK(r.results.empty());
-  CHECK(r.verdict.status == "host_specific");
+  CHECK(r.verdict.status == report::VerdictStatus::host_specific);
   const auto& cmp = r.extra.at("comparison");
   for (const char* key : {"reports", "environment_diff", "outcome_diff", "unpaired", "rate_tests",
                           "suspects", "notes", "weaknesses"})

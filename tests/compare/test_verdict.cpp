@@ -4,6 +4,7 @@
 
 #include "fixtures.h"
 
+using namespace cudadiag;
 using namespace cudadiag::compare;
 using compare_test::compare_fixtures;
 using compare_test::load_fixtures;
@@ -28,7 +29,7 @@ void set_repeats(cudadiag::report::Result& r, int runs, int failures) {
   s.failures = failures;
   s.failure_rate = static_cast<double>(failures) / runs;
   r.repeats = s;
-  r.outcome = failures ? "cuda_error" : "ok";
+  r.outcome = failures ? cudadiag::report::Outcome::cuda_error : cudadiag::report::Outcome::ok;
   r.expectation_met = failures == 0;
 }
 
@@ -37,8 +38,8 @@ void set_repeats(cudadiag::report::Result& r, int runs, int failures) {
 TEST_CASE("verdict: identical reports are the same", "[compare][verdict]") {
   auto reports = load_fixtures({"identical_a.json", "identical_b.json"});
   const auto c = compare_fixtures(reports);
-  CHECK(c.verdict.status == "same");
-  CHECK(exit_code_for(c.verdict.status) == 0);
+  CHECK(c.verdict.status == report::VerdictStatus::same);
+  CHECK(report::exit_code_for(c.verdict.status) == 0);
   CHECK(c.suspects.empty());
   CHECK(c.weaknesses.empty());
   // Hostnames, UUIDs, serials, PCI ids and timestamps differ but are not findings.
@@ -50,8 +51,8 @@ TEST_CASE("verdict: identical reports are the same", "[compare][verdict]") {
 TEST_CASE("verdict: a failure on one host lines up with its driver", "[compare][verdict]") {
   auto reports = load_fixtures({"driver_good.json", "driver_bad.json"});
   const auto c = compare_fixtures(reports);
-  CHECK(c.verdict.status == "host_specific");
-  CHECK(exit_code_for(c.verdict.status) == 1);
+  CHECK(c.verdict.status == report::VerdictStatus::host_specific);
+  CHECK(report::exit_code_for(c.verdict.status) == 1);
   const auto& tma = find_case(c, "tma.ragged_prefill_seqlen1");
   CHECK(tma.kind == CaseKind::host_specific);
   CHECK(tma.failing == std::vector<std::size_t>{1});
@@ -84,7 +85,7 @@ TEST_CASE("verdict: a larger --time-factor silences the timing note", "[compare]
 TEST_CASE("verdict: 3/50 against 4/50 is flaky, not significant", "[compare][verdict]") {
   auto reports = load_fixtures({"flaky_a.json", "flaky_b.json"});
   const auto c = compare_fixtures(reports);
-  CHECK(c.verdict.status == "flaky");
+  CHECK(c.verdict.status == report::VerdictStatus::flaky);
   const auto& cs = find_case(c, "index_select.head_slice");
   CHECK(cs.kind == CaseKind::flaky);
   REQUIRE(cs.rate_tests.size() == 1);
@@ -102,7 +103,7 @@ TEST_CASE("verdict: one failure in a hundred against none is flaky and says so",
   set_repeats(reports[0].report.results[1], 100, 1);
   set_repeats(reports[1].report.results[1], 100, 0);
   const auto c = compare_fixtures(reports);
-  CHECK(c.verdict.status == "flaky");
+  CHECK(c.verdict.status == report::VerdictStatus::flaky);
   const auto& cs = find_case(c, "index_select.head_slice");
   REQUIRE(cs.rate_tests.size() == 1);
   CHECK(cs.rate_tests[0].p == Approx(1.0));
@@ -114,7 +115,7 @@ TEST_CASE("verdict: a significant rate difference is host-specific", "[compare][
   set_repeats(reports[0].report.results[1], 100, 0);
   set_repeats(reports[1].report.results[1], 100, 10);
   const auto c = compare_fixtures(reports);
-  CHECK(c.verdict.status == "host_specific");
+  CHECK(c.verdict.status == report::VerdictStatus::host_specific);
   const auto& cs = find_case(c, "index_select.head_slice");
   CHECK(cs.failing == std::vector<std::size_t>{1});
   REQUIRE(cs.rate_tests.size() == 1);
@@ -127,14 +128,14 @@ TEST_CASE("verdict: the same failure everywhere is the code, not the machine", "
   auto reports = load_fixtures({"identical_a.json", "identical_b.json"});
   for (auto& r : reports) {
     auto& res = r.report.results[2];
-    res.outcome = "cuda_error";
+    res.outcome = report::Outcome::cuda_error;
     res.expectation_met = false;
     res.error = cudadiag::report::ErrorInfo{};
     res.error->code = 700;
   }
   const auto c = compare_fixtures(reports);
   CHECK(find_case(c, "attention.fa_s512_d128").kind == CaseKind::common_failure);
-  CHECK(c.verdict.status == "same");
+  CHECK(c.verdict.status == report::VerdictStatus::same);
   CHECK(any_contains(c.verdict.reasons, "fail the same way on every host"));
 }
 
@@ -143,7 +144,7 @@ TEST_CASE("verdict: different errors on every host are host-specific", "[compare
   int code = 700;
   for (auto& r : reports) {
     auto& res = r.report.results[2];
-    res.outcome = "cuda_error";
+    res.outcome = report::Outcome::cuda_error;
     res.expectation_met = false;
     res.error = cudadiag::report::ErrorInfo{};
     res.error->code = code;
@@ -153,14 +154,14 @@ TEST_CASE("verdict: different errors on every host are host-specific", "[compare
   const auto& cs = find_case(c, "attention.fa_s512_d128");
   CHECK(cs.kind == CaseKind::host_specific);
   CHECK(cs.error_differs);
-  CHECK(c.verdict.status == "host_specific");
+  CHECK(c.verdict.status == report::VerdictStatus::host_specific);
 }
 
 TEST_CASE("verdict: other suites and tool versions are a config mismatch", "[compare][verdict]") {
   auto reports = load_fixtures({"suite_default.json", "suite_scenario.json"});
   const auto c = compare_fixtures(reports);
-  CHECK(c.verdict.status == "config_mismatch");
-  CHECK(exit_code_for(c.verdict.status) == 1);
+  CHECK(c.verdict.status == report::VerdictStatus::config_mismatch);
+  CHECK(report::exit_code_for(c.verdict.status) == 1);
   CHECK(any_contains(c.verdict.reasons, "different suites"));
   CHECK(any_contains(c.verdict.reasons, "flashinfer-tma-seqlen1"));
   CHECK(any_contains(c.verdict.reasons, "different cudadiag versions"));
@@ -171,14 +172,14 @@ TEST_CASE("verdict: a config mismatch rides along with a finding", "[compare][ve
   auto reports = load_fixtures({"driver_good.json", "driver_bad.json"});
   reports[1].report.tool["version"] = "0.2.0";
   const auto c = compare_fixtures(reports);
-  CHECK(c.verdict.status == "host_specific");
+  CHECK(c.verdict.status == report::VerdictStatus::host_specific);
   CHECK(any_contains(c.verdict.reasons, "comparison is weaker: different cudadiag versions"));
 }
 
 TEST_CASE("verdict: a fleet of three names the outlier and its ECC errors", "[compare][verdict]") {
   auto reports = load_fixtures({"fleet_01.json", "fleet_02.json", "fleet_03.json"});
   const auto c = compare_fixtures(reports);
-  CHECK(c.verdict.status == "host_specific");
+  CHECK(c.verdict.status == report::VerdictStatus::host_specific);
   REQUIRE(c.baseline.applies);
   REQUIRE(c.baseline.cases.size() == 1);
   CHECK(c.baseline.cases[0].baseline == "ok");
@@ -201,7 +202,7 @@ TEST_CASE("verdict: two reports have no baseline", "[compare][verdict]") {
 TEST_CASE("verdict: a newer minor version compares, with its note", "[compare][verdict]") {
   auto reports = load_fixtures({"identical_a.json", "newer_minor.json"});
   const auto c = compare_fixtures(reports);
-  CHECK(c.verdict.status == "same");
+  CHECK(c.verdict.status == report::VerdictStatus::same);
   CHECK(any_contains(c.notes, "1.7.0"));
 }
 
@@ -209,20 +210,20 @@ TEST_CASE("verdict: results missing on one host weaken the comparison", "[compar
   auto reports = load_fixtures({"identical_a.json", "identical_b.json"});
   reports[1].report.results.pop_back();
   const auto c = compare_fixtures(reports);
-  CHECK(c.verdict.status == "config_mismatch");
+  CHECK(c.verdict.status == report::VerdictStatus::config_mismatch);
   CHECK(any_contains(c.verdict.reasons, "no partner"));
 }
 
 TEST_CASE("verdict: a health counter lower on the failing host is no lead", "[compare][verdict]") {
   auto reports = load_fixtures({"fleet_03.json", "fleet_01.json"});
   // fleet-03 has the ECC errors; make fleet-01 the one that fails.
-  reports[0].report.results[2].outcome = "ok";
+  reports[0].report.results[2].outcome = report::Outcome::ok;
   reports[0].report.results[2].expectation_met = true;
   reports[0].report.results[2].error.reset();
-  reports[1].report.results[2].outcome = "cuda_error";
+  reports[1].report.results[2].outcome = report::Outcome::cuda_error;
   reports[1].report.results[2].expectation_met = false;
   const auto c = compare_fixtures(reports);
-  REQUIRE(c.verdict.status == "host_specific");
+  REQUIRE(c.verdict.status == report::VerdictStatus::host_specific);
   for (const auto& s : c.suspects)
     if (s.category == "health") CHECK(s.score < 95);
 }
@@ -234,7 +235,7 @@ TEST_CASE("verdict: two environment-only reports compare their environments", "[
     r.report.invocation["command"] = "env";
   }
   const auto c = compare_fixtures(reports);
-  CHECK(c.verdict.status == "same");
+  CHECK(c.verdict.status == report::VerdictStatus::same);
   CHECK(c.weaknesses.empty());
   CHECK(any_contains(c.notes, "only the environments are compared"));
   bool driver_differs = false;
@@ -246,18 +247,18 @@ TEST_CASE("verdict: a report without results against one with results is weaker"
   auto reports = load_fixtures({"identical_a.json", "identical_b.json"});
   reports[1].report.results.clear();
   const auto c = compare_fixtures(reports);
-  CHECK(c.verdict.status == "config_mismatch");
+  CHECK(c.verdict.status == report::VerdictStatus::config_mismatch);
   CHECK(any_contains(c.verdict.reasons, "gpu-node-b has no results"));
 }
 
 TEST_CASE("verdict: a case skipped on one host is a weakness, not a failure", "[compare][verdict]") {
   auto reports = load_fixtures({"identical_a.json", "identical_b.json"});
   auto& res = reports[1].report.results[0];
-  res.outcome = "skipped";
+  res.outcome = report::Outcome::skipped;
   res.expectation_met = false;
   res.reason = "not sm_90";
   const auto c = compare_fixtures(reports);
-  CHECK(c.verdict.status == "config_mismatch");
+  CHECK(c.verdict.status == report::VerdictStatus::config_mismatch);
   CHECK(any_contains(c.verdict.reasons, "skipped on gpu-node-b"));
   CHECK(find_case(c, "tma.ragged_prefill_seqlen1").kind == CaseKind::agree);
 }

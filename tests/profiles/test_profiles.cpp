@@ -12,33 +12,33 @@ using namespace cudadiag::profiles;
 TEST_CASE("base profiles set the documented environment and allocator", "[profiles]") {
   const auto d = parse_profile("default");
   CHECK(d.env_set.empty());
-  CHECK(d.allocator == AllocatorOverride::none);
-  CHECK(allocator_for(d, "fence-back") == "pool");
+  CHECK(d.allocator == AllocatorRule::keep);
+  CHECK(allocator_for(d, Allocator::fence_back) == Allocator::pool);
 
   const auto b = parse_profile("blocking");
   CHECK(b.env_set.at("CUDA_LAUNCH_BLOCKING") == "1");
-  CHECK(allocator_for(b, "fence-back") == "pool");
+  CHECK(allocator_for(b, Allocator::fence_back) == Allocator::pool);
 
   const auto n = parse_profile("nocache");
-  CHECK(allocator_for(n, "fence-back") == "direct");
+  CHECK(allocator_for(n, Allocator::fence_back) == Allocator::direct);
   CHECK(n.env_set.at("PYTORCH_NO_CUDA_MEMORY_CACHING") == "1");
 
   const auto f = parse_profile("fence");
-  CHECK(allocator_for(f, "fence-back") == "fence-back");
-  CHECK(allocator_for(f, "fence-front") == "fence-front");
+  CHECK(allocator_for(f, Allocator::fence_back) == Allocator::fence_back);
+  CHECK(allocator_for(f, Allocator::fence_front) == Allocator::fence_front);
   CHECK_FALSE(f.sanitizer);
 
   const auto s = parse_profile("sanitizer");
   CHECK(s.sanitizer);
   // memcheck sees CUDA allocations only: the sanitizer runs with one cudaMalloc per buffer
-  CHECK(allocator_for(s, "fence-front") == "direct");
+  CHECK(allocator_for(s, Allocator::fence_front) == Allocator::direct);
 }
 
 TEST_CASE("profiles compose with '+'", "[profiles]") {
   const auto bf = parse_profile("blocking+fence");
   CHECK(bf.name == "blocking+fence");
   CHECK(bf.env_set.at("CUDA_LAUNCH_BLOCKING") == "1");
-  CHECK(allocator_for(bf, "fence-front") == "fence-front");
+  CHECK(allocator_for(bf, Allocator::fence_front) == Allocator::fence_front);
 
   const auto bs = parse_profile(" blocking + sanitizer ");
   CHECK(bs.name == "blocking+sanitizer");
@@ -47,8 +47,8 @@ TEST_CASE("profiles compose with '+'", "[profiles]") {
 
   // default contributes nothing when combined
   CHECK(parse_profile("default+fence").name == "fence");
-  CHECK(parse_profile("fence+sanitizer").allocator == AllocatorOverride::fence);
-  CHECK(parse_profile("blocking+sanitizer").allocator == AllocatorOverride::direct);
+  CHECK(parse_profile("fence+sanitizer").allocator == AllocatorRule::fence);
+  CHECK(parse_profile("blocking+sanitizer").allocator == AllocatorRule::direct);
 }
 
 TEST_CASE("bad profiles are rejected with the offending names", "[profiles]") {

@@ -8,7 +8,7 @@
 
 namespace cudadiag::test {
 
-// The outcome vocabulary of lib/cases/expectation.h, in its order.
+// The outcome vocabulary of report/vocabulary.h, in its order.
 inline const std::vector<std::string>& all_outcomes() {
   static const std::vector<std::string> names = {
       "ok",        "mismatch", "cuda_error", "invalid_config", "timeout",         "crashed",
@@ -22,10 +22,10 @@ inline report::Result sample_result(const std::string& outcome) {
   r.kernel = "index_select";
   r.params = report::json{{"rows", 4096}, {"cols", 128}, {"contiguous", false}};
   r.profile = "default";
-  r.allocator = "pool";
+  r.allocator = profiles::Allocator::pool;
   r.device = "GPU-8d2c3b1a-55e6-4f70-9a1b-2c3d4e5f6a7b";
   r.device_index = 0;
-  r.outcome = outcome;
+  r.outcome = *report::parse_outcome(outcome);
   r.expected = "ok";
   r.expectation_met = outcome == "ok";
   r.duration_ms = 12.5;
@@ -52,7 +52,7 @@ inline report::Report sample_report() {
   fault.case_id = "fault.overrun_read";
   fault.kernel = "fault";
   fault.profile = "fence";
-  fault.allocator = "fence-back";
+  fault.allocator = profiles::Allocator::fence_back;
   fault.expected = "error:memory_fault";
   fault.expectation_met = false;
   report::ErrorInfo e;
@@ -121,11 +121,11 @@ inline report::Report sample_report() {
   skipped.reason = "compute-sanitizer is not installed";
   skipped.expected = "";
   skipped.expectation_met.reset();
-  skipped.allocator = "";
+  skipped.allocator.reset();
   skipped.device = "host";
   skipped.device_index = -1;
 
-  rep.verdict.status = "suspect";
+  rep.verdict.status = report::VerdictStatus::suspect;
   rep.verdict.reasons = {"fault.overrun_read: expected error:memory_fault, got cuda_error"};
   report::finish_report(rep);
   return rep;

@@ -58,7 +58,8 @@ TEST_CASE("text: one aligned table row per result", "[render]") {
     const std::string row = line_starting(text, res.case_id + " ");
     INFO(row);
     REQUIRE_FALSE(row.empty());
-    CHECK(row.substr(outcome_col, res.outcome.size() + 1) == res.outcome + " ");
+    const std::string outcome(report::to_string(res.outcome));
+    CHECK(row.substr(outcome_col, outcome.size() + 1) == outcome + " ");
     CHECK(row.size() == head.size());  // the right-aligned duration ends every row at the same column
   }
   const std::string fault = line_starting(text, "fault.overrun_read ");
@@ -122,7 +123,7 @@ TEST_CASE("text: summary, verdict reasons and extra sections", "[render]") {
 TEST_CASE("text: a GPU part that did not run is said in the header", "[render]") {
   auto rep = report::new_report({"cudadiag", "env"}, "env");
   rep.gpu = json{{"ran", false}, {"reason", "cudaErrorInsufficientDriver"}};
-  rep.verdict.status = "no_gpu";
+  rep.verdict.status = report::VerdictStatus::no_gpu;
   const auto text = render(rep, Format::text, false);
   CHECK(contains(line_starting(text, "  gpu part"), "did not run: cudaErrorInsufficientDriver"));
   CHECK(line_starting(text, "CASE").empty());
@@ -205,7 +206,7 @@ TEST_CASE("text: header facts from the env command's host, driver and device sha
                                   {"cuda", {{"compute_capability", "9.0"}}}},
                              json{{"name", "NVIDIA H200"}, {"visible_to_cuda", false}, {"cuda", nullptr}}});
   rep.gpu = json{{"ran", true}};
-  rep.verdict.status = "ok";
+  rep.verdict.status = report::VerdictStatus::ok;
   const auto text = render(rep, Format::text, false);
   CHECK(contains(line_starting(text, "  host"), "Debian GNU/Linux 12, kernel 6.1.0-18-amd64"));
   CHECK(contains(text, "  gpu      [0] NVIDIA H200 (sm 9.0)\n  gpu      NVIDIA H200\n"));

@@ -47,22 +47,50 @@ TEST_CASE("a report with a result of every outcome validates", "[report_schema]"
 
 TEST_CASE("a fresh report with no results validates once it has a verdict", "[report_schema]") {
   auto r = report::new_report({"cudadiag", "env"}, "env");
-  r.verdict.status = "ok";
+  r.verdict.status = report::VerdictStatus::ok;
   report::finish_report(r);
   const auto errors = report::validate_report(report::to_json(r));
   INFO("errors: " << json(errors).dump(1));
   CHECK(errors.empty());
 }
 
-TEST_CASE("a report without a verdict status is rejected", "[report_schema]") {
+TEST_CASE("a verdict status outside its command's vocabulary is rejected", "[report_schema]") {
   auto r = report::new_report({"cudadiag", "env"}, "env");
+  r.verdict.status = report::VerdictStatus::healthy;  // a repro word
   report::finish_report(r);
-  check_single_error(report::to_json(r), "/verdict/status: '' does not match the pattern ^[a-z][a-z0-9_]*$");
+  CHECK_FALSE(report::validate_report(report::to_json(r)).empty());
+  auto doc = report::to_json(r);
+  doc["verdict"]["status"] = "bogus";
+  CHECK_FALSE(report::validate_report(doc).empty());
+}
+
+TEST_CASE("the schema names each command's verdict vocabulary as the code does", "[report_schema]") {
+  const auto& branches = report::report_schema().at("$defs").at("verdict_by_command").at("anyOf");
+  size_t commands = 0;
+  for (const auto& b : branches) {
+    const auto& command = b.at("properties").at("invocation").at("properties").at("command");
+    if (!b.at("properties").contains("verdict")) continue;  // the fallback for other commands
+    const auto statuses =
+        b.at("properties").at("verdict").at("properties").at("status").at("enum").get<std::vector<std::string>>();
+    const auto names = command.contains("const") ? std::vector<std::string>{command.at("const").get<std::string>()}
+                                                 : command.at("enum").get<std::vector<std::string>>();
+    for (const auto& name : names) {
+      INFO(name);
+      ++commands;
+      std::vector<std::string> expected;
+      for (auto s : report::statuses_of(name)) expected.emplace_back(report::to_string(s));
+      CHECK(statuses == expected);
+    }
+  }
+  CHECK(commands == 8);
 }
 
 TEST_CASE("the schema's outcome enum is the outcome vocabulary", "[report_schema]") {
   const auto& names = report::report_schema().at("$defs").at("outcome").at("enum");
   CHECK(names.get<std::vector<std::string>>() == test::all_outcomes());
+  std::vector<std::string> code;
+  for (auto o : report::all_outcomes()) code.emplace_back(report::to_string(o));
+  CHECK(code == test::all_outcomes());
 }
 
 TEST_CASE("to_json -> report_from_json -> to_json is identical", "[report_schema]") {

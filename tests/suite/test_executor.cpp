@@ -8,6 +8,9 @@
 #include <chrono>
 #include <thread>
 
+#include <functional>
+#include <memory>
+
 #include "suite/executor.h"
 
 using namespace cudadiag;
@@ -15,24 +18,23 @@ using namespace std::chrono_literals;
 
 namespace {
 
-std::vector<cases::CaseSpec> make_batch(const std::vector<std::string>& behaviours,
+std::vector<runner::CaseSpec> make_batch(const std::vector<std::string>& behaviours,
                                         int first_index = 0) {
-  std::vector<cases::CaseSpec> batch;
+  std::vector<runner::CaseSpec> batch;
   for (size_t i = 0; i < behaviours.size(); ++i) {
-    cases::CaseSpec c;
+    runner::CaseSpec c;
     c.index = first_index + static_cast<int>(i);
     c.case_id = "case-" + std::to_string(c.index);
-    c.kernel = "fault";
+    c.family = cases::Family::fault;
     c.params = {{"fake", behaviours[i]}};
-    c.allocator = "direct";
+    c.allocator = profiles::Allocator::direct;
     batch.push_back(c);
   }
   return batch;
 }
 
-suite::ExecOptions fake_options() {
-  suite::ExecOptions o;
-  o.self_exe = FAKE_CHILD;
+suite::ChildSettings fake_options() {
+  suite::ChildSettings o;
   o.deadline = 5000ms;
   o.grace = 300ms;
   o.profile = "test-profile";
@@ -43,23 +45,41 @@ suite::ExecOptions fake_options() {
 
 int pid_of(const report::Result& r) { return r.details.value("pid", -1); }
 
+std::vector<report::Result> run_batch(const std::vector<runner::CaseSpec>& batch, const suite::ChildSettings& opts,
+                                    const std::string& self = FAKE_CHILD) {
+  return suite::execute(batch, opts, self);
+}
+
+// Several batches on one executor; results batch by batch, each in batch order.
+std::vector<report::Result> execute_batches(const std::vector<std::vector<runner::CaseSpec>>& batches, int jobs,
+                                            const std::atomic<bool>* stop,
+                                            const std::function<void(const report::Result&)>& on_result) {
+  suite::Executor ex(suite::ExecutorOptions{FAKE_CHILD, jobs, stop, 300ms});
+  const auto settings = std::make_shared<const suite::ChildSettings>(fake_options());
+  for (const auto& b : batches) ex.submit(b, settings);
+  ex.run([&](suite::ExecutedCase& c) {
+    if (on_result) on_result(c.result);
+  });
+  std::vector<report::Result> out;
+  for (const auto& c : ex.cases()) out.push_back(c.result);
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("executor: child_spec_for builds the child command line", "[executor]") {
   auto opts = fake_options();
-  opts.wrapper = {"/usr/bin/compute-sanitizer", "--tool", "memcheck", "--"};
+  const suite::Wrap wrap{{"/usr/bin/compute-sanitizer", "--tool", "memcheck", "--"}, "/tmp/x.xml"};
   opts.env_set = {{"CUDA_LAUNCH_BLOCKING", "1"}};
   opts.env_unset = {"CUDA_VISIBLE_DEVICES"};
-  opts.device_ordinal = 1;
   const auto batch = make_batch({"ok", "ok"});
-  const auto spec = suite::child_spec_for(batch, opts);
+  const auto spec = suite::child_spec_for(batch, opts, FAKE_CHILD, wrap);
   REQUIRE(spec.argv.size() == 8);
   CHECK(spec.argv[0] == "/usr/bin/compute-sanitizer");
   CHECK(spec.argv[4] == FAKE_CHILD);
   CHECK(spec.argv[5] == "__run-case");
   CHECK(spec.argv[6] == "--spec");
-  const auto request = cases::child_request_from_json(report::json::parse(spec.argv[7]));
-  CHECK(request.device_ordinal == 1);
+  const auto request = runner::child_request_from_json(report::json::parse(spec.argv[7]));
   REQUIRE(request.cases.size() == 2);
   CHECK(request.cases[1].case_id == "case-1");
   CHECK(spec.env_set.at("CUDA_LAUNCH_BLOCKING") == "1");
@@ -73,26 +93,26 @@ TEST_CASE("executor: case children get one hardware work queue unless the user c
   const auto batch = make_batch({"ok"});
   auto opts = fake_options();
   ::unsetenv(suite::kMaxConnectionsEnv);
-  CHECK(suite::child_spec_for(batch, opts).env_set.at(suite::kMaxConnectionsEnv) == "1");
+  CHECK(suite::child_spec_for(batch, opts, FAKE_CHILD, {}).env_set.at(suite::kMaxConnectionsEnv) == "1");
   // Inherited from the user's environment: not overridden.
   ::setenv(suite::kMaxConnectionsEnv, "4", 1);
-  CHECK(suite::child_spec_for(batch, opts).env_set.count(suite::kMaxConnectionsEnv) == 0);
+  CHECK(suite::child_spec_for(batch, opts, FAKE_CHILD, {}).env_set.count(suite::kMaxConnectionsEnv) == 0);
   ::unsetenv(suite::kMaxConnectionsEnv);
   // Set by the caller (a profile): kept.
   opts.env_set = {{suite::kMaxConnectionsEnv, "8"}};
-  CHECK(suite::child_spec_for(batch, opts).env_set.at(suite::kMaxConnectionsEnv) == "8");
+  CHECK(suite::child_spec_for(batch, opts, FAKE_CHILD, {}).env_set.at(suite::kMaxConnectionsEnv) == "8");
 }
 
 TEST_CASE("executor: an ok batch runs in one child", "[executor]") {
   const auto batch = make_batch({"ok", "ok", "ok"});
-  const auto results = suite::execute(batch, fake_options());
+  const auto results = run_batch(batch, fake_options());
   REQUIRE(results.size() == 3);
   for (size_t i = 0; i < 3; ++i) {
     const auto& r = results[i];
     CHECK(r.case_id == batch[i].case_id);
-    CHECK(r.outcome == "ok");
+    CHECK(r.outcome == report::Outcome::ok);
     CHECK(r.kernel == "fault");
-    CHECK(r.allocator == "direct");
+    CHECK(r.allocator == profiles::Allocator::direct);
     CHECK(r.profile == "test-profile");
     CHECK(r.device == "GPU-fake");
     CHECK(r.device_index == 2);
@@ -108,32 +128,32 @@ TEST_CASE("executor: an ok batch runs in one child", "[executor]") {
 }
 
 TEST_CASE("executor: a sticky error re-runs the rest in a fresh child", "[executor]") {
-  const auto results = suite::execute(make_batch({"ok", "sticky", "ok", "ok"}), fake_options());
+  const auto results = run_batch(make_batch({"ok", "sticky", "ok", "ok"}), fake_options());
   REQUIRE(results.size() == 4);
-  CHECK(results[0].outcome == "ok");
-  CHECK(results[1].outcome == "cuda_error");
+  CHECK(results[0].outcome == report::Outcome::ok);
+  CHECK(results[1].outcome == report::Outcome::cuda_error);
   REQUIRE(results[1].error.has_value());
   CHECK(results[1].error->code == 700);
   CHECK(results[1].error->api_call == "cudaDeviceSynchronize");
   CHECK(results[1].error->sticky);             // from the taxonomy via annotate_error
   CHECK_FALSE(results[1].error->error_class.empty());
-  CHECK(results[2].outcome == "ok");
-  CHECK(results[3].outcome == "ok");
+  CHECK(results[2].outcome == report::Outcome::ok);
+  CHECK(results[3].outcome == report::Outcome::ok);
   CHECK(results[1].child->pid == results[0].child->pid);
   CHECK(pid_of(results[2]) != pid_of(results[0]));
   CHECK(pid_of(results[2]) == pid_of(results[3]));
 }
 
 TEST_CASE("executor: a crash mid-batch is crashed and the rest re-run", "[executor]") {
-  const auto results = suite::execute(make_batch({"ok", "segv", "ok"}), fake_options());
+  const auto results = run_batch(make_batch({"ok", "segv", "ok"}), fake_options());
   REQUIRE(results.size() == 3);
-  CHECK(results[0].outcome == "ok");
-  CHECK(results[1].outcome == "crashed");
+  CHECK(results[0].outcome == report::Outcome::ok);
+  CHECK(results[1].outcome == report::Outcome::crashed);
   CHECK(results[1].reason.find("SIGSEGV") != std::string::npos);
   REQUIRE(results[1].child.has_value());
   CHECK(results[1].child->ending == "signal");
   CHECK(results[1].child->signal_name == "SIGSEGV");
-  CHECK(results[2].outcome == "ok");
+  CHECK(results[2].outcome == report::Outcome::ok);
   CHECK(results[2].child->ending == "result");
   CHECK(pid_of(results[2]) != pid_of(results[0]));
 }
@@ -142,13 +162,13 @@ TEST_CASE("executor: a hang times out at the deadline", "[executor]") {
   auto opts = fake_options();
   opts.deadline = 300ms;
   const auto t0 = std::chrono::steady_clock::now();
-  const auto results = suite::execute(make_batch({"ok", "hang", "ok"}), opts);
+  const auto results = run_batch(make_batch({"ok", "hang", "ok"}), opts);
   CHECK(std::chrono::steady_clock::now() - t0 < 4s);
   REQUIRE(results.size() == 3);
-  CHECK(results[0].outcome == "ok");
-  CHECK(results[1].outcome == "timeout");
+  CHECK(results[0].outcome == report::Outcome::ok);
+  CHECK(results[1].outcome == report::Outcome::timeout);
   CHECK(results[1].child->ending == "timeout");
-  CHECK(results[2].outcome == "ok");
+  CHECK(results[2].outcome == report::Outcome::ok);
 }
 
 TEST_CASE("executor: results_from_child tolerates a truncated last line", "[executor]") {
@@ -161,9 +181,9 @@ TEST_CASE("executor: results_from_child tolerates a truncated last line", "[exec
   std::vector<size_t> not_run;
   const auto results = suite::results_from_child(batch, o, fake_options(), &not_run);
   REQUIRE(results.size() == 2);
-  CHECK(results[0].outcome == "ok");
+  CHECK(results[0].outcome == report::Outcome::ok);
   CHECK(results[1].case_id == "case-1");
-  CHECK(results[1].outcome == "crashed");
+  CHECK(results[1].outcome == report::Outcome::crashed);
   CHECK(results[1].reason.find("SIGKILL") != std::string::npos);
   CHECK(not_run == std::vector<size_t>{2});
 }
@@ -178,7 +198,7 @@ TEST_CASE("executor: results_from_child always makes progress", "[executor]") {
   auto r = suite::results_from_child(batch, stopped, fake_options(), &not_run);
   REQUIRE(r.size() == 1);
   CHECK(r[0].case_id == "case-0");
-  CHECK(r[0].outcome == "no_result");
+  CHECK(r[0].outcome == report::Outcome::no_result);
   CHECK(not_run == std::vector<size_t>{1});
 
   runner::ChildOutcome failed;
@@ -186,8 +206,8 @@ TEST_CASE("executor: results_from_child always makes progress", "[executor]") {
   failed.spawn_error = "/x: No such file or directory";
   r = suite::results_from_child(batch, failed, fake_options(), &not_run);
   REQUIRE(r.size() == 2);  // nothing ran, and a retry would fail the same way
-  CHECK(r[0].outcome == "skipped");
-  CHECK(r[1].outcome == "skipped");
+  CHECK(r[0].outcome == report::Outcome::skipped);
+  CHECK(r[1].outcome == report::Outcome::skipped);
   CHECK(r[1].reason.find("No such file") != std::string::npos);
   CHECK(not_run.empty());
 
@@ -197,19 +217,19 @@ TEST_CASE("executor: results_from_child always makes progress", "[executor]") {
   wrong_types.result = "{\"index\":0,\"outcome\":\"ok\",\"duration_ms\":\"fast\"}\n{\"done\":true}\n";
   r = suite::results_from_child(batch, wrong_types, fake_options(), &not_run);
   REQUIRE(r.size() == 2);
-  CHECK(r[0].outcome == "no_result");
+  CHECK(r[0].outcome == report::Outcome::no_result);
   CHECK(r[0].reason.find("malformed") != std::string::npos);
-  CHECK(r[1].outcome == "no_result");  // done:true but no line for it
+  CHECK(r[1].outcome == report::Outcome::no_result);  // done:true but no line for it
   CHECK(not_run.empty());
 }
 
 TEST_CASE("executor: batches run in parallel", "[executor]") {
-  std::vector<std::vector<cases::CaseSpec>> batches;
+  std::vector<std::vector<runner::CaseSpec>> batches;
   for (int b = 0; b < 4; ++b) batches.push_back(make_batch({"slow", "ok"}, b * 10));
   batches[2] = make_batch({"slow", "sticky", "ok"}, 20);
   std::vector<std::string> seen;
   const auto t0 = std::chrono::steady_clock::now();
-  const auto results = suite::execute_batches(batches, fake_options(), 4, nullptr,
+  const auto results = execute_batches(batches, 4, nullptr,
                                               [&](const report::Result& r) { seen.push_back(r.case_id); });
   CHECK(std::chrono::steady_clock::now() - t0 < 1000ms);  // serial: 4 x 0.3 s at least
   REQUIRE(results.size() == 9);
@@ -217,13 +237,13 @@ TEST_CASE("executor: batches run in parallel", "[executor]") {
   const std::vector<std::string> ids{"case-0",  "case-1",  "case-10", "case-11", "case-20",
                                      "case-21", "case-22", "case-30", "case-31"};
   for (size_t i = 0; i < ids.size(); ++i) CHECK(results[i].case_id == ids[i]);
-  CHECK(results[5].outcome == "cuda_error");
-  CHECK(results[6].outcome == "ok");
+  CHECK(results[5].outcome == report::Outcome::cuda_error);
+  CHECK(results[6].outcome == report::Outcome::ok);
   CHECK(pid_of(results[6]) != pid_of(results[4]));
 }
 
 TEST_CASE("executor: stop interrupts running and pending cases", "[executor]") {
-  std::vector<std::vector<cases::CaseSpec>> batches;
+  std::vector<std::vector<runner::CaseSpec>> batches;
   for (int b = 0; b < 3; ++b) batches.push_back(make_batch({"hang", "ok"}, b * 10));
   std::atomic<bool> stop{false};
   std::thread stopper([&] {
@@ -231,12 +251,12 @@ TEST_CASE("executor: stop interrupts running and pending cases", "[executor]") {
     stop = true;
   });
   const auto t0 = std::chrono::steady_clock::now();
-  const auto results = suite::execute_batches(batches, fake_options(), 2, &stop, {});
+  const auto results = execute_batches(batches, 2, &stop, {});
   stopper.join();
   CHECK(std::chrono::steady_clock::now() - t0 < 3s);
   REQUIRE(results.size() == 6);
   for (const auto& r : results) {
-    CHECK(r.outcome == "skipped");
+    CHECK(r.outcome == report::Outcome::skipped);
     CHECK(r.reason == "interrupted");
   }
   CHECK(results[0].child.has_value());         // was running: its child is described
@@ -244,12 +264,10 @@ TEST_CASE("executor: stop interrupts running and pending cases", "[executor]") {
 }
 
 TEST_CASE("executor: a missing executable skips every case once", "[executor]") {
-  auto opts = fake_options();
-  opts.self_exe = "/nonexistent/cudadiag";
-  const auto results = suite::execute(make_batch({"ok", "ok", "ok"}), opts);
+  const auto results = run_batch(make_batch({"ok", "ok", "ok"}), fake_options(), "/nonexistent/cudadiag");
   REQUIRE(results.size() == 3);
   for (const auto& r : results) {
-    CHECK(r.outcome == "skipped");
+    CHECK(r.outcome == report::Outcome::skipped);
     CHECK(r.reason.find("could not be started") != std::string::npos);
     CHECK(r.child->ending == "spawn_failed");
   }
@@ -257,13 +275,13 @@ TEST_CASE("executor: a missing executable skips every case once", "[executor]") 
 
 TEST_CASE("executor: a request too long for argv is split across children", "[executor]") {
   // Linux limits one argv string to 128 KiB; 40 cases of ~5 KiB params exceed it.
-  std::vector<cases::CaseSpec> batch = make_batch(std::vector<std::string>(40, "ok"));
+  std::vector<runner::CaseSpec> batch = make_batch(std::vector<std::string>(40, "ok"));
   for (auto& c : batch) c.params["padding"] = std::string(5000, 'p');
-  const auto results = suite::execute(batch, fake_options());
+  const auto results = run_batch(batch, fake_options());
   REQUIRE(results.size() == 40);
   for (size_t i = 0; i < results.size(); ++i) {
     CHECK(results[i].case_id == batch[i].case_id);
-    CHECK(results[i].outcome == "ok");
+    CHECK(results[i].outcome == report::Outcome::ok);
   }
   CHECK(pid_of(results[0]) != pid_of(results[39]));
 }

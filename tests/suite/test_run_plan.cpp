@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "suite/plan.h"
+#include "suite/post_steps.h"
 #include "suite/run_plan.h"
 
 using namespace cudadiag;
@@ -17,26 +18,30 @@ namespace {
 SuiteCase fake_case(const std::string& id, const std::string& behaviour, const std::string& expected) {
   SuiteCase sc;
   sc.def.id = id;
-  sc.def.kernel = "fake";
+  sc.def.family = cases::Family::fault;
   sc.def.params = report::json{{"fake", behaviour}};
   sc.def.expected = {{"*", expected}};
-  sc.profiles = {"default"};
+  sc.profiles = {profiles::parse_profile("default")};
   return sc;
 }
 
-Batch batch_of(const Suite& s, std::vector<size_t> cases, bool own, int first_index) {
+// Runs of suite cases in one batch on device slot 0.
+Batch batch_of(Plan& p, const Suite& s, std::vector<size_t> cases, bool own) {
   Batch b;
-  b.profile = "default";
   b.device_slot = 0;
   b.own_child = own;
   for (size_t c : cases) {
-    cases::CaseSpec spec;
-    spec.index = first_index++;
-    spec.case_id = s.cases[c].def.id;
-    spec.kernel = "fake";
-    spec.params = s.cases[c].def.params;
-    b.specs.push_back(spec);
-    b.case_of_spec.push_back(c);
+    PlannedRun run;
+    run.spec.index = static_cast<int>(p.runs.size());
+    run.spec.case_id = s.cases[c].def.id;
+    run.spec.family = s.cases[c].def.family;
+    run.spec.params = s.cases[c].def.params;
+    run.suite_case = c;
+    run.profile = s.cases[c].profiles.front();
+    run.expectation = cases::expectation_for(s.cases[c].def, run.profile);
+    run.device_slot = 0;
+    b.runs.push_back(p.runs.size());
+    p.runs.push_back(std::move(run));
   }
   return b;
 }
@@ -58,9 +63,9 @@ TEST_CASE("run_plan: batches run in children, results judged in plan order", "[r
   s.cases = {fake_case("good-a", "ok", "ok"), fake_case("good-b", "ok", "ok"),
              fake_case("bad-caught", "sticky", "error:700"), fake_case("good-but-faults", "sticky", "ok")};
   Plan p;
-  p.batches.push_back(batch_of(s, {0, 1}, false, 0));
-  p.batches.push_back(batch_of(s, {2}, true, 2));
-  p.batches.push_back(batch_of(s, {3}, true, 3));
+  p.batches.push_back(batch_of(p, s, {0, 1}, false));
+  p.batches.push_back(batch_of(p, s, {2}, true));
+  p.batches.push_back(batch_of(p, s, {3}, true));
   size_t delivered = 0;
   auto o = fake_options();
   o.on_result = [&](const report::Result&) { ++delivered; };
@@ -69,7 +74,7 @@ TEST_CASE("run_plan: batches run in children, results judged in plan order", "[r
   CHECK(delivered == 4);
   REQUIRE(out.results.size() == 4);
   CHECK(out.results[0].case_id == "good-a");
-  CHECK(out.results[0].outcome == "ok");
+  CHECK(out.results[0].outcome == report::Outcome::ok);
   CHECK(out.results[0].expectation_met == true);
   CHECK(out.results[0].device == "GPU-fake-0");
   CHECK(out.results[2].case_id == "bad-caught");
@@ -82,8 +87,8 @@ TEST_CASE("run_plan: a stop before the start leaves every run skipped as interru
   Suite s;
   s.cases = {fake_case("a", "ok", "ok"), fake_case("b", "ok", "ok")};
   Plan p;
-  p.batches.push_back(batch_of(s, {0}, true, 0));
-  p.batches.push_back(batch_of(s, {1}, true, 1));
+  p.batches.push_back(batch_of(p, s, {0}, true));
+  p.batches.push_back(batch_of(p, s, {1}, true));
   std::atomic<bool> stop{true};
   auto o = fake_options();
   o.stop = &stop;
@@ -91,7 +96,7 @@ TEST_CASE("run_plan: a stop before the start leaves every run skipped as interru
   CHECK(out.interrupted);
   REQUIRE(out.results.size() == 2);
   for (const auto& r : out.results) {
-    CHECK(r.outcome == "skipped");
+    CHECK(r.outcome == report::Outcome::skipped);
     CHECK(r.reason == "interrupted");
     CHECK_FALSE(r.expectation_met.has_value());
   }
@@ -101,8 +106,8 @@ TEST_CASE("run_plan: an interrupt stops a hanging child after the grace", "[run_
   Suite s;
   s.cases = {fake_case("quick", "ok", "ok"), fake_case("hangs", "hang", "ok")};
   Plan p;
-  p.batches.push_back(batch_of(s, {0}, true, 0));
-  p.batches.push_back(batch_of(s, {1}, true, 1));
+  p.batches.push_back(batch_of(p, s, {0}, true));
+  p.batches.push_back(batch_of(p, s, {1}, true));
   std::atomic<bool> stop{false};
   auto o = fake_options();
   o.stop = &stop;
@@ -120,8 +125,8 @@ TEST_CASE("run_plan: an interrupt stops a hanging child after the grace", "[run_
   CHECK(secs < 10.0);  // not the 60 s deadline
   CHECK(out.interrupted);
   REQUIRE(out.results.size() == 2);
-  CHECK(out.results[0].outcome == "ok");
-  CHECK(out.results[1].outcome == "skipped");
+  CHECK(out.results[0].outcome == report::Outcome::ok);
+  CHECK(out.results[1].outcome == report::Outcome::skipped);
   CHECK(out.results[1].reason == "interrupted");
 }
 
@@ -129,28 +134,31 @@ TEST_CASE("run_plan: skipped runs and batch environment", "[run_plan]") {
   Suite s;
   s.cases = {fake_case("needs-gpu", "ok", "ok")};
   Plan p;
-  p.skipped.push_back({0, "default", -1, "no NVIDIA driver"});
+  PlannedRun run;
+  run.spec.case_id = "needs-gpu";
+  run.profile = s.cases[0].profiles.front();
+  run.expectation = cases::expectation_for(s.cases[0].def, run.profile);
+  run.venue = Venue::skipped;
+  run.skip_reason = "no NVIDIA driver";
+  p.runs.push_back(run);
   const auto out = run_plan(s, p, fake_options());
   REQUIRE(out.results.size() == 1);
-  CHECK(out.results[0].outcome == "skipped");
+  CHECK(out.results[0].outcome == report::Outcome::skipped);
   CHECK(out.results[0].reason == "no NVIDIA driver");
   CHECK(out.results[0].expected == "ok");
   CHECK_FALSE(out.results[0].expectation_met.has_value());
 
-  Batch b;
-  b.profile = "blocking+fence";
-  b.device_slot = 1;
-  const auto env = batch_env(b, {{0, "GPU-a", ""}, {3, "GPU-d", ""}});
+  const auto profile = profiles::parse_profile("blocking+fence");
+  const auto env = child_env(profile, 1, {{0, "GPU-a", ""}, {3, "GPU-d", ""}});
   CHECK(env.at("CUDA_VISIBLE_DEVICES") == "GPU-d");
   CHECK(env.at("CUDA_DEVICE_ORDER") == "PCI_BUS_ID");
   CHECK(env.at("CUDA_LAUNCH_BLOCKING") == "1");
-  b.device_slot = -1;
-  CHECK(batch_env(b, {}).count("CUDA_VISIBLE_DEVICES") == 0);
+  CHECK(child_env(profile, -1, {}).count("CUDA_VISIBLE_DEVICES") == 0);
 }
 
 TEST_CASE("run_plan: sanitizer XML is parsed into the result", "[run_plan]") {
   report::Result r;
-  r.buffers = report::json::array({report::json{{"name", "out"}, {"address", "0x7f5190800000"}, {"bytes", 4000}}});
+  r.buffers = report::json::array({report::json{{"name", "out"}, {"range", "0x7f5190800000-0x7f5190800fa0"}, {"bytes", 4000}}});
   attach_sanitizer(r, std::string(CUDADIAG_TEST_DATA) + "/sanitizer/real_h200_memcheck_oob_write.xml");
   REQUIRE(r.sanitizer.is_object());
   CHECK(r.sanitizer["errors"] == 2);
@@ -177,7 +185,7 @@ TEST_CASE("run_plan: under the sanitizer profile an overrun memcheck reports is 
     report::Result r;
     r.case_id = sc.def.id;
     r.profile = "sanitizer";
-    r.outcome = "cuda_error";
+    r.outcome = report::Outcome::cuda_error;
     report::ErrorInfo e;
     e.code = 719;
     e.name = "cudaErrorLaunchFailure";
@@ -185,7 +193,7 @@ TEST_CASE("run_plan: under the sanitizer profile an overrun memcheck reports is 
     e.sticky = true;
     r.error = e;
     attach_sanitizer(r, std::string(CUDADIAG_TEST_DATA) + "/sanitizer/real_h200_memcheck_oob_write.xml");
-    judge_result(r, sc);
+    judge_result(r, cases::expectation_for(sc.def, profiles::parse_profile(r.profile)), profiles::parse_profile(r.profile));
     REQUIRE(r.expectation_met.has_value());
     CHECK(*r.expectation_met);
 
@@ -193,27 +201,27 @@ TEST_CASE("run_plan: under the sanitizer profile an overrun memcheck reports is 
     report::Result quiet;
     quiet.case_id = sc.def.id;
     quiet.profile = "sanitizer";
-    quiet.outcome = "ok";
+    quiet.outcome = report::Outcome::ok;
     attach_sanitizer(quiet, std::string(CUDADIAG_TEST_DATA) + "/sanitizer/real_h200_memcheck_oob_write.xml");
     CHECK(sanitizer_found_access_error(quiet));
-    judge_result(quiet, sc);
+    judge_result(quiet, cases::expectation_for(sc.def, profiles::parse_profile("sanitizer")), profiles::parse_profile("sanitizer"));
     CHECK(*quiet.expectation_met);
 
     // Silent and a clean XML: the overrun was missed.
     report::Result missed;
     missed.case_id = sc.def.id;
     missed.profile = "sanitizer";
-    missed.outcome = "ok";
+    missed.outcome = report::Outcome::ok;
     attach_sanitizer(missed, std::string(CUDADIAG_TEST_DATA) + "/sanitizer/synthetic_clean.xml");
     CHECK_FALSE(sanitizer_found_access_error(missed));
-    judge_result(missed, sc);
+    judge_result(missed, cases::expectation_for(sc.def, profiles::parse_profile("sanitizer")), profiles::parse_profile("sanitizer"));
     CHECK_FALSE(*missed.expectation_met);
   }
   // Outside the sanitizer profile the findings change nothing.
   report::Result pool;
   pool.profile = "default";
-  pool.outcome = "mismatch";
+  pool.outcome = report::Outcome::mismatch;
   attach_sanitizer(pool, std::string(CUDADIAG_TEST_DATA) + "/sanitizer/real_h200_memcheck_oob_write.xml");
-  judge_result(pool, s.cases[0]);
+  judge_result(pool, cases::expectation_for(s.cases[0].def, profiles::parse_profile("default")), profiles::parse_profile("default"));
   CHECK(*pool.expectation_met);  // default expects silent
 }

@@ -14,6 +14,13 @@ using suite::parse_suite;
 
 namespace {
 
+std::vector<std::string> names_of(const std::vector<cudadiag::profiles::Profile>& ps) {
+  std::vector<std::string> out;
+  for (const auto& p : ps) out.push_back(p.name);
+  return out;
+}
+
+
 // The message of the InputError a malformed suite raises ("" when it parses).
 std::string rejection(const std::string& text) {
   try {
@@ -48,7 +55,7 @@ TEST_CASE("suite: catalog cases with overrides and kernel cases", "[suite]") {
   REQUIRE(s.cases.size() == 3);
   const auto& a = s.cases[0];
   CHECK(a.def.id == "fault.oob-write");
-  CHECK(a.profiles == std::vector<std::string>{"default", "blocking+fence"});
+  CHECK(names_of(a.profiles) == std::vector<std::string>{"default", "blocking+fence"});
   CHECK(a.repeat == 2);
   CHECK(a.def.deadline_ms == 5000);
   CHECK(a.def.expected == cases::find_case("fault.oob-write")->expected);
@@ -59,12 +66,12 @@ TEST_CASE("suite: catalog cases with overrides and kernel cases", "[suite]") {
   CHECK(b.def.params["reproducer"] == "oob-write");  // catalog parameters kept
   CHECK(b.def.expected.at("fence") == "error:700");
   CHECK(b.def.expected.at("default") == cases::find_case("fault.oob-write")->expected.at("default"));
-  CHECK(b.profiles == std::vector<std::string>{"fence"});
+  CHECK(names_of(b.profiles) == std::vector<std::string>{"fence"});
   CHECK(b.repeat == 3);
 
   const auto& c = s.cases[2];
   CHECK_FALSE(c.from_catalog);
-  CHECK(c.def.kernel == "fault");
+  CHECK(c.def.family == cases::Family::fault);
   CHECK(c.def.params["elements"] == 4096);  // normalised: defaults filled
   CHECK(c.def.id == "fault.suite-2");
 }
@@ -74,7 +81,7 @@ TEST_CASE("suite: name defaults to the file stem; profile names are canonicalise
                                  "expected": {"default + fence": "ok"}}]})",
                              "/x/y/my-scenario.json");
   CHECK(s.name == "my-scenario");
-  CHECK(s.cases[0].profiles == std::vector<std::string>{"fence"});
+  CHECK(names_of(s.cases[0].profiles) == std::vector<std::string>{"fence"});
   CHECK(s.cases[0].def.expected.at("fence") == "ok");
 }
 
@@ -162,15 +169,15 @@ TEST_CASE("suite: every embedded suite parses against the catalog", "[suite]") {
 
 TEST_CASE("suite: the default suite covers every family", "[suite]") {
   const auto s = suite::load_suite("default");
-  std::set<std::string> kernels;
+  std::set<cases::Family> kernels;
   size_t runs = 0;
   for (const auto& c : s.cases) {
-    kernels.insert(c.def.kernel);
+    kernels.insert(c.def.family);
     runs += c.profiles.size() * static_cast<size_t>(c.repeat);
   }
   for (const auto& f : cases::families()) {
     if (f.cases().empty()) continue;  // a family without catalog cases yet
-    CHECK(kernels.count(f.kernel) == 1);
+    CHECK(kernels.count(f.id) == 1);
   }
   CHECK(runs >= 30);
 }

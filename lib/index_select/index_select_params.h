@@ -17,24 +17,43 @@
 #include <string>
 #include <vector>
 
+#include "profiles/allocator.h"
 #include "report/report.h"
+#include "util/choices.h"
 
-namespace cudadiag::cases {
+namespace cudadiag::index_select {
+
+enum class Indices { valid, oob, negative };
+enum class Layout { stride, assume_contiguous, copy, offset_twice };
+enum class Bounds { checked, unchecked };
+enum class ElementType { fp16, bf16, fp32 };
+enum class IndexType { int32, int64 };
+
+inline constexpr ChoiceTable<Indices, 3> kIndices{{{Indices::valid, "valid"}, {Indices::oob, "oob"},
+                                                   {Indices::negative, "negative"}}};
+inline constexpr ChoiceTable<Layout, 4> kLayouts{{{Layout::stride, "stride"},
+                                                  {Layout::assume_contiguous, "assume-contiguous"},
+                                                  {Layout::copy, "copy"},
+                                                  {Layout::offset_twice, "offset-twice"}}};
+inline constexpr ChoiceTable<Bounds, 2> kBounds{{{Bounds::checked, "checked"}, {Bounds::unchecked, "unchecked"}}};
+inline constexpr ChoiceTable<ElementType, 3> kElementTypes{
+    {{ElementType::fp16, "fp16"}, {ElementType::bf16, "bf16"}, {ElementType::fp32, "fp32"}}};
+inline constexpr ChoiceTable<IndexType, 2> kIndexTypes{{{IndexType::int32, "int32"}, {IndexType::int64, "int64"}}};
 
 struct IndexSelectParams {
   long long B = 2, S = 512, H = 8, D = 64;
   long long h0 = 4, h1 = 8;
   long long dilation = 2;
   long long offset = 1;               // first gathered position; default (S-1) % dilation, so the last is S-1
-  std::string indices = "valid";      // valid | oob | negative
-  std::string layout = "stride";      // stride | assume-contiguous | copy | offset-twice
-  std::string bounds = "checked";     // checked (device assert, like PyTorch) | unchecked
-  std::string dtype = "fp16";         // fp16 | bf16 | fp32
-  std::string index_dtype = "int64";  // int32 | int64
+  Indices indices = Indices::valid;
+  Layout layout = Layout::stride;
+  Bounds bounds = Bounds::checked;      // checked: device assert, like PyTorch
+  ElementType dtype = ElementType::fp16;
+  IndexType index_dtype = IndexType::int64;
 
   long long heads() const { return h1 - h0; }
   long long positions() const { return (S - offset + dilation - 1) / dilation; }
-  int element_bytes() const { return dtype == "fp32" ? 4 : 2; }
+  int element_bytes() const { return dtype == ElementType::fp32 ? 4 : 2; }
   long long source_elements() const { return B * S * H * D; }
   long long output_elements() const { return B * positions() * heads() * D; }
 };
@@ -72,7 +91,7 @@ ReadExtent read_extent(const IndexSelectParams& p);
 
 // The outcome a healthy host gives for these parameters under an allocator (pool,
 // direct, fence-back, fence-front), as an expectation expression (cases/expectation.h).
-std::string index_select_expectation(const IndexSelectParams& p, const std::string& allocator);
+std::string index_select_expectation(const IndexSelectParams& p, profiles::Allocator allocator);
 
 // Fresh random element bits for one tensor: finite, non-zero, never the 0xFF poison.
 std::vector<std::uint8_t> random_tensor(const IndexSelectParams& p, long long elements, std::uint64_t seed);
@@ -94,6 +113,9 @@ GatherComparison compare_gather(const IndexSelectParams& p, const std::string& t
                                 const std::vector<long long>& idx);
 
 // The value of one element's bits as a double (fp16 / bf16 / fp32), for messages.
-double element_value(const std::string& dtype, std::uint32_t bits);
+double element_value(ElementType dtype, std::uint32_t bits);
 
-}  // namespace cudadiag::cases
+// "index_select.<layout>.<indices>.<bounds>": the id of a one-off run of these parameters.
+std::string case_id_for(const IndexSelectParams& p);
+
+}  // namespace cudadiag::index_select

@@ -1,10 +1,10 @@
-#include "cases/attention_reference.h"
+#include "attention/attention_reference.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
-namespace cudadiag::cases {
+namespace cudadiag::attention {
 
 std::vector<double> attention_reference_cpu(const AttentionConfig& c, const float* q,
                                             const float* k, const float* v) {
@@ -75,4 +75,4 @@ AttentionComparison compare_attention(const AttentionConfig& c, const float* out
   return r;
 }
 
-}  // namespace cudadiag::cases
+}  // namespace cudadiag::attention

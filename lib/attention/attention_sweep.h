@@ -6,7 +6,7 @@
 
 #include "report/report.h"
 
-namespace cudadiag::cases {
+namespace cudadiag::attention {
 
 using json = report::json;
 
@@ -25,4 +25,9 @@ json sweep_rows(const std::vector<report::Result>& results);
 // The rows as an aligned text table, or a Markdown table.
 std::string render_sweep_table(const json& rows, bool markdown);
 
-}  // namespace cudadiag::cases
+// `attention`: ok when every configuration behaved as a healthy device does (judged
+// results), findings when one did not, no_gpu when a configuration needed the GPU and
+// the GPU part could not run (`gpu` is the report's gpu section).
+report::Verdict attention_verdict(const std::vector<report::Result>& results, const json& gpu);
+
+}  // namespace cudadiag::attention

@@ -1,4 +1,4 @@
-#include "cases/attention_sweep.h"
+#include "attention/attention_sweep.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -7,7 +7,7 @@
 
 #include "kernels/attention/attention_layout.h"
 
-namespace cudadiag::cases {
+namespace cudadiag::attention {
 namespace ak = cudadiag::attention;
 
 std::vector<TileConfig> plan_sweep(const std::string& filter) {
@@ -63,7 +63,7 @@ json sweep_rows(const std::vector<report::Result>& results) {
     json row{{"block_m", r.params.value("block_m", 0)},
              {"block_n", r.params.value("block_n", 0)},
              {"warps", r.params.value("warps", 0)},
-             {"outcome", r.outcome}};
+             {"outcome", report::to_string(r.outcome)}};
     row["failure_rate"] = r.repeats ? json(r.repeats->failure_rate) : json(nullptr);
     row["max_rel_err"] = r.details.contains("max_rel_err") ? r.details["max_rel_err"] : json(nullptr);
     row["time_ms"] = r.duration_ms;
@@ -127,4 +127,25 @@ std::string render_sweep_table(const json& rows, bool markdown) {
   return out.str();
 }
 
-}  // namespace cudadiag::cases
+report::Verdict attention_verdict(const std::vector<report::Result>& results, const report::json& gpu) {
+  report::Verdict v;
+  bool all_met = true;
+  for (const auto& r : results) {
+    if (r.expectation_met != false) continue;
+    all_met = false;
+    v.reasons.push_back(r.case_id + ": " + std::string(report::to_string(r.outcome)) +
+                        (r.reason.empty() ? "" : " (" + r.reason + ")") + ", expected " + r.expected);
+  }
+  // The GPU part was wanted when any configuration got past the host checks.
+  const bool wanted = std::any_of(results.begin(), results.end(), [](const report::Result& r) {
+    return r.outcome != report::Outcome::invalid_config || r.device != "host";
+  });
+  const bool gpu_ran = gpu.value("ran", false);
+  v.status = !all_met               ? report::VerdictStatus::findings
+             : gpu_ran || !wanted   ? report::VerdictStatus::ok
+                                    : report::VerdictStatus::no_gpu;
+  if (wanted && !gpu_ran) v.reasons.push_back("the GPU part could not run: " + gpu.value("reason", std::string()));
+  return v;
+}
+
+}  // namespace cudadiag::attention

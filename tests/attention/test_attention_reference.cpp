@@ -5,9 +5,9 @@
 #include <random>
 #include <vector>
 
-#include "cases/attention_reference.h"
+#include "attention/attention_reference.h"
 
-using namespace cudadiag::cases;
+using namespace cudadiag::attention;
 
 namespace {
 

@@ -4,9 +4,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "cases/attention_config.h"
+#include "attention/attention_config.h"
 
-using namespace cudadiag::cases;
+using namespace cudadiag::attention;
 
 namespace {
 
@@ -161,24 +161,24 @@ TEST_CASE("FLOPs and tolerances", "[attention]") {
 
 TEST_CASE("expected outcome per knob and allocator", "[attention]") {
   auto c = valid();
-  CHECK(attention_expectation(c, "pool") == "ok");
+  CHECK(attention_expectation(c, cudadiag::profiles::Allocator::pool) == "ok");
   c.misalign_bytes = 8;
-  CHECK(attention_expectation(c, "pool") == "error:misaligned");
+  CHECK(attention_expectation(c, cudadiag::profiles::Allocator::pool) == "error:misaligned");
   c.misalign_bytes = 16;  // still aligned: nothing to catch
-  CHECK(attention_expectation(c, "pool") == "ok");
+  CHECK(attention_expectation(c, cudadiag::profiles::Allocator::pool) == "ok");
   c.misalign_bytes = 0;
   c.no_tail_mask = true;
   c.seq_len = 128;  // a multiple of block_n: no tail, nothing read past the end
-  CHECK(attention_expectation(c, "fence-back") == "ok");
+  CHECK(attention_expectation(c, cudadiag::profiles::Allocator::fence_back) == "ok");
   c.seq_len = 100;
-  CHECK(attention_expectation(c, "pool") == "silent");
-  CHECK(attention_expectation(c, "direct") == "silent");
-  CHECK(attention_expectation(c, "fence-back") == "error:memory_fault");
+  CHECK(attention_expectation(c, cudadiag::profiles::Allocator::pool) == "silent");
+  CHECK(attention_expectation(c, cudadiag::profiles::Allocator::direct) == "silent");
+  CHECK(attention_expectation(c, cudadiag::profiles::Allocator::fence_back) == "error:memory_fault");
   c.drop_barrier = true;
-  CHECK(attention_expectation(c, "pool") == "any");
+  CHECK(attention_expectation(c, cudadiag::profiles::Allocator::pool) == "any");
   c.no_tail_mask = false;
-  CHECK(attention_expectation(c, "pool") == "ok|mismatch");
+  CHECK(attention_expectation(c, cudadiag::profiles::Allocator::pool) == "ok|mismatch");
   c.drop_barrier = false;
   c.smem_overflow = true;
-  CHECK(attention_expectation(c, "pool") == "mismatch|error");
+  CHECK(attention_expectation(c, cudadiag::profiles::Allocator::pool) == "mismatch|error");
 }

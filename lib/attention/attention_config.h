@@ -8,9 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "profiles/allocator.h"
 #include "report/report.h"
 
-namespace cudadiag::cases {
+namespace cudadiag::attention {
 
 using json = report::json;
 
@@ -63,6 +64,10 @@ double attention_tolerance(const std::string& dtype);
 // FLOPs of the forward pass: 4*B*H*S^2*D, halved when causal.
 double attention_flops(const AttentionConfig& c);
 
+// The compiled values of a tile knob, "16, 32, 64, 80, 128" (for --help and messages).
+enum class Knob { head_dim, block_m, block_n, warps };
+std::string compiled_list(Knob k);
+
 // Every reason this configuration cannot run, in a stable order; empty when it can.
 // smem_limit: the device's opt-in shared memory per block.
 std::vector<std::string> validate_attention(const AttentionConfig& c, size_t smem_limit);
@@ -75,6 +80,12 @@ AttentionConfig attention_config_from_json(const json& params);
 // The outcome a healthy device gives for this configuration under an allocator
 // (expectation expression, cases/expectation.h): "ok" without knobs; each knob's
 // documented effect; "any" when several knobs combine.
-std::string attention_expectation(const AttentionConfig& c, const std::string& allocator);
+std::string attention_expectation(const AttentionConfig& c, profiles::Allocator allocator);
 
-}  // namespace cudadiag::cases
+// "attention.<dtype>.d<D>.bm<M>-bn<N>-w<W>": the id of a one-off run of this configuration.
+std::string case_id_of(const AttentionConfig& c);
+
+// Estimated milliseconds of one verified run in a warm child (quadratic in the sequence).
+double estimate_run_ms(const AttentionConfig& c);
+
+}  // namespace cudadiag::attention

@@ -1,4 +1,4 @@
-#include "cases/index_select_params.h"
+#include "index_select/index_select_params.h"
 
 #include <algorithm>
 #include <bit>
@@ -9,7 +9,7 @@
 #include <sstream>
 #include <stdexcept>
 
-namespace cudadiag::cases {
+namespace cudadiag::index_select {
 namespace {
 
 constexpr long long kMaxElements = 1ll << 30;  // per tensor; keeps int32 indices and memory sane
@@ -31,19 +31,13 @@ long long int_field(const report::json& j, const char* key, long long fallback) 
   return j[key].get<long long>();
 }
 
-std::string choice_field(const report::json& j, const char* key, const std::string& fallback,
-                         const std::vector<std::string>& allowed) {
-  std::string v = fallback;
-  if (j.contains(key)) {
-    if (!j[key].is_string()) throw std::invalid_argument(std::string(key) + ": expected a string");
-    v = j[key].get<std::string>();
-  }
-  if (std::find(allowed.begin(), allowed.end(), v) == allowed.end()) {
-    std::string list;
-    for (const auto& a : allowed) list += (list.empty() ? "" : "|") + a;
-    throw std::invalid_argument(std::string(key) + ": unknown '" + v + "' (expected " + list + ")");
-  }
-  return v;
+template <typename E, size_t N>
+E choice_field(const report::json& j, const char* key, E fallback, const ChoiceTable<E, N>& table) {
+  if (!j.contains(key)) return fallback;
+  if (!j[key].is_string()) throw std::invalid_argument(std::string(key) + ": expected a string");
+  const std::string v = j[key].get<std::string>();
+  if (auto e = parse_choice(table, v)) return *e;
+  throw std::invalid_argument(std::string(key) + ": unknown '" + v + "' (expected " + choice_list(table) + ")");
 }
 
 std::uint32_t load_bits(const std::vector<std::uint8_t>& data, long long i, int bytes) {
@@ -115,25 +109,36 @@ IndexSelectParams index_select_params_from_json(const report::json& j) {
   p.offset = int_field(j, "offset", (p.S - 1) % p.dilation);
   if (p.offset < 0 || p.offset >= p.S)
     throw std::invalid_argument("offset: " + std::to_string(p.offset) + " is outside 0.." + std::to_string(p.S - 1));
-  p.indices = choice_field(j, "indices", p.indices, {"valid", "oob", "negative"});
-  p.layout = choice_field(j, "layout", p.layout, {"stride", "assume-contiguous", "copy", "offset-twice"});
-  p.bounds = choice_field(j, "bounds", p.bounds, {"checked", "unchecked"});
-  p.dtype = choice_field(j, "dtype", p.dtype, {"fp16", "bf16", "fp32"});
-  p.index_dtype = choice_field(j, "index_dtype", p.index_dtype, {"int32", "int64"});
+  p.indices = choice_field(j, "indices", p.indices, kIndices);
+  p.layout = choice_field(j, "layout", p.layout, kLayouts);
+  p.bounds = choice_field(j, "bounds", p.bounds, kBounds);
+  p.dtype = choice_field(j, "dtype", p.dtype, kElementTypes);
+  p.index_dtype = choice_field(j, "index_dtype", p.index_dtype, kIndexTypes);
   return p;
 }
 
 report::json to_json(const IndexSelectParams& p) {
-  return report::json{{"shape", {p.B, p.S, p.H, p.D}}, {"heads", {p.h0, p.h1}},   {"dilation", p.dilation},
-                      {"offset", p.offset},           {"indices", p.indices},    {"layout", p.layout},
-                      {"bounds", p.bounds},           {"dtype", p.dtype},        {"index_dtype", p.index_dtype}};
+  return report::json{{"shape", {p.B, p.S, p.H, p.D}},
+                      {"heads", {p.h0, p.h1}},
+                      {"dilation", p.dilation},
+                      {"offset", p.offset},
+                      {"indices", choice_name(kIndices, p.indices)},
+                      {"layout", choice_name(kLayouts, p.layout)},
+                      {"bounds", choice_name(kBounds, p.bounds)},
+                      {"dtype", choice_name(kElementTypes, p.dtype)},
+                      {"index_dtype", choice_name(kIndexTypes, p.index_dtype)}};
+}
+
+std::string case_id_for(const IndexSelectParams& p) {
+  return "index_select." + std::string(choice_name(kLayouts, p.layout)) + "." +
+         std::string(choice_name(kIndices, p.indices)) + "." + std::string(choice_name(kBounds, p.bounds));
 }
 
 std::vector<long long> gather_indices(const IndexSelectParams& p) {
   std::vector<long long> idx;
   for (long long s = p.offset; s < p.S; s += p.dilation) idx.push_back(s);
-  if (p.indices == "oob") idx.back() = p.S;
-  if (p.indices == "negative") idx.back() = -1;
+  if (p.indices == Indices::oob) idx.back() = p.S;
+  if (p.indices == Indices::negative) idx.back() = -1;
   return idx;
 }
 
@@ -141,7 +146,7 @@ bool index_valid(const IndexSelectParams& p, long long index) { return index >= 
 
 GatherSource gather_source(const IndexSelectParams& p) {
   GatherSource g;
-  if (p.layout == "copy") {
+  if (p.layout == Layout::copy) {
     g.from_copy = true;  // [B, S, h1-h0, D] packed, made by the copy kernel
     g.stride_b = p.S * p.heads() * p.D;
     g.stride_s = p.heads() * p.D;
@@ -149,7 +154,7 @@ GatherSource gather_source(const IndexSelectParams& p) {
     return g;
   }
   g.base_offset = p.h0 * p.D;  // the view's data pointer
-  if (p.layout == "assume-contiguous") {
+  if (p.layout == Layout::assume_contiguous) {
     g.stride_b = p.S * p.heads() * p.D;
     g.stride_s = p.heads() * p.D;
     g.stride_h = p.D;
@@ -157,7 +162,7 @@ GatherSource gather_source(const IndexSelectParams& p) {
     g.stride_b = p.S * p.H * p.D;
     g.stride_s = p.H * p.D;
     g.stride_h = p.D;
-    if (p.layout == "offset-twice") g.base_offset += p.h0 * p.D;
+    if (p.layout == Layout::offset_twice) g.base_offset += p.h0 * p.D;
   }
   return g;
 }
@@ -174,33 +179,33 @@ ReadExtent read_extent(const IndexSelectParams& p) {
   return r;
 }
 
-std::string index_select_expectation(const IndexSelectParams& p, const std::string& allocator) {
+std::string index_select_expectation(const IndexSelectParams& p, profiles::Allocator allocator) {
   const auto idx = gather_indices(p);
   const bool invalid = std::any_of(idx.begin(), idx.end(), [&](long long i) { return !index_valid(p, i); });
-  if (invalid && p.bounds == "checked") return "error:710";
+  if (invalid && p.bounds == Bounds::checked) return "error:710";
   // A slice of every head starting at 0 is contiguous: then the packed strides are right.
   const bool whole = p.h0 == 0 && p.h1 == p.H;
-  const bool wrong_data = invalid || (p.layout == "assume-contiguous" && !whole) || (p.layout == "offset-twice" && p.h0 > 0);
+  const bool wrong_data = invalid || (p.layout == Layout::assume_contiguous && !whole) || (p.layout == Layout::offset_twice && p.h0 > 0);
   const std::string quiet = wrong_data ? "mismatch" : "ok";
   const ReadExtent r = read_extent(p);
   const long long bytes = p.element_bytes();
   const long long slack = (r.elements * bytes + 15) / 16 * 16 - r.elements * bytes;  // fence-back rounding
   const long long over = r.hi >= r.elements ? (r.hi - r.elements + 1) * bytes : 0;
   const long long under = r.lo < 0 ? -r.lo * bytes : 0;
-  if (allocator == "fence-back") return over > slack ? "error:memory_fault" : quiet;
-  if (allocator == "fence-front") return under > 0 ? "error:memory_fault" : quiet;
-  if (allocator == "pool") {
-    // Overruns land in the next buffer or the slab's megabytes of slack; underruns of the
-    // first buffer in the pool's 4 KiB lead-in.
-    if (under > 4096 || over > (2ll << 20)) return quiet + "|error:memory_fault";
-    return quiet;
+  switch (allocator) {
+    case profiles::Allocator::fence_back: return over > slack ? "error:memory_fault" : quiet;
+    case profiles::Allocator::fence_front: return under > 0 ? "error:memory_fault" : quiet;
+    case profiles::Allocator::pool:
+      // Overruns land in the next buffer or the slab's megabytes of slack; underruns of the
+      // first buffer in the pool's 4 KiB lead-in.
+      if (under > 4096 || over > (2ll << 20)) return quiet + "|error:memory_fault";
+      return quiet;
+    case profiles::Allocator::direct:
+      // Past either end of a cudaMalloc'ed buffer: mapped or not depends on its placement
+      // in the driver's 2 MiB pages.
+      return over > 0 || under > 0 ? quiet + "|error:memory_fault" : quiet;
   }
-  if (allocator == "direct") {
-    // Past either end of a cudaMalloc'ed buffer: mapped or not depends on its placement
-    // in the driver's 2 MiB pages.
-    return over > 0 || under > 0 ? quiet + "|error:memory_fault" : quiet;
-  }
-  throw std::invalid_argument("allocator: unknown '" + allocator + "'");
+  return quiet;
 }
 
 std::vector<std::uint8_t> random_tensor(const IndexSelectParams& p, long long elements, std::uint64_t seed) {
@@ -212,9 +217,9 @@ std::vector<std::uint8_t> random_tensor(const IndexSelectParams& p, long long el
     std::uint32_t bits = 0;
     // Normal numbers of moderate magnitude: exponent field kept away from 0 (zero and
     // subnormals) and from all-ones (inf/NaN, and the 0xFF poison).
-    if (p.dtype == "fp16") {
+    if (p.dtype == ElementType::fp16) {
       bits = static_cast<std::uint32_t>((r & 0x83FFu) | ((10 + (r >> 16) % 11) << 10));
-    } else if (p.dtype == "bf16") {
+    } else if (p.dtype == ElementType::bf16) {
       bits = static_cast<std::uint32_t>((r & 0x807Fu) | ((120 + (r >> 16) % 15) << 7));
     } else {
       bits = static_cast<std::uint32_t>((r & 0x807FFFFFu) | ((120 + (r >> 32) % 15) << 23));
@@ -240,9 +245,9 @@ std::vector<std::uint8_t> reference_gather(const IndexSelectParams& p, const std
   return out;
 }
 
-double element_value(const std::string& dtype, std::uint32_t bits) {
-  if (dtype == "fp32") return static_cast<double>(std::bit_cast<float>(bits));
-  if (dtype == "bf16") return static_cast<double>(std::bit_cast<float>(bits << 16));
+double element_value(ElementType dtype, std::uint32_t bits) {
+  if (dtype == ElementType::fp32) return static_cast<double>(std::bit_cast<float>(bits));
+  if (dtype == ElementType::bf16) return static_cast<double>(std::bit_cast<float>(bits << 16));
   const int sign = (bits >> 15) & 1;
   const int exp = (bits >> 10) & 0x1F;
   const int man = bits & 0x3FF;
@@ -293,4 +298,4 @@ GatherComparison compare_gather(const IndexSelectParams& p, const std::string& t
   return c;
 }
 
-}  // namespace cudadiag::cases
+}  // namespace cudadiag::index_select

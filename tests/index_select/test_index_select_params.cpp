@@ -3,11 +3,9 @@
 #include <cstring>
 #include <string>
 
-#include "cases/catalog.h"
-#include "cases/expectation.h"
-#include "cases/index_select_params.h"
+#include "index_select/index_select_params.h"
 
-using namespace cudadiag::cases;
+using namespace cudadiag::index_select;
 using cudadiag::report::json;
 
 namespace {
@@ -47,8 +45,8 @@ TEST_CASE("index_select defaults: the seed's scenario on the tail heads, last po
   CHECK(idx.front() == 1);
   CHECK(idx.back() == 511);
   CHECK(idx.size() == 256);
-  CHECK(p.layout == "stride");
-  CHECK(p.bounds == "checked");
+  CHECK(p.layout == Layout::stride);
+  CHECK(p.bounds == Bounds::checked);
 }
 
 TEST_CASE("index_select parameter validation names what is wrong") {
@@ -94,8 +92,9 @@ TEST_CASE("the reference gather picks heads h0..h1 of the indexed rows") {
 }
 
 TEST_CASE("random tensors are fresh, never zero and never the poison") {
-  for (const char* dtype : {"fp16", "bf16", "fp32"}) {
-    const auto p = small({{"dtype", dtype}});
+  for (const char* name : {"fp16", "bf16", "fp32"}) {
+    const auto p = small({{"dtype", name}});
+    const ElementType dtype = p.dtype;
     const auto a = random_tensor(p, 4096, 1);
     const auto b = random_tensor(p, 4096, 2);
     CHECK(a != b);
@@ -111,12 +110,12 @@ TEST_CASE("random tensors are fresh, never zero and never the poison") {
 }
 
 TEST_CASE("element values decode fp16, bf16 and fp32 bits") {
-  CHECK(element_value("fp16", 0x3C00) == 1.0);
-  CHECK(element_value("fp16", 0xC000) == -2.0);
-  CHECK(element_value("fp16", 0x0001) == Approx(5.960464477539063e-08));
-  CHECK(element_value("bf16", 0x3F80) == 1.0);
-  CHECK(element_value("fp32", 0x40490FDB) == Approx(3.14159265));
-  CHECK(std::isnan(element_value("fp16", 0xFFFF)));
+  CHECK(element_value(ElementType::fp16, 0x3C00) == 1.0);
+  CHECK(element_value(ElementType::fp16, 0xC000) == -2.0);
+  CHECK(element_value(ElementType::fp16, 0x0001) == Approx(5.960464477539063e-08));
+  CHECK(element_value(ElementType::bf16, 0x3F80) == 1.0);
+  CHECK(element_value(ElementType::fp32, 0x40490FDB) == Approx(3.14159265));
+  CHECK(std::isnan(element_value(ElementType::fp16, 0xFFFF)));
 }
 
 TEST_CASE("comparison reports the first bad element with its index tuple") {
@@ -183,7 +182,7 @@ TEST_CASE("read extents: assume-contiguous stays inside K, offset-twice and oob 
 
 TEST_CASE("index_select expectations per layout and allocator") {
   auto expect = [](const json& j, const char* alloc) {
-    return index_select_expectation(index_select_params_from_json(j), alloc);
+    return index_select_expectation(index_select_params_from_json(j), *cudadiag::profiles::parse_allocator(alloc));
   };
   for (const char* alloc : {"pool", "direct", "fence-back", "fence-front"}) {
     INFO(alloc);
@@ -208,22 +207,3 @@ TEST_CASE("index_select expectations per layout and allocator") {
                "fence-back") == "mismatch");
 }
 
-TEST_CASE("the index_select catalog covers the seed's layouts with derived expectations") {
-  for (const char* id : {"head-slice-stride", "head-slice-copy", "head-slice-assume-contiguous",
-                         "head-slice-offset-twice", "oob-index-checked", "oob-index-unchecked",
-                         "negative-index-unchecked"}) {
-    const CaseDef* c = find_case(std::string("index_select.") + id);
-    INFO(id);
-    REQUIRE(c != nullptr);
-    for (const char* profile : {"default", "blocking", "nocache", "fence", "blocking+fence", "sanitizer"}) {
-      INFO(profile);
-      CHECK_FALSE(expectation_for(*c, profile).empty());
-      CHECK_NOTHROW(Expectation::parse(expectation_for(*c, profile)));
-    }
-    CHECK(normalize_params("index_select", c->params) == c->params);
-  }
-  CHECK(expectation_for(*find_case("index_select.head-slice-assume-contiguous"), "fence") == "mismatch");
-  CHECK(expectation_for(*find_case("index_select.head-slice-offset-twice"), "blocking+fence") ==
-        "error:memory_fault");
-  CHECK(find_case("index_select.negative-index-unchecked")->fence_allocator == "fence-front");
-}

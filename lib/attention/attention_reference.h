@@ -5,9 +5,9 @@
 #include <cstddef>
 #include <vector>
 
-#include "cases/attention_config.h"
+#include "attention/attention_config.h"
 
-namespace cudadiag::cases {
+namespace cudadiag::attention {
 
 // Softmax(Q K^T / sqrt(D)) V in float64. q/k/v hold each tensor's whole extent
 // (tensor_extent_elems) laid out with the config's strides; the result is
@@ -27,4 +27,4 @@ struct AttentionComparison {
 AttentionComparison compare_attention(const AttentionConfig& c, const float* out,
                                       const std::vector<double>& ref, double tolerance);
 
-}  // namespace cudadiag::cases
+}  // namespace cudadiag::attention

@@ -1,8 +1,8 @@
 #include <catch2/catch.hpp>
 
-#include "cases/attention_sweep.h"
+#include "attention/attention_sweep.h"
 
-using namespace cudadiag::cases;
+using namespace cudadiag::attention;
 
 TEST_CASE("sweep planning", "[attention]") {
   CHECK(plan_sweep("").size() == 5 * 4 * 4);
@@ -23,14 +23,14 @@ TEST_CASE("sweep planning", "[attention]") {
 TEST_CASE("sweep rows and table", "[attention]") {
   cudadiag::report::Result ok;
   ok.params = json{{"block_m", 80}, {"block_n", 64}, {"warps", 4}};
-  ok.outcome = "ok";
+  ok.outcome = cudadiag::report::Outcome::ok;
   ok.repeats = cudadiag::report::RepeatStats{};
   ok.repeats->runs = 10;
   ok.details["max_rel_err"] = 4.5e-4;
   ok.duration_ms = 12.25;
   cudadiag::report::Result bad;
   bad.params = json{{"block_m", 128}, {"block_n", 128}, {"warps", 1}};
-  bad.outcome = "invalid_config";
+  bad.outcome = cudadiag::report::Outcome::invalid_config;
   bad.reason = "shared memory 174080 bytes exceeds the device's opt-in limit of 166912 bytes";
   const auto rows = sweep_rows({ok, bad});
   REQUIRE(rows.size() == 2);
@@ -45,4 +45,43 @@ TEST_CASE("sweep rows and table", "[attention]") {
   const auto md = render_sweep_table(rows, true);
   CHECK(md.find("| block_m | block_n |") == 0);
   CHECK(md.find("| 128 | 128 | 1 | invalid_config | - | - | 0.0 | shared memory") != std::string::npos);
+}
+
+TEST_CASE("attention verdict: findings, ok, and no_gpu only when a configuration needed the GPU", "[attention]") {
+  using cudadiag::report::Outcome;
+  using cudadiag::report::VerdictStatus;
+  cudadiag::report::Result ok;
+  ok.case_id = "a";
+  ok.outcome = Outcome::ok;
+  ok.expected = "ok";
+  ok.expectation_met = true;
+  const json ran{{"ran", true}};
+  const json not_run{{"ran", false}, {"reason", "no driver"}};
+  CHECK(attention_verdict({ok}, ran).status == VerdictStatus::ok);
+
+  auto wrong = ok;
+  wrong.outcome = Outcome::mismatch;
+  wrong.expectation_met = false;
+  const auto v = attention_verdict({ok, wrong}, ran);
+  CHECK(v.status == VerdictStatus::findings);
+  REQUIRE(v.reasons.size() == 1);
+  CHECK(v.reasons[0] == "a: mismatch, expected ok");
+
+  auto skipped = ok;
+  skipped.outcome = Outcome::skipped;
+  skipped.expectation_met.reset();
+  const auto no_gpu = attention_verdict({skipped}, not_run);
+  CHECK(no_gpu.status == VerdictStatus::no_gpu);
+  CHECK(no_gpu.reasons.back() == "the GPU part could not run: no driver");
+
+  // Rejected on the host and expected to be: nothing needed the GPU.
+  cudadiag::report::Result rejected;
+  rejected.case_id = "b";
+  rejected.device = "host";
+  rejected.outcome = Outcome::invalid_config;
+  rejected.expected = "invalid_config";
+  rejected.expectation_met = true;
+  const auto host_only = attention_verdict({rejected}, not_run);
+  CHECK(host_only.status == VerdictStatus::ok);
+  CHECK(host_only.reasons.empty());
 }

@@ -1,4 +1,4 @@
-#include "cases/attention_config.h"
+#include "attention/attention_config.h"
 
 #include <algorithm>
 #include <set>
@@ -7,7 +7,7 @@
 
 #include "kernels/attention/attention_layout.h"
 
-namespace cudadiag::cases {
+namespace cudadiag::attention {
 namespace ak = cudadiag::attention;
 
 void fill_default_strides(AttentionConfig& c) {
@@ -51,6 +51,17 @@ std::string list_of(const std::array<int, N>& set) {
 }
 
 }  // namespace
+
+std::string compiled_list(Knob k) {
+  std::string s;
+  switch (k) {
+    case Knob::head_dim: s = list_of(ak::kHeadDims); break;
+    case Knob::block_m: s = list_of(ak::kBlockMs); break;
+    case Knob::block_n: s = list_of(ak::kBlockNs); break;
+    case Knob::warps: s = list_of(ak::kWarpCounts); break;
+  }
+  return s.substr(1, s.size() - 2);
+}
 
 std::vector<std::string> validate_attention(const AttentionConfig& c, size_t smem_limit) {
   std::vector<std::string> why;
@@ -168,7 +179,7 @@ AttentionConfig attention_config_from_json(const json& p) {
   return c;
 }
 
-std::string attention_expectation(const AttentionConfig& c, const std::string& allocator) {
+std::string attention_expectation(const AttentionConfig& c, profiles::Allocator allocator) {
   const bool misaligned = c.misalign_bytes % ak::kVectorBytes != 0;
   const bool tail = c.no_tail_mask && c.seq_len % c.block_n != 0;
   const int knobs = int(misaligned) + int(tail) + int(c.drop_barrier) + int(c.smem_overflow);
@@ -177,9 +188,20 @@ std::string attention_expectation(const AttentionConfig& c, const std::string& a
   if (misaligned) return "error:misaligned";
   // Rows past the end of K/V: valid memory in a pool or a 2 MiB cudaMalloc granule,
   // unmapped address space right after a fenced buffer.
-  if (tail) return allocator == "fence-back" || allocator == "fence" ? "error:memory_fault" : "silent";
+  if (tail) return allocator == profiles::Allocator::fence_back ? "error:memory_fault" : "silent";
   if (c.drop_barrier) return "ok|mismatch";
   return "mismatch|error";
 }
 
-}  // namespace cudadiag::cases
+std::string case_id_of(const AttentionConfig& c) {
+  return "attention." + c.dtype + ".d" + std::to_string(c.head_dim) + ".bm" + std::to_string(c.block_m) + "-bn" +
+         std::to_string(c.block_n) + "-w" + std::to_string(c.warps);
+}
+
+double estimate_run_ms(const AttentionConfig& c) {
+  constexpr double kRunMs = 30;  // a small launch, its reference and the check
+  const double s = c.seq_len;
+  return kRunMs + kRunMs * (s * s) / (256.0 * 256.0);
+}
+
+}  // namespace cudadiag::attention

@@ -1,0 +1,15 @@
+#include "child_families.h"
+
+namespace cudadiag::app::child {
+
+CaseFactory factory_for(cases::Family f) {
+  switch (f) {
+    case cases::Family::fault: return make_fault_run;
+    case cases::Family::index_select: return make_index_select_run;
+    case cases::Family::attention: return make_attention_run;
+    case cases::Family::tma: return make_tma_run;
+  }
+  return nullptr;
+}
+
+}  // namespace cudadiag::app::child

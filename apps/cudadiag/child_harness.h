@@ -1,0 +1,74 @@
+#pragma once
+// Child side of the process model: the one repeat harness every family runs through.
+// A family prepares a case in this process (which owns a CUDA context) and provides
+// "one verified run with this seed"; the harness does the rest, the same for all:
+// fresh seeds (or the replayed one), the outcome histogram, the failure rate with its
+// 95% Wilson interval, the first failing run's details and seed kept, and a stop at the
+// first sticky CUDA error (the context is gone; the parent re-runs what follows).
+// Never called in the parent.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "kernels/runtime/gpu_runtime.h"
+#include "report/report.h"
+#include "runner/case_protocol.h"
+
+namespace cudadiag::app::child {
+
+using json = report::json;
+
+// One verified run.
+struct Trial {
+  report::Outcome outcome = report::Outcome::ok;
+  std::string reason;
+  json details = json::object();
+  std::optional<report::ErrorInfo> error;  // an error the family reports without throwing (an encode result)
+};
+
+// A configuration that cannot run here: the case's result is invalid_config.
+class InvalidConfig : public std::runtime_error {
+ public:
+  explicit InvalidConfig(const std::string& reason, json details = json::object())
+      : std::runtime_error(reason), details_(std::move(details)) {}
+  const json& details() const { return details_; }
+
+ private:
+  json details_;
+};
+
+class CaseRun {
+ public:
+  virtual ~CaseRun() = default;
+  // One verified run with inputs drawn from `seed`. Throws gpu::CudaError.
+  virtual Trial run(std::uint64_t seed) = 0;
+  // The session whose launch log and buffers the result shows (the latest run's).
+  virtual const gpu::Session* session() const = 0;
+  // What the case is, independent of any run (its geometry, the kernel chosen): always
+  // in the details.
+  virtual json facts() const { return json::object(); }
+  // Facts of the whole case, merged into the details after the last run (the largest
+  // error seen, timings). Called only when no sticky error ended the runs.
+  virtual json summary() { return json::object(); }
+};
+
+// A family's entry: validates and prepares one case. Throws InvalidConfig or
+// std::invalid_argument (the result is invalid_config), gpu::CudaError.
+using CaseFactory = std::unique_ptr<CaseRun> (*)(const runner::CaseSpec& spec);
+
+// Runs the case: spec.repeat runs (params.repeat when the spec asks for one), seeded
+// from spec.seed (replay; run i uses seed + i), else from params.seed, else fresh.
+report::Result run_case(const runner::CaseSpec& spec, CaseFactory factory);
+
+// Helpers for families.
+report::ErrorInfo error_info(const gpu::CudaFailure& f);
+json launch_log_json(const gpu::Session& s, size_t tail = 16);
+json buffers_json(const gpu::Session& s);
+// A session with the spec's allocator; for fault bisection (spec.fence_buffers) the
+// named buffers keep the fence and every other one is direct.
+std::unique_ptr<gpu::Session> open_session(const runner::CaseSpec& spec);
+bool is_sticky(const gpu::CudaFailure& f);
+
+}  // namespace cudadiag::app::child

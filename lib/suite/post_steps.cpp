@@ -1,0 +1,142 @@
+#include "suite/post_steps.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "sanitizer/memcheck.h"
+#include "sanitizer/xml.h"
+#include "suite/xid_attach.h"
+
+namespace cudadiag::suite {
+namespace {
+
+using report::Outcome;
+
+std::string read_whole(const std::string& path, bool& ok) {
+  std::ifstream in(path, std::ios::binary);
+  ok = in.good();
+  if (!ok) return "";
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::vector<sanitizer::BufferRange> buffer_ranges(const report::json& buffers) {
+  std::vector<sanitizer::BufferRange> out;
+  if (!buffers.is_array()) return out;
+  for (const auto& b : buffers) {
+    if (!b.is_object()) continue;
+    sanitizer::BufferRange r;
+    r.name = b.value("name", "");
+    auto num = [](const report::json& v) -> unsigned long long {
+      if (v.is_number_unsigned() || v.is_number_integer()) return v.get<unsigned long long>();
+      if (v.is_string()) return std::strtoull(v.get<std::string>().c_str(), nullptr, 0);
+      return 0;
+    };
+    if (b.contains("address")) r.address = num(b["address"]);
+    if (b.contains("bytes")) r.bytes = num(b["bytes"]);
+    // "range": "0xstart-0xend", or [start, end) as numbers or hex strings
+    if (r.address == 0 && b.contains("range")) {
+      const auto& range = b["range"];
+      if (range.is_array() && range.size() == 2) {
+        r.address = num(range[0]);
+        if (r.bytes == 0) r.bytes = num(range[1]) - r.address;
+      } else if (range.is_string()) {
+        const std::string s = range.get<std::string>();
+        const auto dash = s.find('-');
+        if (dash != std::string::npos) {
+          r.address = std::strtoull(s.substr(0, dash).c_str(), nullptr, 0);
+          const auto end = std::strtoull(s.substr(dash + 1).c_str(), nullptr, 0);
+          if (r.bytes == 0 && end > r.address) r.bytes = end - r.address;
+        }
+      }
+    }
+    if (r.address != 0 && r.bytes != 0) out.push_back(r);
+  }
+  return out;
+}
+
+}  // namespace
+
+void attach_sanitizer(report::Result& r, const std::string& xml_path) {
+  bool ok = false;
+  const std::string xml = read_whole(xml_path, ok);
+  if (!ok) {
+    r.sanitizer = report::json{{"tool", "memcheck"}, {"error", "no XML written (" + xml_path + ")"}};
+    return;
+  }
+  try {
+    auto parsed = sanitizer::parse_memcheck_xml(xml);
+    if (r.child) sanitizer::attach_text_allocations(parsed, r.child->stdout_excerpt.text + r.child->stderr_excerpt.text);
+    sanitizer::attach_nearest_buffers(parsed, buffer_ranges(r.buffers));
+    r.sanitizer = sanitizer::to_json(parsed);
+  } catch (const sanitizer::XmlError& e) {
+    r.sanitizer = report::json{{"tool", "memcheck"}, {"error", std::string("unreadable XML: ") + e.what()}};
+  }
+}
+
+bool sanitizer_found_access_error(const report::Result& r) {
+  if (!r.sanitizer.is_object() || !r.sanitizer.contains("findings") || !r.sanitizer["findings"].is_array())
+    return false;
+  for (const auto& f : r.sanitizer["findings"])
+    if (f.is_object() && !f.contains("api")) return true;  // a memory access, not an API record
+  return false;
+}
+
+std::string skip_if_cuda_unusable(report::Result& r) {
+  if (r.outcome != Outcome::cuda_error || !r.error) return "";
+  const auto& c = r.error->error_class;
+  if (c != "no_device" && c != "driver_mismatch") return "";
+  const std::string why =
+      "CUDA unusable: " + r.error->name + (r.error->message.empty() ? "" : " (" + r.error->message + ")");
+  r.outcome = Outcome::skipped;
+  r.reason = why;
+  r.expectation_met.reset();
+  return why;
+}
+
+void judge_result(report::Result& r, const cases::Expectation& e, const profiles::Profile& p) {
+  cases::judge(r, e);
+  // Under memcheck the tool stops the faulting kernel and the program's next call
+  // returns 719; should the program see nothing, the findings alone still mean the
+  // access was caught: judge it as the launch failure memcheck turns it into.
+  if (r.expectation_met && !*r.expectation_met && (r.outcome == Outcome::ok || r.outcome == Outcome::mismatch) &&
+      p.sanitizer && sanitizer_found_access_error(r)) {
+    report::Result caught = r;
+    caught.outcome = Outcome::cuda_error;
+    report::ErrorInfo err;
+    err.code = 719;
+    err.name = "cudaErrorLaunchFailure";
+    err.source = "runtime";
+    err.error_class = "launch_failure";
+    err.sticky = true;
+    caught.error = err;
+    r.expectation_met = e.matches(caught);
+  }
+}
+
+void attach_kernel_log(std::vector<ExecutedCase>& cases, const std::vector<ChildRecord>& children,
+                       const std::vector<host::XidEvent>& events) {
+  if (events.empty()) return;
+  std::vector<ChildWindow> windows;
+  for (const auto& c : children)
+    if (c.pid > 0) windows.push_back(ChildWindow{c.pid, c.start_us, c.end_us});
+  std::map<size_t, std::vector<size_t>> of_child;
+  for (size_t i = 0; i < cases.size(); ++i)
+    if (cases[i].child) of_child[*cases[i].child].push_back(i);
+  for (const auto& [child, positions] : of_child) {
+    const ChildRecord& rec = children[child];
+    if (rec.pid <= 0) continue;
+    std::vector<report::Result> results;
+    for (size_t p : positions) results.push_back(cases[p].result);
+    std::vector<ChildWindow> others;
+    for (const auto& w : windows)
+      if (!(w.pid == rec.pid && w.start_us == rec.start_us)) others.push_back(w);
+    if (attach_xid(results, events, ChildWindow{rec.pid, rec.start_us, rec.end_us}, others) == 0) continue;
+    for (size_t k = 0; k < positions.size(); ++k) cases[positions[k]].result.xid = results[k].xid;
+  }
+}
+
+}  // namespace cudadiag::suite

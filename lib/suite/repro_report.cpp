@@ -1,0 +1,56 @@
+#include "suite/repro_report.h"
+
+#include "suite/verdict.h"
+
+namespace cudadiag::suite {
+
+using report::json;
+
+report::Report repro_report(const Suite& s, const PlanOptions& popts, const Plan& plan, RunOutcome outcome,
+                            const ReproFacts& facts) {
+  auto r = report::new_report(facts.argv, "repro");
+  r.host = facts.host;
+  r.driver = facts.nvml_snapshot.value("driver", json::object());
+  r.driver["nvml"] = facts.nvml_snapshot.value("nvml", json::object());
+  r.devices = facts.devices;
+  r.environment = report::capture_environment(facts.envp);
+
+  // CUDA that could not start in the children is an environment problem, not a finding.
+  size_t gpu_results = 0, unusable = 0;
+  for (const auto& res : outcome.results) {
+    if (res.device == "host" || res.device.empty()) continue;
+    ++gpu_results;
+    if (res.outcome == report::Outcome::skipped && res.reason.rfind("CUDA unusable", 0) == 0) ++unusable;
+  }
+  const bool gpu_ran = !popts.devices.empty() && !(gpu_results > 0 && unusable == gpu_results);
+  r.gpu = json{{"ran", gpu_ran},
+               {"reason", !popts.devices.empty() ? (gpu_ran ? "" : outcome.cuda_unusable) : facts.no_gpu_reason}};
+
+  json section = suite_json(s);
+  section["plan"] = json{{"case_runs", plan.total_runs()},          {"children_planned", plan.batches.size()},
+                         {"children_started", outcome.children},    {"host_runs", plan.count(Venue::host)},
+                         {"skipped", plan.count(Venue::skipped)},   {"jobs", facts.jobs},
+                         {"wall_ms", outcome.wall_ms}};
+  if (!popts.profiles_override.empty()) {
+    json names = json::array();
+    for (const auto& p : popts.profiles_override) names.push_back(p.name);
+    section["profiles"] = names;
+  }
+  json devs = json::array();
+  for (const auto& d : popts.devices) devs.push_back(json{{"index", d.index}, {"uuid", d.uuid}, {"name", d.name}});
+  section["devices"] = devs;
+  if (facts.wants_sanitizer)
+    section["sanitizer"] =
+        json{{"found", facts.sanitizer.found}, {"path", facts.sanitizer.path}, {"reason", facts.sanitizer.reason}};
+  r.extra["suite"] = section;
+
+  r.results = std::move(outcome.results);
+  r.invocation["interrupted"] = outcome.interrupted;
+  r.verdict = decide_verdict(r.results, outcome.interrupted);
+  if (!gpu_ran && r.verdict.status != report::VerdictStatus::suspect)
+    r.verdict.reasons.insert(r.verdict.reasons.begin(), "GPU part could not run: " + r.gpu["reason"].get<std::string>());
+  report::finish_report(r);
+  return r;
+}
+
+}  // namespace cudadiag::suite

@@ -1,0 +1,131 @@
+#include "suite/single_case.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <set>
+#include <stdexcept>
+
+#include "cases/bisect.h"
+#include "profiles/profile.h"
+#include "suite/executor.h"
+
+namespace cudadiag::suite {
+namespace {
+
+using report::Outcome;
+
+ChildSettings settings_for(const runner::CaseSpec& spec, const SingleCaseOptions& opts) {
+  ChildSettings s;
+  if (opts.blocking) s.env_set["CUDA_LAUNCH_BLOCKING"] = "1";
+  if (opts.deadline_ms > 0) s.deadline = std::chrono::milliseconds(opts.deadline_ms);
+  s.profile = profiles::profile_name_for_run(spec.allocator, opts.blocking, opts.fence_side);
+  return s;
+}
+
+bool is_memory_fault(const report::Result& r) {
+  return r.outcome == Outcome::cuda_error && r.error && r.error->error_class == "memory_fault";
+}
+
+// Buffer names in allocation order, once each.
+std::vector<std::string> buffer_names(const report::Result& r) {
+  std::vector<std::string> names;
+  std::set<std::string> seen;
+  for (const auto& b : r.buffers)
+    if (b.contains("name") && b["name"].is_string() && seen.insert(b["name"].get<std::string>()).second)
+      names.push_back(b["name"].get<std::string>());
+  return names;
+}
+
+void bisect_fault(report::Result& r, const runner::CaseSpec& spec, const ChildSettings& settings,
+                  const std::string& self_exe) {
+  const auto names = buffer_names(r);
+  spdlog::info("{} faulted under {}: bisecting over {} buffers", spec.case_id, profiles::to_string(spec.allocator),
+               names.size());
+  const cases::FaultProbe probe = [&](const std::vector<std::string>& fenced, profiles::Allocator allocator) {
+    runner::CaseSpec s = spec;
+    s.allocator = allocator;
+    s.repeat = 1;
+    s.fence_buffers = fenced;
+    const auto results = execute({s}, settings, self_exe);
+    return !results.empty() && is_memory_fault(results.front());
+  };
+  cases::FaultingBuffer fb = cases::bisect(names, spec.allocator, probe);
+  if (fb.found)
+    for (const auto& b : r.buffers)
+      if (b.value("name", "") == fb.name) fb.bytes = b.value("bytes", 0ull);
+  r.faulting_buffer = cases::to_json(fb);
+  r.details["bisection"] = cases::bisection_json(fb);
+  if (fb.found) spdlog::info("faulting buffer: {} ({})", fb.name, fb.direction);
+  else spdlog::info("bisection found no single buffer: {}", fb.note);
+}
+
+std::string what_happened(const report::Result& r) {
+  std::string what(report::to_string(r.outcome));
+  if (r.error) what += " " + r.error->name + " (" + std::to_string(r.error->code) + ") at " + r.error->surfaced_at;
+  else if (!r.reason.empty()) what += ": " + r.reason;
+  return what;
+}
+
+report::Verdict no_gpu_verdict(const report::Report& rep) {
+  return report::Verdict{report::VerdictStatus::no_gpu,
+                         {"the GPU part could not run: " + rep.gpu.value("reason", std::string())}};
+}
+
+}  // namespace
+
+bool gpu_unavailable(const report::Result& r) {
+  return r.outcome == Outcome::cuda_error && r.error &&
+         (r.error->error_class == "no_device" || r.error->error_class == "driver_mismatch");
+}
+
+report::Report run_single_case(const runner::CaseSpec& spec, const SingleCaseOptions& opts) {
+  const ChildSettings settings = settings_for(spec, opts);
+  report::Report rep = report::new_report(opts.argv, opts.command);
+  rep.environment = report::capture_environment(opts.envp);
+
+  auto results = execute({spec}, settings, opts.self_exe);
+  if (results.empty()) throw std::runtime_error("the executor returned no result for " + spec.case_id);
+  report::Result r = std::move(results.front());
+  if (gpu_unavailable(r)) {
+    rep.gpu = report::json{{"ran", false}, {"reason", r.error->name + " (" + std::to_string(r.error->code) +
+                                                          "): " + r.error->message}};
+    r.expected = opts.expected.text();
+    r.expectation_met.reset();
+  } else {
+    rep.gpu = report::json{{"ran", true}};
+    cases::judge(r, opts.expected);
+    if (opts.bisect && profiles::is_fence(spec.allocator) && !spec.fence_buffers && is_memory_fault(r))
+      bisect_fault(r, spec, settings, opts.self_exe);
+  }
+  rep.results.push_back(std::move(r));
+  report::finish_report(rep);
+  return rep;
+}
+
+report::Verdict expectation_verdict(const report::Report& rep) {
+  const report::Result& r = rep.results.front();
+  if (gpu_unavailable(r)) return no_gpu_verdict(rep);
+  if (r.expectation_met == false)
+    return {report::VerdictStatus::findings,
+            {r.case_id + ": " + what_happened(r) + ", a healthy host gives " + r.expected}};
+  return {report::VerdictStatus::ok,
+          {r.case_id + ": " + std::string(report::to_string(r.outcome)) +
+           (r.expected.empty() ? "" : " as expected (" + r.expected + ")")}};
+}
+
+report::Verdict output_verdict(const report::Report& rep, profiles::Allocator allocator) {
+  const report::Result& r = rep.results.front();
+  if (gpu_unavailable(r)) return no_gpu_verdict(rep);
+  if (r.outcome == Outcome::ok) return {report::VerdictStatus::ok, {"output matches the CPU reference bit for bit"}};
+  // A finding about the configuration; whether a healthy host gives the same is the
+  // expectation's business.
+  report::Verdict v{report::VerdictStatus::findings, {what_happened(r)}};
+  if (r.expectation_met.has_value())
+    v.reasons.push_back(std::string(*r.expectation_met ? "as expected" : "NOT as expected") +
+                        " for these parameters under " + std::string(profiles::to_string(allocator)) + " (" +
+                        r.expected + ")");
+  return v;
+}
+
+}  // namespace cudadiag::suite

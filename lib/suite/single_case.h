@@ -1,0 +1,43 @@
+#pragma once
+// One case run in a child for the `fault` and `index-select` commands: the allocator and
+// CUDA_LAUNCH_BLOCKING chosen by flags, the expectation for that setting, fault
+// bisection when the case faulted under a fence, the report and its verdict.
+#include <string>
+#include <vector>
+
+#include "cases/expectation.h"
+#include "profiles/allocator.h"
+#include "report/report.h"
+#include "runner/case_protocol.h"
+
+namespace cudadiag::suite {
+
+struct SingleCaseOptions {
+  std::string command;                 // report invocation.command
+  std::string self_exe;                // the cudadiag binary
+  std::vector<std::string> argv;       // invocation.argv
+  char** envp = nullptr;               // for the report's environment allowlist
+  bool blocking = false;
+  bool bisect = true;
+  int deadline_ms = 0;                 // 0: 60 s
+  cases::Expectation expected;         // for this allocator and blocking (unjudged when empty)
+  profiles::Allocator fence_side = profiles::Allocator::fence_back;  // the case's "fence" profile
+};
+
+// Runs spec (its allocator and repeat already set) and returns the finished report,
+// without a verdict.
+report::Report run_single_case(const runner::CaseSpec& spec, const SingleCaseOptions& opts);
+
+// True when the GPU part could not run (no device, driver too old): the report's gpu
+// section says so and the command exits 3.
+bool gpu_unavailable(const report::Result& r);
+
+// `fault`: ok when the outcome is the one a healthy host gives for this setting,
+// findings when not, no_gpu when the GPU part could not run.
+report::Verdict expectation_verdict(const report::Report& rep);
+
+// `index-select`: ok when the output matched the reference, findings for anything else
+// (with whether a healthy host gives the same), no_gpu when the GPU part could not run.
+report::Verdict output_verdict(const report::Report& rep, profiles::Allocator allocator);
+
+}  // namespace cudadiag::suite

@@ -1,0 +1,28 @@
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "cases/catalog.h"
+
+using namespace cudadiag;
+using namespace cudadiag::cases;
+
+TEST_CASE("the index_select catalog covers the seed's layouts with derived expectations") {
+  for (const char* id : {"head-slice-stride", "head-slice-copy", "head-slice-assume-contiguous",
+                         "head-slice-offset-twice", "oob-index-checked", "oob-index-unchecked",
+                         "negative-index-unchecked"}) {
+    const CaseDef* c = find_case(std::string("index_select.") + id);
+    INFO(id);
+    REQUIRE(c != nullptr);
+    for (const char* profile : {"default", "blocking", "nocache", "fence", "blocking+fence", "sanitizer"}) {
+      INFO(profile);
+      CHECK_FALSE(expectation_text(*c, profile).empty());
+      CHECK_NOTHROW(Expectation::parse(expectation_text(*c, profile)));
+    }
+    CHECK(normalize_params(Family::index_select, c->params) == c->params);
+  }
+  CHECK(expectation_text(*find_case("index_select.head-slice-assume-contiguous"), "fence") == "mismatch");
+  CHECK(expectation_text(*find_case("index_select.head-slice-offset-twice"), "blocking+fence") ==
+        "error:memory_fault");
+  CHECK(find_case("index_select.negative-index-unchecked")->fence_allocator == profiles::Allocator::fence_front);
+}

@@ -1,0 +1,63 @@
+// Verdicts of the single-case commands (`fault`, `index-select`), decided on the CPU.
+#include <catch2/catch.hpp>
+
+#include "suite/single_case.h"
+
+using namespace cudadiag;
+using report::Outcome;
+using report::VerdictStatus;
+
+namespace {
+
+report::Report one(Outcome o, const std::string& expected, std::optional<bool> met) {
+  report::Report rep = report::new_report({"cudadiag", "fault"}, "fault");
+  report::Result r;
+  r.case_id = "fault.oob-write";
+  r.outcome = o;
+  r.expected = expected;
+  r.expectation_met = met;
+  if (o == Outcome::cuda_error) {
+    r.error = report::ErrorInfo{};
+    r.error->code = 700;
+    r.error->name = "cudaErrorIllegalAddress";
+    r.error->error_class = "memory_fault";
+    r.error->surfaced_at = "synchronize";
+  }
+  rep.results.push_back(r);
+  rep.gpu = report::json{{"ran", true}};
+  return rep;
+}
+
+}  // namespace
+
+TEST_CASE("fault verdict: the expectation decides", "[single_case]") {
+  auto v = suite::expectation_verdict(one(Outcome::cuda_error, "error:memory_fault", true));
+  CHECK(v.status == VerdictStatus::ok);
+  CHECK(v.reasons.front() == "fault.oob-write: cuda_error as expected (error:memory_fault)");
+
+  v = suite::expectation_verdict(one(Outcome::ok, "error:memory_fault", false));
+  CHECK(v.status == VerdictStatus::findings);
+  CHECK_THAT(v.reasons.front(), Catch::Contains("a healthy host gives error:memory_fault"));
+}
+
+TEST_CASE("fault and index-select verdicts: no GPU", "[single_case]") {
+  auto rep = one(Outcome::cuda_error, "ok", std::nullopt);
+  rep.results[0].error->code = 35;
+  rep.results[0].error->name = "cudaErrorInsufficientDriver";
+  rep.results[0].error->error_class = "no_device";
+  rep.gpu = report::json{{"ran", false}, {"reason", "cudaErrorInsufficientDriver (35)"}};
+  CHECK(suite::gpu_unavailable(rep.results[0]));
+  CHECK(suite::expectation_verdict(rep).status == VerdictStatus::no_gpu);
+  CHECK(suite::output_verdict(rep, profiles::Allocator::pool).status == VerdictStatus::no_gpu);
+  CHECK(report::exit_code_for(VerdictStatus::no_gpu) == 3);
+}
+
+TEST_CASE("index-select verdict: anything but a matching output is a finding", "[single_case]") {
+  CHECK(suite::output_verdict(one(Outcome::ok, "ok", true), profiles::Allocator::pool).status == VerdictStatus::ok);
+  const auto v = suite::output_verdict(one(Outcome::cuda_error, "error:memory_fault", true),
+                                       profiles::Allocator::fence_back);
+  CHECK(v.status == VerdictStatus::findings);
+  REQUIRE(v.reasons.size() == 2);
+  CHECK(v.reasons[0] == "cuda_error cudaErrorIllegalAddress (700) at synchronize");
+  CHECK(v.reasons[1] == "as expected for these parameters under fence-back (error:memory_fault)");
+}
