@@ -23,24 +23,7 @@ constexpr std::uint64_t kPitchAlign = 256;
 
 CUresult no_driver() noexcept { return CUDA_ERROR_NOT_INITIALIZED; }
 
-CUresult alloc_async(ring::Api api, Entry e, bool per_thread, CUdeviceptr* dptr, size_t bytes, CUstream stream) {
-  note_cuda_seen();
-  auto real = driver<PFN_cuMemAllocAsync_v11020>(e);
-  if (!real) return no_driver();
-  AllocationRequest r;
-  r.api = api;
-  r.bytes = bytes;
-  r.stream_ordered = true;
-  r.per_thread = per_thread;
-  r.stream = stream;
-  return allocate_device(r, dptr, [&] { return real(dptr, bytes, stream); });
-}
-
-CUresult alloc_from_pool_async(ring::Api api, Entry e, bool per_thread, CUdeviceptr* dptr, size_t bytes,
-                               CUmemoryPool pool, CUstream stream) {
-  note_cuda_seen();
-  auto real = driver<PFN_cuMemAllocFromPoolAsync_v11020>(e);
-  if (!real) return no_driver();
+AllocationRequest stream_ordered(ring::Api api, bool per_thread, size_t bytes, CUstream stream, CUmemoryPool pool) {
   AllocationRequest r;
   r.api = api;
   r.bytes = bytes;
@@ -48,7 +31,24 @@ CUresult alloc_from_pool_async(ring::Api api, Entry e, bool per_thread, CUdevice
   r.per_thread = per_thread;
   r.stream = stream;
   r.pool = pool;
-  return allocate_device(r, dptr, [&] { return real(dptr, bytes, pool, stream); });
+  return r;
+}
+
+CUresult alloc_async(ring::Api api, Entry e, bool per_thread, CUdeviceptr* dptr, size_t bytes, CUstream stream) {
+  note_cuda_seen();
+  auto real = driver<PFN_cuMemAllocAsync_v11020>(e);
+  if (!real) return no_driver();
+  return allocate_device(stream_ordered(api, per_thread, bytes, stream, nullptr), dptr,
+                         [&] { return real(dptr, bytes, stream); });
+}
+
+CUresult alloc_from_pool_async(ring::Api api, Entry e, bool per_thread, CUdeviceptr* dptr, size_t bytes,
+                               CUmemoryPool pool, CUstream stream) {
+  note_cuda_seen();
+  auto real = driver<PFN_cuMemAllocFromPoolAsync_v11020>(e);
+  if (!real) return no_driver();
+  return allocate_device(stream_ordered(api, per_thread, bytes, stream, pool), dptr,
+                         [&] { return real(dptr, bytes, pool, stream); });
 }
 
 CUresult free_async(ring::Api api, Entry e, bool per_thread, CUdeviceptr dptr, CUstream stream) {

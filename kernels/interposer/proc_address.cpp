@@ -42,7 +42,8 @@ void* substitute(const char* symbol, void* pfn) {
   for (int i = 0; i < kEntryCount; ++i) {
     const Entry e = entry_at(i);
     const EntryInfo& info = entry_info(e);
-    if (std::strcmp(info.base, symbol) != 0) continue;
+    // Asked by base name ("cuMemAlloc"), or by the variant's own name ("cuMemAlloc_v2").
+    if (std::strcmp(info.base, symbol) != 0 && std::strcmp(info.name, symbol) != 0) continue;
     if (pfn == driver_answer(e) || pfn == real_entry(e)) {
       remember_real(e, pfn);
       return info.hook;

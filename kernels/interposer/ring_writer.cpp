@@ -91,14 +91,7 @@ bool RingWriter::lay_out(int fd, const RingLimits& limits, const RingSettings& s
     *why = "cannot size the ring file";
     return false;
   }
-  void* p = mmap(nullptr, l.file_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (p == MAP_FAILED) {
-    *why = "cannot map the ring file";
-    return false;
-  }
-  base_ = static_cast<unsigned char*>(p);
-  mapped_bytes_ = l.file_bytes;
-  header_ = reinterpret_cast<ring::Header*>(base_);
+  if (!map(fd, l.file_bytes, why)) return false;
   ring::Header& h = *header_;
   h.version = ring::kVersion;
   h.header_bytes = ring::kHeaderBytes;
@@ -137,13 +130,17 @@ bool RingWriter::check_existing(int fd, std::uint64_t file_size, const char** wh
     *why = "the ring file has another version or layout";
     return false;
   }
-  void* p = mmap(nullptr, l.file_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  return map(fd, l.file_bytes, why);
+}
+
+bool RingWriter::map(int fd, std::uint64_t bytes, const char** why) noexcept {
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (p == MAP_FAILED) {
     *why = "cannot map the ring file";
     return false;
   }
   base_ = static_cast<unsigned char*>(p);
-  mapped_bytes_ = l.file_bytes;
+  mapped_bytes_ = bytes;
   header_ = reinterpret_cast<ring::Header*>(base_);
   return true;
 }

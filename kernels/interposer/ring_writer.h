@@ -116,6 +116,7 @@ class RingWriter {
  private:
   bool lay_out(int fd, const RingLimits& limits, const RingSettings& settings, const char** why) noexcept;
   bool check_existing(int fd, std::uint64_t file_size, const char** why) noexcept;
+  bool map(int fd, std::uint64_t bytes, const char** why) noexcept;
   ring::AllocationSlot* allocation_slot(std::uint32_t i) noexcept;
   ring::LaunchSlot* launch_slot(std::uint32_t i) noexcept;
   std::uint32_t take_allocation_slot() noexcept;

@@ -8,23 +8,14 @@ namespace {
 
 constinit TrackedRanges g_ranges;
 
-class ReadLock {
+// Holds the table's lock for a scope: shared for lookups, exclusive for changes.
+class Locked {
  public:
-  explicit ReadLock(pthread_rwlock_t& l) : l_(l) { pthread_rwlock_rdlock(&l_); }
-  ~ReadLock() { pthread_rwlock_unlock(&l_); }
-  ReadLock(const ReadLock&) = delete;
-  ReadLock& operator=(const ReadLock&) = delete;
-
- private:
-  pthread_rwlock_t& l_;
-};
-
-class WriteLock {
- public:
-  explicit WriteLock(pthread_rwlock_t& l) : l_(l) { pthread_rwlock_wrlock(&l_); }
-  ~WriteLock() { pthread_rwlock_unlock(&l_); }
-  WriteLock(const WriteLock&) = delete;
-  WriteLock& operator=(const WriteLock&) = delete;
+  enum Mode { shared, exclusive };
+  Locked(pthread_rwlock_t& l, Mode m) : l_(l) { m == shared ? pthread_rwlock_rdlock(&l_) : pthread_rwlock_wrlock(&l_); }
+  ~Locked() { pthread_rwlock_unlock(&l_); }
+  Locked(const Locked&) = delete;
+  Locked& operator=(const Locked&) = delete;
 
  private:
   pthread_rwlock_t& l_;
@@ -53,7 +44,7 @@ void TrackedRanges::erase_at(std::size_t i) noexcept {
 }
 
 bool TrackedRanges::insert(const Tracked& t) noexcept {
-  WriteLock lock(lock_);
+  Locked lock(lock_, Locked::exclusive);
   std::size_t i = lower_bound(t.address);
   // Drop what the new range overlaps: the entry before it and those starting inside it.
   if (i > 0 && items_[i - 1].end() > t.address) erase_at(--i);
@@ -72,7 +63,7 @@ bool TrackedRanges::insert(const Tracked& t) noexcept {
 }
 
 bool TrackedRanges::take_live(std::uint64_t address, Tracked& out, bool& quarantined) noexcept {
-  WriteLock lock(lock_);
+  Locked lock(lock_, Locked::exclusive);
   quarantined = false;
   const std::size_t i = lower_bound(address);
   if (i == count_ || items_[i].address != address) return false;
@@ -86,7 +77,7 @@ bool TrackedRanges::take_live(std::uint64_t address, Tracked& out, bool& quarant
 }
 
 bool TrackedRanges::remove(std::uint64_t address) noexcept {
-  WriteLock lock(lock_);
+  Locked lock(lock_, Locked::exclusive);
   const std::size_t i = lower_bound(address);
   if (i == count_ || items_[i].address != address) return false;
   erase_at(i);
@@ -94,7 +85,7 @@ bool TrackedRanges::remove(std::uint64_t address) noexcept {
 }
 
 bool TrackedRanges::containing(std::uint64_t value, Tracked& out) noexcept {
-  ReadLock lock(lock_);
+  Locked lock(lock_, Locked::shared);
   const std::size_t i = lower_bound(value + 1);  // first entry starting after value
   if (i == 0) return false;
   const Tracked& t = items_[i - 1];
