@@ -73,6 +73,10 @@ bool allocate_fenced(const AllocationRequest& r, int device, CUdeviceptr& out, F
   t.kind = Tracked::Kind::fenced;
   RingWriter* ring = recorder();
   if (ring) {
+    if (ring->header()->granularity == 0)
+      debug_log("first fenced allocation: %s of %llu bytes at %#llx on device %d (granularity %llu)",
+                ring::api_name(r.api), static_cast<unsigned long long>(r.bytes),
+                static_cast<unsigned long long>(l.address), device, static_cast<unsigned long long>(m.granularity));
     ring->set_granularity(m.granularity);
     AllocationEvent e;
     e.address = l.address;

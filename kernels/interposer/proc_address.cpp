@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstring>
 
+#include "kernels/interposer/debug_log.h"
 #include "kernels/interposer/entry_points.h"
 #include "kernels/interposer/exported_hooks.h"
 #include "kernels/interposer/libcuda.h"
@@ -36,19 +37,25 @@ void* driver_answer(Entry e) {
 }
 
 // The hook standing in for `pfn` when it is a variant the interposer replaces.
-void* substitute(const char* symbol, void* pfn) {
+void* substitute(const char* symbol, void* pfn, int version, cuuint64_t flags) {
   if (!symbol || !pfn || symbol[0] != 'c' || symbol[1] != 'u') return pfn;
   InternalScope internal;
+  bool hooked_name = false;
   for (int i = 0; i < kEntryCount; ++i) {
     const Entry e = entry_at(i);
     const EntryInfo& info = entry_info(e);
     // Asked by base name ("cuMemAlloc"), or by the variant's own name ("cuMemAlloc_v2").
     if (std::strcmp(info.base, symbol) != 0 && std::strcmp(info.name, symbol) != 0) continue;
+    hooked_name = true;
     if (pfn == driver_answer(e) || pfn == real_entry(e)) {
       remember_real(e, pfn);
       return info.hook;
     }
   }
+  if (hooked_name)
+    debug_log("cuGetProcAddress(%s, %d, flags %llu): the driver's answer %p is no variant the interposer knows; "
+              "passed through",
+              symbol, version, static_cast<unsigned long long>(flags), pfn);
   return pfn;
 }
 
@@ -64,7 +71,7 @@ CUresult hook_cuGetProcAddress_v2(const char* symbol, void** pfn, int cudaVersio
     return CUDA_ERROR_NOT_FOUND;
   }
   const CUresult rc = real(symbol, pfn, cudaVersion, flags, symbolStatus);
-  if (rc == CUDA_SUCCESS && pfn && *pfn) *pfn = substitute(symbol, *pfn);
+  if (rc == CUDA_SUCCESS && pfn && *pfn) *pfn = substitute(symbol, *pfn, cudaVersion, flags);
   return rc;
 }
 
@@ -76,6 +83,6 @@ CUresult hook_cuGetProcAddress(const char* symbol, void** pfn, int cudaVersion, 
     return CUDA_ERROR_NOT_FOUND;
   }
   const CUresult rc = real(symbol, pfn, cudaVersion, flags);
-  if (rc == CUDA_SUCCESS && pfn && *pfn) *pfn = substitute(symbol, *pfn);
+  if (rc == CUDA_SUCCESS && pfn && *pfn) *pfn = substitute(symbol, *pfn, cudaVersion, flags);
   return rc;
 }

@@ -96,7 +96,10 @@ void initialize() {
 // Caller holds g_recorder_lock.
 RingWriter* choose_recorder(pid_t pid) {
   if (!g_main.attached()) return nullptr;
-  if (g_main.claim(static_cast<std::int32_t>(pid))) return &g_main;
+  if (g_main.claim(static_cast<std::int32_t>(pid))) {
+    debug_log("recording into %s", g_settings.ring_path);
+    return &g_main;
+  }
   char path[4096];
   const int n = std::snprintf(path, sizeof path, "%s.%d", g_settings.ring_path, static_cast<int>(pid));
   if (n <= 0 || n >= static_cast<int>(sizeof path)) return nullptr;

@@ -67,8 +67,9 @@ run() {
     blocking) env_of=(CUDA_LAUNCH_BLOCKING=1 PYTORCH_NO_CUDA_MEMORY_CACHING=1) ;;
     fenced)
       rm -f "$rings/$program.ring"*
+      # The interposer's diagnostics go to the log too (stderr; a few lines).
       env_of=(CUDA_LAUNCH_BLOCKING=1 PYTORCH_NO_CUDA_MEMORY_CACHING=1 "LD_PRELOAD=$LIB"
-        "CUDADIAG_RING=$rings/$program.ring")
+        "CUDADIAG_RING=$rings/$program.ring" CUDADIAG_FENCE_DEBUG=1)
       ;;
   esac
   local t0 t1 rc

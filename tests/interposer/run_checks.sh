@@ -56,6 +56,11 @@ case $check in
     run true env "$PRELOAD" /bin/true
     expect_rc true 0
     expect_empty true
+    # Diagnostics only when asked for, and only on stderr.
+    env "$PRELOAD" CUDADIAG_FENCE_DEBUG=1 CUDADIAG_FENCE_ALIGN=24 /bin/true >"$work/debug_stdout.out" 2>"$work/debug.out"
+    expect_empty debug_stdout
+    expect_line debug 'cudadiag-fence\[[0-9]+\]: ignoring CUDADIAG_FENCE_ALIGN=24 \(invalid value; the default applies\)'
+    expect_line debug 'cudadiag-fence\[[0-9]+\]: loaded; no CUDADIAG_RING: fencing without a record'
     ;;
 
   quiet_shell)
