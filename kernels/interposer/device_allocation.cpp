@@ -161,6 +161,9 @@ FreeResult release_tracked(const FreeRequest& r, Tracked& t, CUresult& rc) noexc
   } else {
     rc = d.ctx_synchronize();
   }
+  // No current context: no work of this thread's to wait for (VMM memory belongs to no
+  // context), and the free itself succeeds.
+  if (rc == CUDA_ERROR_INVALID_CONTEXT) rc = CUDA_SUCCESS;
   unmap_fenced(d, t.mapped_begin, t.mapped_size, t.handle);
   record_free(r, t, ring::State::freed);
   quarantine().admit(d, t, settings().quarantine_bytes, ring);
