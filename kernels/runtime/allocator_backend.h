@@ -6,6 +6,7 @@
 #include <map>
 #include <vector>
 
+#include "fence/guard_layout.h"
 #include "kernels/runtime/gpu_runtime.h"
 
 namespace cudadiag::gpu {
@@ -88,6 +89,6 @@ class AllocatorBackend {
   std::vector<Allocation> unmapped_fences_;  // reservations kept to make use-after-free fault
 };
 
-inline size_t round_up(size_t v, size_t m) { return (v + m - 1) / m * m; }
+using fence::round_up;
 
 }  // namespace cudadiag::gpu

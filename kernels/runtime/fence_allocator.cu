@@ -1,8 +1,7 @@
 // Fence allocator: driver VMM places each buffer flush against unmapped address space.
 #include <cuda.h>
 
-#include <algorithm>
-
+#include "fence/guard_layout.h"
 #include "kernels/runtime/allocator_backend.h"
 #include "kernels/runtime/driver_api.h"
 
@@ -34,19 +33,20 @@ size_t FenceAllocator::granularity() {
 Allocation FenceAllocator::allocate(size_t bytes, AllocatorMode mode) {
   const auto& api = driver_api();
   const size_t gran = granularity();
-  const size_t bytes16 = round_up(bytes, kFenceAlignment);
-  const size_t mapped = round_up(std::max<size_t>(bytes16, 1), gran);
+  const size_t mapped = fence::mapped_size(bytes, gran, kFenceAlignment);
+  const fence::Side side = mode == AllocatorMode::fence_front ? fence::Side::front : fence::Side::back;
 
   Allocation a;
   a.mode = mode;
   a.bytes = bytes;
-  a.reserved_size = mapped + gran;  // one guard granule, never mapped
+  a.reserved_size = fence::reserved_size(mapped, gran);
   session_.check_driver(api.mem_address_reserve(&a.reserved_base, a.reserved_size, 0, 0, 0),
                         "cuMemAddressReserve", "malloc", CUDADIAG_HERE);
+  const fence::Layout layout = fence::place(a.reserved_base, bytes, gran, kFenceAlignment, side);
   try {
     const CUmemAllocationProp p = prop();
     session_.check_driver(api.mem_create(&a.handle, mapped, &p, 0), "cuMemCreate", "malloc", CUDADIAG_HERE);
-    a.mapped_base = mode == AllocatorMode::fence_front ? a.reserved_base + gran : a.reserved_base;
+    a.mapped_base = layout.mapped_begin;
     session_.check_driver(api.mem_map(a.mapped_base, mapped, 0, a.handle, 0), "cuMemMap", "malloc", CUDADIAG_HERE);
     a.mapped_size = mapped;
     CUmemAccessDesc access{};
@@ -58,13 +58,8 @@ Allocation FenceAllocator::allocate(size_t bytes, AllocatorMode mode) {
     release_quietly(a);
     throw;
   }
-  if (mode == AllocatorMode::fence_front) {
-    a.address = a.mapped_base;  // first byte right after the guard
-    a.slack = 0;
-  } else {
-    a.address = a.mapped_base + mapped - bytes16;  // last 16-byte block ends at the guard
-    a.slack = bytes16 - bytes;
-  }
+  a.address = layout.address;
+  a.slack = layout.slack;
   return a;
 }
 

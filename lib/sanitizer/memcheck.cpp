@@ -1,12 +1,11 @@
 #include "sanitizer/memcheck.h"
 
-#include <cxxabi.h>
-
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
 
 #include "sanitizer/xml.h"
+#include "util/demangle.h"
 
 namespace cudadiag::sanitizer {
 namespace {
@@ -53,15 +52,6 @@ std::optional<std::array<long long, 3>> xyz(const XmlNode* n) {
     return std::nullopt;
   }
   return v;
-}
-
-std::string demangle(const std::string& mangled) {
-  int status = 0;
-  char* out = abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status);
-  if (status != 0 || !out) return mangled;
-  std::string s(out);
-  std::free(out);
-  return s;
 }
 
 Frame frame_from(const XmlNode& f) {

@@ -1,0 +1,96 @@
+// cudadiag-ring-dump FILE [--records]: what the interposer recorded in a program, as
+// key=value lines (for scripts and people; `cudadiag run` reads rings itself).
+// Exit 0 when the ring could be read (also when cut short), 2 when it could not.
+#include <CLI/CLI.hpp>
+
+#include <cinttypes>
+#include <cstdio>
+#include <map>
+#include <string>
+
+#include "program/ring_reader.h"
+#include "util/exit_codes.h"
+
+namespace {
+
+using namespace cudadiag::program;
+
+const char* yes_no(bool b) { return b ? "true" : "false"; }
+
+const char* side_name(FenceSide s) {
+  switch (s) {
+    case FenceSide::back: return "back";
+    case FenceSide::front: return "front";
+    case FenceSide::none: break;
+  }
+  return "none";
+}
+
+void print_summary(const RingRead& r, std::size_t process_files) {
+  const InterposerSummary& s = r.log.summary;
+  std::printf("loaded=%s\ncuda_seen=%s\n", yes_no(s.loaded), yes_no(s.cuda_seen));
+  std::printf("owner_pid=%d\nprocesses_loaded=%u\nother_cuda_processes=%u\nprocess_files=%zu\n", r.owner_pid,
+              r.processes_loaded, r.other_cuda_processes, process_files);
+  std::printf("allocations=%" PRIu64 "\nfenced=%" PRIu64 "\nfrees=%" PRIu64 "\nlaunches=%" PRIu64 "\n", s.allocations,
+              s.fenced, s.frees, s.launches);
+  std::printf("quarantined_bytes=%" PRIu64 "\ntma_encodes=%" PRIu64 "\n", s.quarantined_bytes, s.tma_encodes);
+  std::printf("dropped_allocations=%" PRIu64 "\ndropped_launches=%" PRIu64 "\ntorn_records=%" PRIu64 "\n",
+              s.dropped_allocations, s.dropped_launches, r.torn_records);
+  std::printf("fence_align=%u\n", s.fence_align);
+  std::map<std::string, int> unfenced;
+  for (const auto& a : r.log.allocations)
+    if (a.side == FenceSide::none) ++unfenced[a.unfenced_reason];
+  std::string reasons;
+  for (const auto& [why, n] : unfenced) reasons += (reasons.empty() ? "" : "; ") + why + ": " + std::to_string(n);
+  std::printf("unfenced=%s\n", reasons.c_str());
+  if (r.log.launches.empty()) {
+    std::printf("last_kernel=\n");
+    return;
+  }
+  const LaunchRecord& l = r.log.launches.back();
+  std::printf("last_kernel=%s\n", l.kernel.c_str());
+  std::printf("last_launch=grid(%u,%u,%u) block(%u,%u,%u) smem=%u stream=0x%" PRIx64 " api=%s pointer_args=%zu\n",
+              l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2], l.dynamic_smem, l.stream,
+              l.api.c_str(), l.pointer_args.size());
+}
+
+void print_records(const RingRead& r) {
+  for (const auto& a : r.log.allocations)
+    std::printf("allocation seq=%" PRIu64 " address=0x%" PRIx64 " bytes=%" PRIu64 " side=%s guard=0x%" PRIx64
+                "-0x%" PRIx64 " freed=%s released=%s api=%s reason=%s\n",
+                a.seq, a.address, a.bytes, side_name(a.side), a.guard_begin, a.guard_end, yes_no(a.freed),
+                yes_no(a.quarantine_released), a.api.c_str(), a.unfenced_reason.c_str());
+  for (const auto& l : r.log.launches) {
+    std::string args;
+    for (auto p : l.pointer_args) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%s0x%" PRIx64, args.empty() ? "" : ",", p);
+      args += buf;
+    }
+    std::printf("launch seq=%" PRIu64 " kernel=%s grid(%u,%u,%u) block(%u,%u,%u) smem=%u api=%s pointer_args=%s\n",
+                l.seq, l.kernel.c_str(), l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2],
+                l.dynamic_smem, l.api.c_str(), args.c_str());
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Print what the cudadiag interposer recorded in a program (its ring file)."};
+  std::string file;
+  bool records = false;
+  app.add_option("file", file, "ring file (the program's CUDADIAG_RING)")->required();
+  app.add_flag("--records", records, "also every allocation and launch record");
+  CLI11_PARSE(app, argc, argv);
+
+  const RingRead r = read_ring(file);
+  std::printf("file=%s\nstatus=%s\n", file.c_str(), ring_status_name(r.status));
+  if (!r.message.empty()) std::fprintf(stderr, "cudadiag-ring-dump: %s\n", r.message.c_str());
+  if (!r.readable()) {
+    std::printf("loaded=%s\n", yes_no(r.log.summary.loaded));
+    return cudadiag::kExitUsage;
+  }
+  print_summary(r, process_ring_files(file).size());
+  if (records) print_records(r);
+  return 0;
+}

@@ -1,0 +1,50 @@
+#pragma once
+// The driver functions the interposer calls itself (the VMM calls that place a buffer
+// against a guard, context and stream queries, kernel names and parameter layouts),
+// taken from the driver's cuGetProcAddress at fixed ABI versions so that a newer driver
+// never hands out a variant with another signature (CUDA 13's cuCtxGetDevice takes a
+// context). A function the driver lacks stays null.
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+namespace cudadiag::interposer {
+
+struct DriverCalls {
+  PFN_cuCtxGetDevice_v2000 ctx_get_device = nullptr;
+  PFN_cuCtxGetCurrent_v4000 ctx_get_current = nullptr;
+  PFN_cuCtxSynchronize_v2000 ctx_synchronize = nullptr;
+  PFN_cuStreamSynchronize_v2000 stream_synchronize = nullptr;
+  PFN_cuStreamSynchronize_v7000_ptsz stream_synchronize_ptsz = nullptr;
+  PFN_cuStreamIsCapturing_v10000 stream_is_capturing = nullptr;
+  PFN_cuStreamIsCapturing_v10000_ptsz stream_is_capturing_ptsz = nullptr;
+  PFN_cuStreamGetCtx_v9020 stream_get_ctx = nullptr;
+  PFN_cuStreamGetCtx_v9020_ptsz stream_get_ctx_ptsz = nullptr;
+  PFN_cuDeviceGetCount_v2000 device_get_count = nullptr;
+  PFN_cuDeviceCanAccessPeer_v4000 device_can_access_peer = nullptr;
+  PFN_cuDeviceGetAttribute_v2000 device_get_attribute = nullptr;
+  PFN_cuDeviceGetDefaultMemPool_v11020 device_get_default_mem_pool = nullptr;
+  PFN_cuDeviceGetMemPool_v11020 device_get_mem_pool = nullptr;
+  PFN_cuMemGetAllocationGranularity_v10020 mem_get_allocation_granularity = nullptr;
+  PFN_cuMemAddressReserve_v10020 mem_address_reserve = nullptr;
+  PFN_cuMemAddressFree_v10020 mem_address_free = nullptr;
+  PFN_cuMemCreate_v10020 mem_create = nullptr;
+  PFN_cuMemRelease_v10020 mem_release = nullptr;
+  PFN_cuMemMap_v10020 mem_map = nullptr;
+  PFN_cuMemUnmap_v10020 mem_unmap = nullptr;
+  PFN_cuMemSetAccess_v10020 mem_set_access = nullptr;
+  PFN_cuFuncGetName_v12030 func_get_name = nullptr;
+  PFN_cuFuncGetParamInfo_v12040 func_get_param_info = nullptr;
+  PFN_cuKernelGetName_v12030 kernel_get_name = nullptr;
+  PFN_cuKernelGetParamInfo_v12040 kernel_get_param_info = nullptr;
+
+  // Everything a fenced allocation needs.
+  bool can_fence() const noexcept {
+    return ctx_get_device && ctx_synchronize && mem_get_allocation_granularity && mem_address_reserve &&
+           mem_address_free && mem_create && mem_release && mem_map && mem_unmap && mem_set_access;
+  }
+};
+
+// Null until the driver's cuGetProcAddress is reachable; resolved once after that.
+const DriverCalls* driver_calls() noexcept;
+
+}  // namespace cudadiag::interposer

@@ -1,0 +1,30 @@
+#pragma once
+// What the interposer knows of a kernel, looked up once per CUfunction: its name (stored
+// once in the ring's names region) and where its parameters lie, so that launches can
+// record which arguments point into known allocations. The driver tells names since
+// 12.3 (cuFuncGetName, cuKernelGetName) and parameter layouts since 12.4
+// (cuFuncGetParamInfo, cuKernelGetParamInfo); without them the fields stay empty.
+#include <cuda.h>
+
+#include <cstdint>
+
+#include "kernels/interposer/ring_writer.h"
+
+namespace cudadiag::interposer {
+
+struct KernelInfo {
+  static constexpr int kMaxParams = 64;
+  NameRef name;                                 // in `ring`'s names region
+  char name_prefix[ring::kNamePrefixBytes] = {};
+  std::uint16_t param_count = 0;                // 0: unknown
+  std::uint16_t param_offset[kMaxParams] = {};
+  std::uint16_t param_size[kMaxParams] = {};
+};
+
+// Fills `out` for `f`, registering its name in `ring` the first time.
+void kernel_info(CUfunction f, RingWriter& ring, KernelInfo& out) noexcept;
+
+void lock_kernel_cache_for_fork() noexcept;
+void unlock_kernel_cache_after_fork() noexcept;
+
+}  // namespace cudadiag::interposer

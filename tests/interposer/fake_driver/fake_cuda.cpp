@@ -1,0 +1,386 @@
+// A stand-in for libcuda.so.1 on machines without a GPU, for the interposer's tests.
+// "Device memory" is host memory: cuMemAlloc hands out heap blocks with slack after
+// them (a small overrun stays silent, as in a real driver's rounding), and the VMM calls
+// reserve with mmap(PROT_NONE), map anonymous pages and grant access with mprotect, so a
+// guard is a real unmapped page and touching it raises SIGSEGV. "Kernels" run on the
+// host: fill_bytes(p, n, value) writes n bytes. cuGetProcAddress answers by base name,
+// version and per-thread flag like the driver; FAKE_CUDA_INTERNAL_POINTERS=1 makes it
+// answer with internal functions instead of the exported ones (as a driver may), and
+// FAKE_CUDA_FAIL_CREATE=1 makes cuMemCreate fail with out of memory.
+#include <cuda.h>
+#include <sys/mman.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+
+#define FAKE_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace {
+
+bool env_on(const char* name) {
+  const char* v = std::getenv(name);
+  return v && std::strcmp(v, "1") == 0;
+}
+
+std::uint64_t granularity() { return 64 * 1024; }
+
+// Blocks handed out by cuMemAlloc and friends, to refuse a second free like the driver.
+constexpr int kMaxBlocks = 4096;
+void* g_blocks[kMaxBlocks];
+bool g_live[kMaxBlocks];
+int g_block_count = 0;
+
+void* allocate_block(size_t bytes) {
+  void* p = nullptr;
+  if (g_block_count == kMaxBlocks || posix_memalign(&p, 256, bytes + 256) != 0) return nullptr;
+  std::memset(p, 0, bytes + 256);
+  g_blocks[g_block_count] = p;
+  g_live[g_block_count++] = true;
+  return p;
+}
+
+// Never given back to the heap: a use after free stays silent, as in a driver's pool.
+CUresult free_block(void* p) {
+  for (int i = 0; i < g_block_count; ++i) {
+    if (g_blocks[i] == p && g_live[i]) {
+      g_live[i] = false;
+      return CUDA_SUCCESS;
+    }
+  }
+  return CUDA_ERROR_INVALID_VALUE;
+}
+
+struct FakeFunction {
+  const char* name;
+  int param_count;
+  size_t param_offset[3];
+  size_t param_size[3];
+};
+
+const FakeFunction kFillBytes = {"_Z10fill_bytesPhmi", 3, {0, 8, 16}, {8, 8, 4}};
+
+CUresult run(CUfunction f, void** params, void** extra) {
+  if (reinterpret_cast<const FakeFunction*>(f) != &kFillBytes) return CUDA_ERROR_INVALID_HANDLE;
+  unsigned char* p = nullptr;
+  unsigned long n = 0;
+  int value = 0;
+  if (params) {
+    std::memcpy(&p, params[0], sizeof p);
+    std::memcpy(&n, params[1], sizeof n);
+    std::memcpy(&value, params[2], sizeof value);
+  } else if (extra && extra[0] == CU_LAUNCH_PARAM_BUFFER_POINTER) {
+    const auto* buffer = static_cast<const unsigned char*>(extra[1]);
+    std::memcpy(&p, buffer + 0, sizeof p);
+    std::memcpy(&n, buffer + 8, sizeof n);
+    std::memcpy(&value, buffer + 16, sizeof value);
+  } else {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  std::memset(p, value, n);
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+FAKE_EXPORT CUresult fake_init(unsigned int) __asm__("cuInit");
+CUresult fake_init(unsigned int) { return CUDA_SUCCESS; }
+
+FAKE_EXPORT CUresult fake_driver_get_version(int*) __asm__("cuDriverGetVersion");
+CUresult fake_driver_get_version(int* v) {
+  *v = 13000;
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult fake_mem_alloc_v1(unsigned int*, unsigned int) __asm__("cuMemAlloc");
+CUresult fake_mem_alloc_v1(unsigned int*, unsigned int) { return CUDA_ERROR_NOT_SUPPORTED; }
+
+FAKE_EXPORT CUresult fake_mem_alloc(CUdeviceptr*, size_t) __asm__("cuMemAlloc_v2");
+CUresult fake_mem_alloc(CUdeviceptr* p, size_t bytes) {
+  if (!p || bytes == 0) return CUDA_ERROR_INVALID_VALUE;
+  void* b = allocate_block(bytes);
+  if (!b) return CUDA_ERROR_OUT_OF_MEMORY;
+  *p = reinterpret_cast<CUdeviceptr>(b);
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult fake_mem_alloc_pitch(CUdeviceptr*, size_t*, size_t, size_t, unsigned int)
+    __asm__("cuMemAllocPitch_v2");
+CUresult fake_mem_alloc_pitch(CUdeviceptr* p, size_t* pitch, size_t width, size_t height, unsigned int) {
+  *pitch = (width + 511) / 512 * 512;
+  return fake_mem_alloc(p, *pitch * height);
+}
+
+FAKE_EXPORT CUresult fake_mem_free(CUdeviceptr) __asm__("cuMemFree_v2");
+CUresult fake_mem_free(CUdeviceptr p) { return free_block(reinterpret_cast<void*>(p)); }
+
+FAKE_EXPORT CUresult fake_mem_alloc_async(CUdeviceptr*, size_t, CUstream) __asm__("cuMemAllocAsync");
+CUresult fake_mem_alloc_async(CUdeviceptr* p, size_t bytes, CUstream) { return fake_mem_alloc(p, bytes); }
+FAKE_EXPORT CUresult fake_mem_alloc_async_ptsz(CUdeviceptr*, size_t, CUstream) __asm__("cuMemAllocAsync_ptsz");
+CUresult fake_mem_alloc_async_ptsz(CUdeviceptr* p, size_t bytes, CUstream) { return fake_mem_alloc(p, bytes); }
+FAKE_EXPORT CUresult fake_mem_free_async(CUdeviceptr, CUstream) __asm__("cuMemFreeAsync");
+CUresult fake_mem_free_async(CUdeviceptr p, CUstream) { return fake_mem_free(p); }
+FAKE_EXPORT CUresult fake_mem_free_async_ptsz(CUdeviceptr, CUstream) __asm__("cuMemFreeAsync_ptsz");
+CUresult fake_mem_free_async_ptsz(CUdeviceptr p, CUstream) { return fake_mem_free(p); }
+
+FAKE_EXPORT CUresult fake_mem_alloc_managed(CUdeviceptr*, size_t, unsigned int) __asm__("cuMemAllocManaged");
+CUresult fake_mem_alloc_managed(CUdeviceptr* p, size_t bytes, unsigned int) { return fake_mem_alloc(p, bytes); }
+
+FAKE_EXPORT CUresult fake_mem_alloc_host(void**, size_t) __asm__("cuMemAllocHost_v2");
+CUresult fake_mem_alloc_host(void** p, size_t bytes) {
+  *p = allocate_block(bytes);
+  return *p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+FAKE_EXPORT CUresult fake_mem_free_host(void*) __asm__("cuMemFreeHost");
+CUresult fake_mem_free_host(void* p) { return free_block(p); }
+
+// Context, stream and device queries of a single-device machine.
+FAKE_EXPORT CUresult fake_ctx_get_device(CUdevice*) __asm__("cuCtxGetDevice");
+CUresult fake_ctx_get_device(CUdevice* d) {
+  *d = 0;
+  return CUDA_SUCCESS;
+}
+FAKE_EXPORT CUresult fake_ctx_get_current(CUcontext*) __asm__("cuCtxGetCurrent");
+CUresult fake_ctx_get_current(CUcontext* c) {
+  *c = reinterpret_cast<CUcontext>(0x1);
+  return CUDA_SUCCESS;
+}
+FAKE_EXPORT CUresult fake_ctx_synchronize() __asm__("cuCtxSynchronize");
+CUresult fake_ctx_synchronize() { return CUDA_SUCCESS; }
+FAKE_EXPORT CUresult fake_stream_synchronize(CUstream) __asm__("cuStreamSynchronize");
+CUresult fake_stream_synchronize(CUstream) { return CUDA_SUCCESS; }
+FAKE_EXPORT CUresult fake_stream_is_capturing(CUstream, CUstreamCaptureStatus*) __asm__("cuStreamIsCapturing");
+CUresult fake_stream_is_capturing(CUstream, CUstreamCaptureStatus* s) {
+  *s = env_on("FAKE_CUDA_CAPTURING") ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
+  return CUDA_SUCCESS;
+}
+FAKE_EXPORT CUresult fake_stream_get_ctx(CUstream, CUcontext*) __asm__("cuStreamGetCtx");
+CUresult fake_stream_get_ctx(CUstream, CUcontext* c) { return fake_ctx_get_current(c); }
+FAKE_EXPORT CUresult fake_device_get_count(int*) __asm__("cuDeviceGetCount");
+CUresult fake_device_get_count(int* n) {
+  *n = 1;
+  return CUDA_SUCCESS;
+}
+FAKE_EXPORT CUresult fake_device_get_attribute(int*, CUdevice_attribute, CUdevice) __asm__("cuDeviceGetAttribute");
+CUresult fake_device_get_attribute(int* v, CUdevice_attribute, CUdevice) {
+  *v = 0;
+  return CUDA_SUCCESS;
+}
+FAKE_EXPORT CUresult fake_device_get_default_mem_pool(CUmemoryPool*, CUdevice) __asm__("cuDeviceGetDefaultMemPool");
+CUresult fake_device_get_default_mem_pool(CUmemoryPool* p, CUdevice) {
+  *p = reinterpret_cast<CUmemoryPool>(0x100);
+  return CUDA_SUCCESS;
+}
+FAKE_EXPORT CUresult fake_device_get_mem_pool(CUmemoryPool*, CUdevice) __asm__("cuDeviceGetMemPool");
+CUresult fake_device_get_mem_pool(CUmemoryPool* p, CUdevice d) { return fake_device_get_default_mem_pool(p, d); }
+
+// Virtual memory management: reservations are PROT_NONE mappings, "physical" memory is
+// whatever an anonymous mapping gives, access is mprotect.
+FAKE_EXPORT CUresult fake_mem_get_allocation_granularity(size_t*, const CUmemAllocationProp*,
+                                                         CUmemAllocationGranularity_flags)
+    __asm__("cuMemGetAllocationGranularity");
+CUresult fake_mem_get_allocation_granularity(size_t* g, const CUmemAllocationProp*, CUmemAllocationGranularity_flags) {
+  *g = granularity();
+  return CUDA_SUCCESS;
+}
+FAKE_EXPORT CUresult fake_mem_address_reserve(CUdeviceptr*, size_t, size_t, CUdeviceptr, unsigned long long)
+    __asm__("cuMemAddressReserve");
+CUresult fake_mem_address_reserve(CUdeviceptr* p, size_t size, size_t, CUdeviceptr, unsigned long long) {
+  const std::uint64_t g = granularity();
+  void* raw = mmap(nullptr, size + g, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (raw == MAP_FAILED) return CUDA_ERROR_OUT_OF_MEMORY;
+  const auto begin = reinterpret_cast<std::uint64_t>(raw);
+  const std::uint64_t aligned = (begin + g - 1) / g * g;
+  if (aligned > begin) munmap(raw, aligned - begin);
+  if (aligned + size < begin + size + g) munmap(reinterpret_cast<void*>(aligned + size), begin + g - aligned);
+  *p = aligned;
+  return CUDA_SUCCESS;
+}
+FAKE_EXPORT CUresult fake_mem_address_free(CUdeviceptr, size_t) __asm__("cuMemAddressFree");
+CUresult fake_mem_address_free(CUdeviceptr p, size_t size) {
+  return munmap(reinterpret_cast<void*>(p), size) == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+FAKE_EXPORT CUresult fake_mem_create(CUmemGenericAllocationHandle*, size_t, const CUmemAllocationProp*,
+                                     unsigned long long) __asm__("cuMemCreate");
+CUresult fake_mem_create(CUmemGenericAllocationHandle* h, size_t size, const CUmemAllocationProp*,
+                         unsigned long long) {
+  if (env_on("FAKE_CUDA_FAIL_CREATE")) return CUDA_ERROR_OUT_OF_MEMORY;
+  static CUmemGenericAllocationHandle next = 1;
+  *h = next++;
+  return size % granularity() == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+FAKE_EXPORT CUresult fake_mem_release(CUmemGenericAllocationHandle) __asm__("cuMemRelease");
+CUresult fake_mem_release(CUmemGenericAllocationHandle) { return CUDA_SUCCESS; }
+FAKE_EXPORT CUresult fake_mem_map(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle, unsigned long long)
+    __asm__("cuMemMap");
+CUresult fake_mem_map(CUdeviceptr p, size_t size, size_t, CUmemGenericAllocationHandle, unsigned long long) {
+  if (p % granularity() != 0 || size % granularity() != 0) return CUDA_ERROR_INVALID_VALUE;
+  void* m = mmap(reinterpret_cast<void*>(p), size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+  return m == MAP_FAILED ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_SUCCESS;
+}
+FAKE_EXPORT CUresult fake_mem_unmap(CUdeviceptr, size_t) __asm__("cuMemUnmap");
+CUresult fake_mem_unmap(CUdeviceptr p, size_t size) {
+  void* m = mmap(reinterpret_cast<void*>(p), size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE,
+                 -1, 0);
+  return m == MAP_FAILED ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+}
+FAKE_EXPORT CUresult fake_mem_set_access(CUdeviceptr, size_t, const CUmemAccessDesc*, size_t)
+    __asm__("cuMemSetAccess");
+CUresult fake_mem_set_access(CUdeviceptr p, size_t size, const CUmemAccessDesc*, size_t count) {
+  if (count == 0) return CUDA_ERROR_INVALID_VALUE;
+  return mprotect(reinterpret_cast<void*>(p), size, PROT_READ | PROT_WRITE) == 0 ? CUDA_SUCCESS
+                                                                                  : CUDA_ERROR_INVALID_VALUE;
+}
+
+// Modules and launches: one kernel, run on the host.
+FAKE_EXPORT CUresult fake_module_load_data(CUmodule*, const void*) __asm__("cuModuleLoadData");
+CUresult fake_module_load_data(CUmodule* m, const void*) {
+  *m = reinterpret_cast<CUmodule>(0x2);
+  return CUDA_SUCCESS;
+}
+FAKE_EXPORT CUresult fake_module_get_function(CUfunction*, CUmodule, const char*) __asm__("cuModuleGetFunction");
+CUresult fake_module_get_function(CUfunction* f, CUmodule, const char* name) {
+  if (std::strcmp(name, "fill_bytes") != 0 && std::strcmp(name, kFillBytes.name) != 0) return CUDA_ERROR_NOT_FOUND;
+  *f = reinterpret_cast<CUfunction>(const_cast<FakeFunction*>(&kFillBytes));
+  return CUDA_SUCCESS;
+}
+FAKE_EXPORT CUresult fake_func_get_name(const char**, CUfunction) __asm__("cuFuncGetName");
+CUresult fake_func_get_name(const char** name, CUfunction f) {
+  *name = reinterpret_cast<const FakeFunction*>(f)->name;
+  return CUDA_SUCCESS;
+}
+FAKE_EXPORT CUresult fake_func_get_param_info(CUfunction, size_t, size_t*, size_t*) __asm__("cuFuncGetParamInfo");
+CUresult fake_func_get_param_info(CUfunction f, size_t i, size_t* offset, size_t* size) {
+  const auto* k = reinterpret_cast<const FakeFunction*>(f);
+  if (i >= static_cast<size_t>(k->param_count)) return CUDA_ERROR_INVALID_VALUE;
+  *offset = k->param_offset[i];
+  *size = k->param_size[i];
+  return CUDA_SUCCESS;
+}
+FAKE_EXPORT CUresult fake_launch_kernel(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                        unsigned, CUstream, void**, void**) __asm__("cuLaunchKernel");
+CUresult fake_launch_kernel(CUfunction f, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                            CUstream, void** params, void** extra) {
+  return run(f, params, extra);
+}
+FAKE_EXPORT CUresult fake_launch_kernel_ptsz(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                             unsigned, CUstream, void**, void**) __asm__("cuLaunchKernel_ptsz");
+CUresult fake_launch_kernel_ptsz(CUfunction f, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                 CUstream, void** params, void** extra) {
+  return run(f, params, extra);
+}
+FAKE_EXPORT CUresult fake_launch_kernel_ex(const CUlaunchConfig*, CUfunction, void**, void**)
+    __asm__("cuLaunchKernelEx");
+CUresult fake_launch_kernel_ex(const CUlaunchConfig*, CUfunction f, void** params, void** extra) {
+  return run(f, params, extra);
+}
+FAKE_EXPORT CUresult fake_tensor_map_encode_tiled(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*,
+                                                  const cuuint64_t*, const cuuint64_t*, const cuuint32_t*,
+                                                  const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
+                                                  CUtensorMapL2promotion, CUtensorMapFloatOOBfill)
+    __asm__("cuTensorMapEncodeTiled");
+CUresult fake_tensor_map_encode_tiled(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
+                                      const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
+                                      CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill) {
+  return CUDA_SUCCESS;
+}
+
+// cuGetProcAddress: base name, the version that introduced each variant, per-thread or not.
+FAKE_EXPORT CUresult fake_exported_get_proc_address_v2(const char*, void**, int, cuuint64_t,
+                                                       CUdriverProcAddressQueryResult*) __asm__("cuGetProcAddress_v2");
+FAKE_EXPORT CUresult fake_exported_get_proc_address(const char*, void**, int, cuuint64_t) __asm__("cuGetProcAddress");
+
+namespace {
+
+// The same function under another address (a driver may answer from its own table).
+template <auto Fn>
+struct Internal;
+template <class R, class... A, R (*Fn)(A...)>
+struct Internal<Fn> {
+  static R call(A... a) { return Fn(a...); }
+};
+
+struct Symbol {
+  const char* base;
+  int version;
+  bool per_thread;
+  void* exported;
+  void* internal;
+};
+
+#define FAKE_SYMBOL(base, version, per_thread, fn) \
+  {base, version, per_thread, reinterpret_cast<void*>(&fn), reinterpret_cast<void*>(&Internal<&fn>::call)}
+
+const Symbol kSymbols[] = {
+    FAKE_SYMBOL("cuGetProcAddress", 11030, false, fake_exported_get_proc_address),
+    FAKE_SYMBOL("cuGetProcAddress", 12000, false, fake_exported_get_proc_address_v2),
+    FAKE_SYMBOL("cuInit", 2000, false, fake_init),
+    FAKE_SYMBOL("cuDriverGetVersion", 2020, false, fake_driver_get_version),
+    FAKE_SYMBOL("cuMemAlloc", 2000, false, fake_mem_alloc_v1),
+    FAKE_SYMBOL("cuMemAlloc", 3020, false, fake_mem_alloc),
+    FAKE_SYMBOL("cuMemAllocPitch", 3020, false, fake_mem_alloc_pitch),
+    FAKE_SYMBOL("cuMemFree", 3020, false, fake_mem_free),
+    FAKE_SYMBOL("cuMemAllocAsync", 11020, false, fake_mem_alloc_async),
+    FAKE_SYMBOL("cuMemAllocAsync", 11020, true, fake_mem_alloc_async_ptsz),
+    FAKE_SYMBOL("cuMemFreeAsync", 11020, false, fake_mem_free_async),
+    FAKE_SYMBOL("cuMemFreeAsync", 11020, true, fake_mem_free_async_ptsz),
+    FAKE_SYMBOL("cuMemAllocManaged", 6000, false, fake_mem_alloc_managed),
+    FAKE_SYMBOL("cuMemAllocHost", 3020, false, fake_mem_alloc_host),
+    FAKE_SYMBOL("cuMemFreeHost", 2000, false, fake_mem_free_host),
+    FAKE_SYMBOL("cuCtxGetDevice", 2000, false, fake_ctx_get_device),
+    FAKE_SYMBOL("cuCtxGetCurrent", 4000, false, fake_ctx_get_current),
+    FAKE_SYMBOL("cuCtxSynchronize", 2000, false, fake_ctx_synchronize),
+    FAKE_SYMBOL("cuStreamSynchronize", 2000, false, fake_stream_synchronize),
+    FAKE_SYMBOL("cuStreamIsCapturing", 10000, false, fake_stream_is_capturing),
+    FAKE_SYMBOL("cuStreamGetCtx", 9020, false, fake_stream_get_ctx),
+    FAKE_SYMBOL("cuDeviceGetCount", 2000, false, fake_device_get_count),
+    FAKE_SYMBOL("cuDeviceGetAttribute", 2000, false, fake_device_get_attribute),
+    FAKE_SYMBOL("cuDeviceGetDefaultMemPool", 11020, false, fake_device_get_default_mem_pool),
+    FAKE_SYMBOL("cuDeviceGetMemPool", 11020, false, fake_device_get_mem_pool),
+    FAKE_SYMBOL("cuMemGetAllocationGranularity", 10020, false, fake_mem_get_allocation_granularity),
+    FAKE_SYMBOL("cuMemAddressReserve", 10020, false, fake_mem_address_reserve),
+    FAKE_SYMBOL("cuMemAddressFree", 10020, false, fake_mem_address_free),
+    FAKE_SYMBOL("cuMemCreate", 10020, false, fake_mem_create),
+    FAKE_SYMBOL("cuMemRelease", 10020, false, fake_mem_release),
+    FAKE_SYMBOL("cuMemMap", 10020, false, fake_mem_map),
+    FAKE_SYMBOL("cuMemUnmap", 10020, false, fake_mem_unmap),
+    FAKE_SYMBOL("cuMemSetAccess", 10020, false, fake_mem_set_access),
+    FAKE_SYMBOL("cuModuleLoadData", 2000, false, fake_module_load_data),
+    FAKE_SYMBOL("cuModuleGetFunction", 2000, false, fake_module_get_function),
+    FAKE_SYMBOL("cuFuncGetName", 12030, false, fake_func_get_name),
+    FAKE_SYMBOL("cuFuncGetParamInfo", 12040, false, fake_func_get_param_info),
+    FAKE_SYMBOL("cuLaunchKernel", 4000, false, fake_launch_kernel),
+    FAKE_SYMBOL("cuLaunchKernel", 7000, true, fake_launch_kernel_ptsz),
+    FAKE_SYMBOL("cuLaunchKernelEx", 11060, false, fake_launch_kernel_ex),
+    FAKE_SYMBOL("cuTensorMapEncodeTiled", 12000, false, fake_tensor_map_encode_tiled),
+};
+
+CUresult look_up(const char* symbol, void** pfn, int version, cuuint64_t flags, CUdriverProcAddressQueryResult* status) {
+  const bool per_thread = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0;
+  const Symbol* best = nullptr;
+  bool named = false;
+  for (const Symbol& s : kSymbols) {
+    if (std::strcmp(s.base, symbol) != 0) continue;
+    named = true;
+    if (s.version > version) continue;
+    // A per-thread request takes the per-thread variant where there is one.
+    if (s.per_thread && !per_thread) continue;
+    if (!best || s.per_thread > best->per_thread || (s.per_thread == best->per_thread && s.version > best->version))
+      best = &s;
+  }
+  *pfn = best ? (env_on("FAKE_CUDA_INTERNAL_POINTERS") ? best->internal : best->exported) : nullptr;
+  if (status)
+    *status = best ? CU_GET_PROC_ADDRESS_SUCCESS
+                   : (named ? CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
+  return best ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+}
+
+}  // namespace
+
+CUresult fake_exported_get_proc_address_v2(const char* symbol, void** pfn, int version, cuuint64_t flags,
+                                           CUdriverProcAddressQueryResult* status) {
+  return look_up(symbol, pfn, version, flags, status);
+}
+CUresult fake_exported_get_proc_address(const char* symbol, void** pfn, int version, cuuint64_t flags) {
+  return look_up(symbol, pfn, version, flags, nullptr);
+}

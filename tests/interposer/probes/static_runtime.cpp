@@ -1,0 +1,226 @@
+// Does what a CUDA 12+ runtime does, static or shared: dlopen libcuda.so.1 privately,
+// dlsym cuGetProcAddress_v2, ask it for cuGetProcAddress, and take every other entry point
+// from that. Run against the fake driver (tests/interposer/fake_driver), with and without
+// the interposer preloaded; each mode prints what it did, or dies on a guard.
+//
+//   static_runtime resolve          where each cuGetProcAddress answer lives
+//   static_runtime clean            allocations, launches and frees in bounds; a checksum
+//   static_runtime overrun          writes one byte past a 4,000-byte buffer from the host
+//   static_runtime kernel-overrun   a launch writes one byte past it
+//   static_runtime underrun         writes one byte before it
+//   static_runtime use-after-free   writes into it after cuMemFree
+//   static_runtime double-free      frees it twice, prints the second answer
+//   static_runtime fork             allocates, then a forked child allocates and frees too
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <dlfcn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+namespace {
+
+PFN_cuGetProcAddress_v12000 g_gpa = nullptr;
+
+int fail(const char* what, int rc) {
+  std::printf("FAILED: %s returned %d\n", what, rc);
+  return 1;
+}
+
+template <class Fn>
+Fn get(const char* symbol, cuuint64_t flags = CU_GET_PROC_ADDRESS_LEGACY_STREAM, int version = 12000) {
+  void* p = nullptr;
+  CUdriverProcAddressQueryResult status{};
+  if (g_gpa(symbol, &p, version, flags, &status) != CUDA_SUCCESS) return nullptr;
+  return reinterpret_cast<Fn>(p);
+}
+
+// "fence:<symbol>" when the interposer answered, "driver:<symbol>" or "driver:internal".
+std::string where(void* p) {
+  if (!p) return "null";
+  Dl_info info{};
+  if (!dladdr(p, &info) || !info.dli_fname) return "unknown";
+  const bool ours = std::strstr(info.dli_fname, "libcudadiag_fence") != nullptr;
+  if (!info.dli_sname || info.dli_saddr != p) return ours ? "fence:internal" : "driver:internal";
+  return std::string(ours ? "fence:" : "driver:") + info.dli_sname;
+}
+
+int resolve() {
+  struct Query {
+    const char* symbol;
+    int version;
+    cuuint64_t flags;
+  };
+  const cuuint64_t ptds = CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
+  const cuuint64_t legacy = CU_GET_PROC_ADDRESS_LEGACY_STREAM;
+  const Query queries[] = {
+      {"cuGetProcAddress", 12000, 0},      {"cuGetProcAddress", 11030, 0},   {"cuMemAlloc", 12000, 0},
+      {"cuMemAlloc", 3000, 0},             {"cuMemFree", 13000, legacy},     {"cuMemAllocAsync", 12000, ptds},
+      {"cuMemAllocAsync", 12000, legacy},  {"cuMemAllocAsync", 11000, 0},    {"cuLaunchKernel", 12000, ptds},
+      {"cuLaunchKernel", 12000, 0},        {"cuLaunchKernelEx", 12000, ptds}, {"cuCtxGetDevice", 12000, 0},
+      {"cuTensorMapEncodeTiled", 12000, 0}, {"cuNoSuchFunction", 12000, 0},
+  };
+  for (const Query& q : queries) {
+    void* p = nullptr;
+    CUdriverProcAddressQueryResult status{};
+    const int rc = g_gpa(q.symbol, &p, q.version, q.flags, &status);
+    std::printf("%s@%d/%d: rc=%d status=%d -> %s\n", q.symbol, q.version, static_cast<int>(q.flags), rc,
+                static_cast<int>(status), where(p).c_str());
+  }
+  // cudart asks with no symbolStatus at times.
+  void* p = nullptr;
+  const int rc = g_gpa("cuMemAlloc", &p, 12000, 0, nullptr);
+  std::printf("cuMemAlloc@12000 without symbolStatus: rc=%d -> %s\n", rc, where(p).c_str());
+  return 0;
+}
+
+struct Api {
+  PFN_cuInit_v2000 init = get<PFN_cuInit_v2000>("cuInit");
+  PFN_cuMemAlloc_v3020 alloc = get<PFN_cuMemAlloc_v3020>("cuMemAlloc");
+  PFN_cuMemFree_v3020 free = get<PFN_cuMemFree_v3020>("cuMemFree");
+  PFN_cuMemAllocAsync_v11020_ptsz alloc_async = get<PFN_cuMemAllocAsync_v11020_ptsz>("cuMemAllocAsync", CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM);
+  PFN_cuMemFreeAsync_v11020_ptsz free_async = get<PFN_cuMemFreeAsync_v11020_ptsz>("cuMemFreeAsync", CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM);
+  PFN_cuMemAllocManaged_v6000 alloc_managed = get<PFN_cuMemAllocManaged_v6000>("cuMemAllocManaged");
+  PFN_cuMemAllocHost_v3020 alloc_host = get<PFN_cuMemAllocHost_v3020>("cuMemAllocHost");
+  PFN_cuMemFreeHost_v2000 free_host = get<PFN_cuMemFreeHost_v2000>("cuMemFreeHost");
+  PFN_cuMemAllocPitch_v3020 alloc_pitch = get<PFN_cuMemAllocPitch_v3020>("cuMemAllocPitch");
+  PFN_cuModuleLoadData_v2000 load = get<PFN_cuModuleLoadData_v2000>("cuModuleLoadData");
+  PFN_cuModuleGetFunction_v2000 function = get<PFN_cuModuleGetFunction_v2000>("cuModuleGetFunction");
+  PFN_cuLaunchKernel_v7000_ptsz launch = get<PFN_cuLaunchKernel_v7000_ptsz>("cuLaunchKernel", CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM);
+  PFN_cuLaunchKernelEx_v11060 launch_ex = get<PFN_cuLaunchKernelEx_v11060>("cuLaunchKernelEx");
+  PFN_cuTensorMapEncodeTiled_v12000 encode = get<PFN_cuTensorMapEncodeTiled_v12000>("cuTensorMapEncodeTiled");
+};
+
+CUfunction fill_bytes(const Api& api) {
+  CUmodule m = nullptr;
+  CUfunction f = nullptr;
+  if (api.load(&m, "") != CUDA_SUCCESS || api.function(&f, m, "fill_bytes") != CUDA_SUCCESS) return nullptr;
+  return f;
+}
+
+CUresult fill(const Api& api, CUfunction f, CUdeviceptr p, unsigned long n, int value) {
+  void* params[] = {&p, &n, &value};
+  return api.launch(f, 1, 1, 1, 32, 1, 1, 0, nullptr, params, nullptr);
+}
+
+// Every allocation kind in bounds: the output must not change under the interposer.
+int clean(const Api& api) {
+  CUfunction f = fill_bytes(api);
+  if (!f) return fail("cuModuleGetFunction", 0);
+  const std::size_t sizes[] = {1, 15, 16, 4000, 65537, 1u << 20};
+  CUdeviceptr buffers[6] = {};
+  unsigned long long checksum = 0;
+  for (int i = 0; i < 6; ++i) {
+    if (int rc = api.alloc(&buffers[i], sizes[i])) return fail("cuMemAlloc", rc);
+    if (int rc = fill(api, f, buffers[i], sizes[i], i + 1)) return fail("cuLaunchKernel", rc);
+    const auto* bytes = reinterpret_cast<const unsigned char*>(buffers[i]);
+    for (std::size_t j = 0; j < sizes[i]; ++j) checksum += bytes[j] * (j % 7 + 1);
+  }
+  // Stream-ordered, on the per-thread default stream.
+  CUdeviceptr async = 0;
+  if (int rc = api.alloc_async(&async, 3000, nullptr)) return fail("cuMemAllocAsync_ptsz", rc);
+  if (int rc = fill(api, f, async, 3000, 9)) return fail("cuLaunchKernel", rc);
+  checksum += reinterpret_cast<const unsigned char*>(async)[2999];
+  if (int rc = api.free_async(async, nullptr)) return fail("cuMemFreeAsync_ptsz", rc);
+  // Arguments packed in one buffer, through cuLaunchKernelEx.
+  struct {
+    CUdeviceptr p;
+    unsigned long n;
+    int value;
+    int pad;
+  } packed{buffers[3], 4000, 0x5a, 0};
+  size_t packed_size = sizeof packed;
+  void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, &packed, CU_LAUNCH_PARAM_BUFFER_SIZE, &packed_size,
+                   CU_LAUNCH_PARAM_END};
+  CUlaunchConfig config{};
+  config.gridDimX = config.gridDimY = config.gridDimZ = 2;
+  config.blockDimX = 64;
+  config.blockDimY = config.blockDimZ = 1;
+  if (int rc = api.launch_ex(&config, f, nullptr, extra)) return fail("cuLaunchKernelEx", rc);
+  checksum += reinterpret_cast<const unsigned char*>(buffers[3])[3999];
+  // Managed, host and pitched memory.
+  CUdeviceptr managed = 0, pitched = 0;
+  void* host = nullptr;
+  size_t pitch = 0;
+  if (int rc = api.alloc_managed(&managed, 100, CU_MEM_ATTACH_GLOBAL)) return fail("cuMemAllocManaged", rc);
+  if (int rc = api.alloc_host(&host, 100)) return fail("cuMemAllocHost", rc);
+  if (int rc = api.alloc_pitch(&pitched, &pitch, 100, 3, 4)) return fail("cuMemAllocPitch", rc);
+  std::memset(reinterpret_cast<void*>(pitched), 1, pitch * 3);
+  std::printf("pitch=%zu\n", pitch);
+  CUtensorMap map{};
+  cuuint64_t dims[2] = {64, 64}, strides[1] = {256};
+  cuuint32_t box[2] = {16, 16}, element_strides[2] = {1, 1};
+  if (int rc = api.encode(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, reinterpret_cast<void*>(buffers[5]), dims, strides,
+                          box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                          CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE))
+    return fail("cuTensorMapEncodeTiled", rc);
+  for (CUdeviceptr b : buffers)
+    if (int rc = api.free(b)) return fail("cuMemFree", rc);
+  if (int rc = api.free(managed)) return fail("cuMemFree (managed)", rc);
+  if (int rc = api.free(pitched)) return fail("cuMemFree (pitched)", rc);
+  if (int rc = api.free_host(host)) return fail("cuMemFreeHost", rc);
+  std::printf("checksum=%llu\nclean ok\n", checksum);
+  return 0;
+}
+
+int misuse(const Api& api, const std::string& mode) {
+  CUdeviceptr p = 0;
+  if (int rc = api.alloc(&p, 4000)) return fail("cuMemAlloc", rc);
+  auto* bytes = reinterpret_cast<volatile unsigned char*>(p);
+  if (mode == "overrun") {
+    bytes[4000] = 1;
+  } else if (mode == "underrun") {
+    bytes[-1] = 1;
+  } else if (mode == "kernel-overrun") {
+    CUfunction f = fill_bytes(api);
+    if (!f) return fail("cuModuleGetFunction", 0);
+    if (int rc = fill(api, f, p, 4001, 7)) return fail("cuLaunchKernel", rc);
+  } else if (mode == "use-after-free") {
+    if (int rc = api.free(p)) return fail("cuMemFree", rc);
+    bytes[0] = 1;
+  } else if (mode == "fork") {
+    const pid_t child = fork();
+    if (child == 0) {
+      CUdeviceptr q = 0;
+      const bool ok = api.alloc(&q, 100) == CUDA_SUCCESS && api.free(q) == CUDA_SUCCESS;
+      _exit(ok ? 0 : 1);
+    }
+    int status = 0;
+    if (child < 0 || waitpid(child, &status, 0) != child) return fail("fork", 0);
+    std::printf("child exit=%d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    return 0;
+  } else if (mode == "double-free") {
+    if (int rc = api.free(p)) return fail("cuMemFree", rc);
+    std::printf("second free: %d\n", static_cast<int>(api.free(p)));
+    return 0;
+  } else {
+    std::printf("unknown mode %s\n", mode.c_str());
+    return 2;
+  }
+  std::printf("%s: no fault\n", mode.c_str());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string mode = argc > 1 ? argv[1] : "clean";
+  void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!driver) return fail("dlopen libcuda.so.1", 0);
+  auto first = reinterpret_cast<PFN_cuGetProcAddress_v12000>(dlsym(driver, "cuGetProcAddress_v2"));
+  if (!first) return fail("dlsym cuGetProcAddress_v2", 0);
+  // From here on, like cudart, through the cuGetProcAddress that cuGetProcAddress returns.
+  void* p = nullptr;
+  CUdriverProcAddressQueryResult status{};
+  if (int rc = first("cuGetProcAddress", &p, 12000, 0, &status)) return fail("cuGetProcAddress", rc);
+  g_gpa = reinterpret_cast<PFN_cuGetProcAddress_v12000>(p);
+  if (mode == "resolve") return resolve();
+  const Api api;
+  if (int rc = api.init(0)) return fail("cuInit", rc);
+  if (mode == "clean") return clean(api);
+  return misuse(api, mode);
+}

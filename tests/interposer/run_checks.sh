@@ -1,0 +1,302 @@
+#!/usr/bin/env bash
+# CPU checks of libcudadiag_fence.so, one per ctest (tests/interposer/CMakeLists.txt):
+#   run_checks.sh CHECK
+# Environment: INTERPOSER (the library), FAKE_DRIVER_DIR (holds the fake libcuda.so.1),
+# PROBE_LIBRARY_DIR, STATIC_RUNTIME, LINKED_DRIVER, DLSYM_PROBE, RING_DUMP.
+# A probe that dies on a guard exits 139 (SIGSEGV): the fake driver's memory is host
+# memory, so a guard the interposer placed is a real unmapped page.
+set -uo pipefail
+check=${1:?usage: run_checks.sh CHECK}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+readonly SEGV=139
+
+fail() {
+  echo "FAIL ($check): $*"
+  for f in "$work"/*.out; do
+    [[ -f $f ]] && { echo "--- $(basename "$f")"; head -c 4000 "$f"; }
+  done
+  exit 1
+}
+
+# run NAME CMD...: output (stdout and stderr) in $work/NAME.out, status in $work/NAME.rc.
+run() {
+  local name=$1
+  shift
+  "$@" >"$work/$name.out" 2>&1
+  echo $? >"$work/$name.rc"
+}
+# Environment assignments for `env`: the interposer preloaded; the fake driver found first.
+PRELOAD="LD_PRELOAD=$INTERPOSER"
+FAKE="LD_LIBRARY_PATH=$FAKE_DRIVER_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+rc_of() { cat "$work/$1.rc"; }
+out_of() { cat "$work/$1.out"; }
+
+expect_rc() {  # NAME STATUS
+  [[ $(rc_of "$1") == "$2" ]] || fail "$1 exited $(rc_of "$1"), expected $2"
+}
+expect_line() {  # NAME EXTENDED-REGEX (one whole line)
+  grep -Eqx -- "$2" "$work/$1.out" || fail "$1: no line matching '$2'"
+}
+expect_same() {  # NAME NAME
+  cmp -s "$work/$1.out" "$work/$2.out" || fail "$1 and $2 differ: $(diff "$work/$1.out" "$work/$2.out" | head -20)"
+}
+expect_empty() {  # NAME
+  [[ ! -s $work/$1.out ]] || fail "$1 printed something"
+}
+dump_ring() {  # NAME RING [--records]
+  local name=$1 ring=$2
+  shift 2
+  run "$name" "$RING_DUMP" "$ring" "$@"
+  expect_rc "$name" 0
+}
+
+case $check in
+  quiet_true)
+    run true env "$PRELOAD" /bin/true
+    expect_rc true 0
+    expect_empty true
+    # Diagnostics only when asked for, and only on stderr.
+    env "$PRELOAD" CUDADIAG_FENCE_DEBUG=1 CUDADIAG_FENCE_ALIGN=24 /bin/true >"$work/debug_stdout.out" 2>"$work/debug.out"
+    expect_empty debug_stdout
+    expect_line debug 'cudadiag-fence\[[0-9]+\]: ignoring CUDADIAG_FENCE_ALIGN=24 \(invalid value; the default applies\)'
+    expect_line debug 'cudadiag-fence\[[0-9]+\]: loaded; no CUDADIAG_RING: fencing without a record'
+    ;;
+
+  quiet_shell)
+    mkdir "$work/cwd"
+    (cd "$work/cwd" && run shell env "$PRELOAD" sh -c 'echo one; /bin/true; ls; echo two')
+    expect_rc shell 0
+    [[ $(out_of shell) == $'one\ntwo' ]] || fail "the shell printed '$(out_of shell)'"
+    [[ -z $(ls -A "$work/cwd") ]] || fail "files appeared: $(ls -A "$work/cwd")"
+    ;;
+
+  quiet_python)
+    command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
+    script='import ctypes, ctypes.util, json, math, subprocess
+libm = ctypes.CDLL(ctypes.util.find_library("m"))
+libm.cos.restype = ctypes.c_double
+libm.cos.argtypes = [ctypes.c_double]
+print(json.dumps({"cos": libm.cos(0.0), "sqrt": math.sqrt(2)}))
+print(subprocess.run(["sh", "-c", "echo child"], capture_output=True, text=True).stdout.strip())'
+    run native python3 -c "$script"
+    run fenced env "$PRELOAD" python3 -c "$script"
+    expect_rc fenced 0
+    expect_same native fenced
+    expect_line fenced 'child'
+    ;;
+
+  exports)
+    run symbols nm -D --defined-only "$INTERPOSER"
+    expected='cuGetProcAddress cuGetProcAddress_v2 cuLaunchCooperativeKernel cuLaunchCooperativeKernel_ptsz
+      cuLaunchKernel cuLaunchKernelEx cuLaunchKernelEx_ptsz cuLaunchKernel_ptsz cuMemAllocAsync
+      cuMemAllocAsync_ptsz cuMemAllocFromPoolAsync cuMemAllocFromPoolAsync_ptsz cuMemAllocHost_v2
+      cuMemAllocManaged cuMemAllocPitch_v2 cuMemAlloc_v2 cuMemFreeAsync cuMemFreeAsync_ptsz cuMemFreeHost
+      cuMemFree_v2 cuMemHostAlloc cuTensorMapEncodeIm2col cuTensorMapEncodeIm2colWide cuTensorMapEncodeTiled dlsym'
+    got=$(awk '{print $3}' "$work/symbols.out" | sort | tr '\n' ' ')
+    want=$(echo $expected | tr ' ' '\n' | sort | tr '\n' ' ')
+    [[ $got == "$want" ]] || fail "exported: $got"
+    run needed readelf -d "$INTERPOSER"
+    needed=$(grep NEEDED "$work/needed.out" | grep -Ev 'lib(c|dl|pthread)\.so|ld-linux' || true)
+    [[ -z $needed ]] || fail "depends on more than libc: $needed"
+    ;;
+
+  ring_loaded_no_cuda)
+    run true env CUDADIAG_RING="$work/ring" "$PRELOAD" /bin/true
+    expect_rc true 0
+    expect_empty true
+    dump_ring dump "$work/ring"
+    expect_line dump 'status=ok'
+    expect_line dump 'loaded=true'
+    expect_line dump 'cuda_seen=false'
+    expect_line dump 'processes_loaded=1'
+    expect_line dump 'allocations=0'
+    expect_line dump 'launches=0'
+    ;;
+
+  ring_dump_missing)
+    run dump "$RING_DUMP" "$work/no-ring"
+    expect_rc dump 2
+    expect_line dump 'status=missing'
+    expect_line dump 'loaded=false'
+    grep -q "no-ring: no such file: the interposer never loaded" "$work/dump.out" || fail "no message naming the file"
+    printf 'some text' >"$work/foreign"
+    run foreign "$RING_DUMP" "$work/foreign"
+    expect_rc foreign 2
+    expect_line foreign 'status=bad_magic'
+    ;;
+
+  dlsym_unchanged)
+    export LD_LIBRARY_PATH="$PROBE_LIBRARY_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    run native "$DLSYM_PROBE"
+    run fenced env "$PRELOAD" "$DLSYM_PROBE"
+    expect_rc native 0
+    expect_rc fenced 0
+    expect_same native fenced
+    expect_line fenced 'cos\(0\)=1'
+    expect_line fenced 'printf found=1'
+    expect_line fenced 'RTLD_NEXT chain=11'
+    expect_line fenced 'RTLD_DEFAULT from a local library=7'
+    expect_line fenced 'cuGetProcAddress_v2=\(nil\)'
+    expect_line fenced 'cuMemAlloc_v2=\(nil\)'
+    expect_line fenced 'dlerror names it=1'
+    ;;
+
+  resolve | resolve_internal_pointers)
+    [[ $check == resolve_internal_pointers ]] && export FAKE_CUDA_INTERNAL_POINTERS=1
+    run native env "$FAKE" "$STATIC_RUNTIME" resolve
+    run fenced env "$FAKE" "$PRELOAD" "$STATIC_RUNTIME" resolve
+    expect_rc native 0
+    expect_rc fenced 0
+    # The driver's answers (rc, symbolStatus) are passed through unchanged...
+    sed 's/ -> .*//' "$work/native.out" >"$work/native_status.out"
+    sed 's/ -> .*//' "$work/fenced.out" >"$work/fenced_status.out"
+    expect_same native_status fenced_status
+    grep -q ' -> fence' "$work/native.out" && fail "the interposer answered without being preloaded"
+    # ... and exactly the hooked variants the driver chose are replaced.
+    expect_line fenced 'cuGetProcAddress@12000/0: rc=0 status=0 -> fence:cuGetProcAddress_v2'
+    expect_line fenced 'cuGetProcAddress@11030/0: rc=0 status=0 -> fence:cuGetProcAddress'
+    expect_line fenced 'cuMemAlloc@12000/0: rc=0 status=0 -> fence:cuMemAlloc_v2'
+    expect_line fenced 'cuMemAlloc@3000/0: rc=0 status=0 -> driver:(cuMemAlloc|internal)'
+    expect_line fenced 'cuMemFree@13000/1: rc=0 status=0 -> fence:cuMemFree_v2'
+    expect_line fenced 'cuMemAllocAsync@12000/2: rc=0 status=0 -> fence:cuMemAllocAsync_ptsz'
+    expect_line fenced 'cuMemAllocAsync@12000/1: rc=0 status=0 -> fence:cuMemAllocAsync'
+    expect_line fenced 'cuMemAllocAsync@11000/0: rc=500 status=2 -> null'
+    expect_line fenced 'cuLaunchKernel@12000/2: rc=0 status=0 -> fence:cuLaunchKernel_ptsz'
+    expect_line fenced 'cuLaunchKernel@12000/0: rc=0 status=0 -> fence:cuLaunchKernel'
+    expect_line fenced 'cuLaunchKernelEx@12000/2: rc=0 status=0 -> fence:cuLaunchKernelEx'
+    expect_line fenced 'cuCtxGetDevice@12000/0: rc=0 status=0 -> driver:(cuCtxGetDevice|internal)'
+    expect_line fenced 'cuTensorMapEncodeTiled@12000/0: rc=0 status=0 -> fence:cuTensorMapEncodeTiled'
+    expect_line fenced 'cuNoSuchFunction@12000/0: rc=500 status=1 -> null'
+    expect_line fenced 'cuMemAlloc@12000 without symbolStatus: rc=0 -> fence:cuMemAlloc_v2'
+    ;;
+
+  clean_unchanged)
+    run native env "$FAKE" "$STATIC_RUNTIME" clean
+    run fenced env "$FAKE" "$PRELOAD" "$STATIC_RUNTIME" clean
+    expect_rc native 0
+    expect_rc fenced 0
+    expect_line native 'clean ok'
+    expect_same native fenced
+    ;;
+
+  clean_ring)
+    run fenced env "$FAKE" CUDADIAG_RING="$work/ring" "$PRELOAD" "$STATIC_RUNTIME" clean
+    expect_rc fenced 0
+    dump_ring dump "$work/ring" --records
+    expect_line dump 'cuda_seen=true'
+    expect_line dump "owner_pid=[1-9][0-9]*"
+    # 6 buffers, 1 stream-ordered, 1 pitched (fenced); 1 managed, 1 host (recorded only).
+    expect_line dump 'allocations=10'
+    expect_line dump 'fenced=8'
+    expect_line dump 'frees=10'
+    expect_line dump 'launches=8'
+    expect_line dump 'tma_encodes=1'
+    expect_line dump 'unfenced=host memory: 1; managed memory: 1'
+    expect_line dump 'quarantined_bytes=[1-9][0-9]*'
+    expect_line dump 'last_kernel=fill_bytes\(unsigned char\*, unsigned long, int\)'
+    expect_line dump 'last_launch=grid\(2,2,2\) block\(64,1,1\) smem=0 stream=0x0 api=cuLaunchKernelEx pointer_args=1'
+    [[ $(grep -c '^allocation .* side=back .* freed=true released=false api=' "$work/dump.out") == 8 ]] ||
+      fail "expected 8 freed fenced allocations kept in quarantine"
+    expect_line dump 'allocation .* api=cuMemAllocAsync_ptsz reason='
+    # Without a quarantine every freed range is given back at once.
+    run noq env "$FAKE" CUDADIAG_RING="$work/ring0" CUDADIAG_FENCE_QUARANTINE_MB=0 "$PRELOAD" \
+      "$STATIC_RUNTIME" clean
+    expect_rc noq 0
+    dump_ring dump0 "$work/ring0" --records
+    expect_line dump0 'quarantined_bytes=0'
+    [[ $(grep -c '^allocation .* side=back .* released=true' "$work/dump0.out") == 8 ]] ||
+      fail "expected 8 released fenced allocations"
+    ;;
+
+  overrun | overrun_internal_pointers)
+    [[ $check == overrun_internal_pointers ]] && export FAKE_CUDA_INTERNAL_POINTERS=1
+    run native env "$FAKE" "$STATIC_RUNTIME" overrun
+    expect_rc native 0
+    expect_line native 'overrun: no fault'
+    run fenced env "$FAKE" "$PRELOAD" "$STATIC_RUNTIME" overrun
+    expect_rc fenced $SEGV
+    # At 256-byte alignment the byte after a 4,000-byte buffer is rounding slack.
+    run coarse env "$FAKE" CUDADIAG_FENCE_ALIGN=256 "$PRELOAD" "$STATIC_RUNTIME" overrun
+    expect_rc coarse 0
+    run off env "$FAKE" CUDADIAG_FENCE_SIDE=none "$PRELOAD" "$STATIC_RUNTIME" overrun
+    expect_rc off 0
+    ;;
+
+  kernel_overrun_ring)
+    run fenced env "$FAKE" CUDADIAG_RING="$work/ring" "$PRELOAD" "$STATIC_RUNTIME" kernel-overrun
+    expect_rc fenced $SEGV
+    # The process died inside the launch: the ring still says what ran, on what.
+    dump_ring dump "$work/ring" --records
+    expect_line dump 'status=ok'
+    expect_line dump 'allocations=1'
+    expect_line dump 'fenced=1'
+    expect_line dump 'launches=1'
+    expect_line dump 'last_kernel=fill_bytes\(unsigned char\*, unsigned long, int\)'
+    expect_line dump 'last_launch=grid\(1,1,1\) block\(32,1,1\) smem=0 stream=0x0 api=cuLaunchKernel_ptsz pointer_args=1'
+    address=$(sed -n 's/^allocation .* address=\(0x[0-9a-f]*\) .*/\1/p' "$work/dump.out")
+    expect_line dump "launch seq=0 .* pointer_args=$address"
+    ;;
+
+  underrun_front)
+    run back env "$FAKE" "$PRELOAD" "$STATIC_RUNTIME" underrun
+    expect_rc back 0
+    run front env "$FAKE" CUDADIAG_FENCE_SIDE=front "$PRELOAD" "$STATIC_RUNTIME" underrun
+    expect_rc front $SEGV
+    ;;
+
+  use_after_free)
+    run native env "$FAKE" "$STATIC_RUNTIME" use-after-free
+    expect_rc native 0
+    run fenced env "$FAKE" "$PRELOAD" "$STATIC_RUNTIME" use-after-free
+    expect_rc fenced $SEGV
+    ;;
+
+  double_free)
+    run native env "$FAKE" "$STATIC_RUNTIME" double-free
+    run fenced env "$FAKE" "$PRELOAD" "$STATIC_RUNTIME" double-free
+    expect_line native 'second free: 1'
+    expect_same native fenced
+    ;;
+
+  vmm_failure_falls_back)
+    export FAKE_CUDA_FAIL_CREATE=1
+    run native env "$FAKE" "$STATIC_RUNTIME" clean
+    run fenced env "$FAKE" CUDADIAG_RING="$work/ring" "$PRELOAD" "$STATIC_RUNTIME" clean
+    expect_rc fenced 0
+    expect_same native fenced
+    dump_ring dump "$work/ring"
+    expect_line dump 'allocations=10'
+    expect_line dump 'fenced=0'
+    expect_line dump 'unfenced=VMM failed: cuMemCreate returned 2: 8; host memory: 1; managed memory: 1'
+    ;;
+
+  linked_driver_overrun)
+    run native "$LINKED_DRIVER" overrun
+    expect_rc native 0
+    run clean env "$PRELOAD" "$LINKED_DRIVER" clean
+    expect_rc clean 0
+    expect_line clean 'clean: no fault'
+    run fenced env "$PRELOAD" "$LINKED_DRIVER" overrun
+    expect_rc fenced $SEGV
+    ;;
+
+  fork_child_records_apart)
+    run fenced env "$FAKE" CUDADIAG_RING="$work/ring" "$PRELOAD" "$STATIC_RUNTIME" fork
+    expect_rc fenced 0
+    expect_line fenced 'child exit=0'
+    dump_ring parent "$work/ring"
+    expect_line parent 'allocations=1'
+    expect_line parent 'other_cuda_processes=1'
+    expect_line parent 'process_files=1'
+    child_ring=$(ls "$work"/ring.[0-9]*)
+    dump_ring child "$child_ring"
+    expect_line child 'allocations=1'
+    expect_line child 'frees=1'
+    ;;
+
+  *)
+    fail "unknown check"
+    ;;
+esac
+echo "ok ($check)"
