@@ -392,3 +392,21 @@ TEST_CASE("hostile input: junk, invalid UTF-8, NULs, huge lines, floods") {
   CHECK_NOTHROW(scan_err(std::string("\0\0\0\n\n\r\r", 7)));
   CHECK(scan_err("").findings.empty());
 }
+
+TEST_CASE("shell and interpreter texts captured on the build machine (real)") {
+  auto s = scan_err(program_data("local_bash_abort.txt"));
+  REQUIRE(s.findings.size() == 1);
+  CHECK(s.findings[0].kind == FindingKind::signal);
+  CHECK(s.findings[0].signal_name == "SIGABRT");
+  s = scan_err(program_data("local_bash_segfault.txt"));
+  REQUIRE(s.findings.size() == 1);
+  CHECK(s.findings[0].signal_name == "SIGSEGV");
+  s = scan_err(program_data("local_dash_not_found.txt"));
+  REQUIRE(s.findings.size() == 1);
+  CHECK(s.findings[0].kind == FindingKind::not_started);
+  CHECK(s.findings[0].framework == Framework::shell);
+  s = scan_err(program_data("local_python_cannot_open.txt"));
+  REQUIRE(s.findings.size() == 1);
+  CHECK(s.findings[0].kind == FindingKind::not_started);
+  CHECK(s.findings[0].framework == Framework::python);
+}
