@@ -24,29 +24,30 @@ const RungStats* stats_of(const std::vector<RungStats>& all, Rung r) {
   return nullptr;
 }
 
-std::string memcheck_line(const sanitizer::Finding& f) {
-  std::string s = "memcheck: " + (f.message.empty() ? f.record_kind : f.message);
-  if (!f.kernel.empty()) s += " in " + f.kernel;
-  if (!f.file.empty() && f.line) s += fmt::format(" at {}:{}", f.file, *f.line);
-  if (f.thread || f.block) s += ", thread " + triple(f.thread) + " block " + triple(f.block);
-  if (f.nearest) {
-    s += fmt::format(", {} bytes {} the nearest allocation", f.nearest->distance_bytes, f.nearest->relation);
-    if (f.nearest->size) s += fmt::format(" ({} bytes)", *f.nearest->size);
+// One memcheck record, from its XML (sanitizer::Finding) or its text (AccessDetails).
+std::string memcheck_line(const std::string& what, const std::string& kernel, const std::string& location,
+                          const std::optional<std::array<long long, 3>>& thread,
+                          const std::optional<std::array<long long, 3>>& block,
+                          const std::optional<sanitizer::NearestAllocation>& nearest) {
+  std::string s = "memcheck: " + what;
+  if (!kernel.empty()) s += " in " + kernel;
+  if (!location.empty()) s += " at " + location;
+  if (thread || block) s += ", thread " + triple(thread) + " block " + triple(block);
+  if (nearest) {
+    s += fmt::format(", {} bytes {} the nearest allocation", nearest->distance_bytes, nearest->relation);
+    if (nearest->size) s += fmt::format(" ({} bytes)", *nearest->size);
   }
   return s;
 }
 
-std::string access_line(const ErrorFinding& f) {
-  std::string s = "memcheck: " + f.name;
+std::string memcheck_line(const sanitizer::Finding& f) {
+  const std::string location = !f.file.empty() && f.line ? fmt::format("{}:{}", f.file, *f.line) : std::string();
+  return memcheck_line(f.message.empty() ? f.record_kind : f.message, f.kernel, location, f.thread, f.block, f.nearest);
+}
+
+std::string memcheck_line(const ErrorFinding& f) {
   const auto& a = *f.access;
-  if (!a.kernel.empty()) s += " in " + a.kernel;
-  if (!a.location.empty()) s += " at " + a.location;
-  if (a.thread || a.block) s += ", thread " + triple(a.thread) + " block " + triple(a.block);
-  if (a.nearest) {
-    s += fmt::format(", {} bytes {} the nearest allocation", a.nearest->distance_bytes, a.nearest->relation);
-    if (a.nearest->size) s += fmt::format(" ({} bytes)", *a.nearest->size);
-  }
-  return s;
+  return memcheck_line(f.name, a.kernel, a.location, a.thread, a.block, a.nearest);
 }
 
 std::string assert_line(const ErrorFinding& f) {
@@ -68,7 +69,7 @@ std::pair<int, std::string> evidence_of(const RunJudgement& j) {
   if (j.sanitizer)
     for (const auto& f : j.sanitizer->findings)
       if (!f.api && f.level != "Warning") return {5, rung + memcheck_line(f)};
-  if (const auto* f = j.text.first_of(FindingKind::sanitizer); f && f->access) return {4, rung + access_line(*f)};
+  if (const auto* f = j.text.first_of(FindingKind::sanitizer); f && f->access) return {4, rung + memcheck_line(*f)};
   if (j.attribution && j.attribution->allocation) return {3, rung + j.attribution->summary};
   if (const auto* f = j.text.first_of(FindingKind::device_assert); f && f->assertion) return {2, rung + assert_line(*f)};
   if (j.error) return {1, rung + j.error->name + ": " + j.error->line};

@@ -193,28 +193,34 @@ case_run() {
   printf '%s' "${envs[*]:-}" >"$dir/$name.env"
 }
 
-kmsg_seq() {  # last /dev/kmsg sequence number (empty when unreadable)
-  timeout 5 python3 - <<'PY' 2>/dev/null
-import os
+# /dev/kmsg: "kmsg.py seq" prints the last record's sequence number, "kmsg.py since N" the
+# NVRM records after N (nothing, or a comment line, when the log cannot be read).
+cat >"$progs/kmsg.py" <<'PY'
+import os, sys
 try:
     fd = os.open("/dev/kmsg", os.O_RDONLY | os.O_NONBLOCK)
-except OSError:
+except OSError as e:
+    print(f"# /dev/kmsg: {e}" if sys.argv[1] == "since" else "")
     raise SystemExit(0)
+start = int(sys.argv[2]) if sys.argv[1] == "since" and len(sys.argv) > 2 and sys.argv[2] else -1
 last = ""
 while True:
     try:
         rec = os.read(fd, 8192)
     except BlockingIOError:
         break
-    except OSError:
+    except OSError:  # EPIPE: records were overwritten while reading
         continue
     if not rec:
         break
-    last = rec.split(b",")[1].decode()
-print(last)
+    text = rec.decode(errors="replace").rstrip("\n")
+    last = text.split(",")[1]
+    if sys.argv[1] == "since" and int(last) > start and "NVRM" in text:
+        print(text)
+if sys.argv[1] == "seq":
+    print(last)
 PY
-}
-seq0=$(kmsg_seq)
+seq0=$(timeout 5 python3 "$progs/kmsg.py" seq 2>/dev/null)
 
 {
   echo "date: $(date -u +%FT%TZ)"
@@ -257,29 +263,9 @@ case_run caching_jax_no_prealloc XLA_PYTHON_CLIENT_PREALLOCATE=false -- python3 
 case_run caching_jax_platform XLA_PYTHON_CLIENT_ALLOCATOR=platform XLA_PYTHON_CLIENT_PREALLOCATE=false -- \
   python3 "$progs/jax_memory.py"
 
-# NVIDIA kernel-log lines logged during the runs (/dev/kmsg records after the first one
+# NVIDIA kernel-log lines logged during the runs (/dev/kmsg records after the last one
 # seen at the start), and the programs themselves.
-timeout 10 python3 - "$seq0" >"$dir/kmsg_nvrm.txt" 2>/dev/null <<'PY'
-import os, sys
-start = int(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1] else -1
-try:
-    fd = os.open("/dev/kmsg", os.O_RDONLY | os.O_NONBLOCK)
-except OSError as e:
-    print(f"# /dev/kmsg: {e}")
-    raise SystemExit(0)
-while True:
-    try:
-        rec = os.read(fd, 8192)
-    except BlockingIOError:
-        break
-    except OSError:
-        continue
-    if not rec:
-        break
-    text = rec.decode(errors="replace").rstrip("\n")
-    if int(text.split(",")[1]) > start and "NVRM" in text:
-        print(text)
-PY
+timeout 10 python3 "$progs/kmsg.py" since "$seq0" >"$dir/kmsg_nvrm.txt" 2>/dev/null
 cp "$progs"/*.py "$dir/"
 
 tar -czf "$OUT/error-texts.tar.gz" -C "$work" error-texts

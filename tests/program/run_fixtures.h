@@ -51,25 +51,23 @@ inline InterposerLog fenced_log(std::uint64_t launches = 3) {
   s.allocations = 2;
   s.fenced = 2;
   s.launches = launches;
-  AllocationRecord a;
-  a.seq = 7;
-  a.bytes = 4000;
-  a.mapped_begin = 0x7f0000000000;
-  a.mapped_end = 0x7f0000200000;
-  a.address = a.mapped_end - 4000;
-  a.guard_begin = a.mapped_end;
-  a.guard_end = a.mapped_end + (2u << 20);
-  a.side = FenceSide::back;
-  a.api = "cuMemAlloc_v2";
-  log.allocations.push_back(a);
-  AllocationRecord b = a;
-  b.seq = 8;
-  b.mapped_begin = 0x7f0000600000;
-  b.mapped_end = 0x7f0000800000;
-  b.address = b.mapped_end - 4000;
-  b.guard_begin = b.mapped_end;
-  b.guard_end = b.mapped_end + (2u << 20);
-  log.allocations.push_back(b);
+  const auto fenced = [](std::uint64_t seq, std::uint64_t mapped_begin) {
+    AllocationRecord a;
+    a.seq = seq;
+    a.bytes = 4000;
+    a.mapped_begin = mapped_begin;
+    a.mapped_end = mapped_begin + (2u << 20);
+    a.address = a.mapped_end - 4000;
+    a.guard_begin = a.mapped_end;
+    a.guard_end = a.mapped_end + (2u << 20);
+    a.side = FenceSide::back;
+    a.api = "cuMemAlloc_v2";
+    return a;
+  };
+  log.allocations.push_back(fenced(7, 0x7f0000000000));
+  log.allocations.push_back(fenced(8, 0x7f0000600000));
+  const auto& a = log.allocations[0];
+  const auto& b = log.allocations[1];
   LaunchRecord l;
   l.seq = 30;
   l.kernel = "index_select_kernel";
@@ -81,6 +79,18 @@ inline InterposerLog fenced_log(std::uint64_t launches = 3) {
   l.pointer_args = {b.address};
   log.launches.push_back(l);
   return log;
+}
+
+// memcheck's XML record of an invalid access.
+inline sanitizer::Finding memcheck_access(const std::string& message, const std::string& kernel,
+                                          const std::string& address = "0x7f5190800fa0") {
+  sanitizer::Finding f;
+  f.address = address;
+  f.record_kind = "Precise";
+  f.level = "Error";
+  f.message = message;
+  f.kernel = kernel;
+  return f;
 }
 
 inline host::XidEvent xid31(std::uint64_t page, const char* access = "ACCESS_TYPE_VIRT_WRITE") {

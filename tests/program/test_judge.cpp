@@ -185,13 +185,7 @@ TEST_CASE("fence rung: faults the fence may have caused") {
 
 TEST_CASE("sanitizer rung: memcheck's report is evidence, its text adds distances") {
   cudadiag::sanitizer::MemcheckReport r;
-  cudadiag::sanitizer::Finding f;
-  f.record_kind = "Precise";
-  f.level = "Error";
-  f.message = "Invalid __global__ write of size 4 bytes";
-  f.kernel = "oob_write";
-  f.address = "0x7f5190800fa0";
-  r.findings.push_back(f);
+  r.findings.push_back(memcheck_access("Invalid __global__ write of size 4 bytes", "oob_write"));
   auto o = exited(Rung::sanitizer, 0, "",
                   "========= Invalid __global__ write of size 4 bytes\n"
                   "=========     and is 1 bytes after the nearest allocation at 0x7f5190800000 of size 4,000 bytes\n");

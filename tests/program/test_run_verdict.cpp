@@ -104,10 +104,7 @@ TEST_CASE("exposed natively; the most precise evidence is the fence's") {
 TEST_CASE("evidence order: memcheck's finding over a device assert over the error text") {
   auto san = exited(Rung::sanitizer, 1);
   cudadiag::sanitizer::MemcheckReport r;
-  cudadiag::sanitizer::Finding f;
-  f.level = "Error";
-  f.message = "Invalid __global__ read of size 2 bytes";
-  f.kernel = "indexSelectLargeIndex";
+  auto f = memcheck_access("Invalid __global__ read of size 2 bytes", "indexSelectLargeIndex");
   f.file = "Indexing.cu";
   f.line = 1146;
   f.thread = std::array<long long, 3>{5, 0, 0};
