@@ -97,6 +97,45 @@ void take_pid_and_name(std::string_view& rest, XidEvent& e) {
   }
 }
 
+// The next space-separated word, without trailing '.', ',' or ';'.
+std::string_view next_word(std::string_view& s) {
+  skip_spaces(s);
+  std::size_t n = 0;
+  while (n < s.size() && s[n] != ' ' && s[n] != '\t') ++n;
+  std::string_view w = s.substr(0, n);
+  s.remove_prefix(n);
+  while (!w.empty() && (w.back() == '.' || w.back() == ',' || w.back() == ';')) w.remove_suffix(1);
+  return w;
+}
+
+// "0x7f3c_1f600000" -> value; the halves may be joined by '_'. At most 16 hex digits.
+std::optional<std::uint64_t> take_split_hex(std::string_view s) {
+  if (s.size() < 3 || s[0] != '0' || (s[1] != 'x' && s[1] != 'X')) return std::nullopt;
+  std::uint64_t v = 0;
+  int digits = 0;
+  for (std::size_t i = 2; i < s.size(); ++i) {
+    const char c = s[i];
+    int d = -1;
+    if (c >= '0' && c <= '9') d = c - '0';
+    else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
+    else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
+    else if (c == '_') continue;
+    else break;
+    if (++digits > 16) return std::nullopt;
+    v = (v << 4) | static_cast<std::uint64_t>(d);
+  }
+  if (digits == 0) return std::nullopt;
+  return v;
+}
+
+MmuAccess access_of(std::string_view access_type) {
+  if (access_type.find("ATOMIC") != std::string_view::npos) return MmuAccess::atomic;
+  if (access_type.find("PREFETCH") != std::string_view::npos) return MmuAccess::prefetch;
+  if (access_type.find("WRITE") != std::string_view::npos) return MmuAccess::write;
+  if (access_type.find("READ") != std::string_view::npos) return MmuAccess::read;
+  return MmuAccess::unknown;
+}
+
 }  // namespace
 
 std::optional<XidEvent> parse_xid_line(std::string_view line) {
@@ -126,7 +165,66 @@ std::optional<XidEvent> parse_xid_line(std::string_view line) {
   consume(rest, ",");
   take_pid_and_name(rest, e);
   e.message = std::string(trim(rest));
+  if (e.xid == 31) e.mmu_fault = parse_mmu_fault(e.message);
   return e;
+}
+
+const char* to_string(MmuAccess a) {
+  switch (a) {
+    case MmuAccess::read: return "read";
+    case MmuAccess::write: return "write";
+    case MmuAccess::atomic: return "atomic";
+    case MmuAccess::prefetch: return "prefetch";
+    case MmuAccess::unknown: break;
+  }
+  return "unknown";
+}
+
+std::optional<MmuFault> parse_mmu_fault(std::string_view message) {
+  constexpr std::string_view kFaulted = "faulted @ ";
+  const auto at = message.find(kFaulted);
+  if (at == std::string_view::npos) return std::nullopt;
+  std::string_view rest = message.substr(at + kFaulted.size());
+  skip_spaces(rest);
+  const auto address = take_split_hex(rest);
+  if (!address) return std::nullopt;
+  MmuFault f;
+  f.address = *address;
+
+  // "MMU Fault: ENGINE GRAPHICS GPC1 GPCCLIENT_T1_4 faulted @ ..."
+  constexpr std::string_view kMmu = "MMU Fault:";
+  const auto mmu = message.substr(0, at).rfind(kMmu);
+  if (mmu != std::string_view::npos) {
+    std::string_view who = message.substr(mmu + kMmu.size(), at - mmu - kMmu.size());
+    std::string_view w = next_word(who);
+    if (w == "ENGINE") {
+      f.engine = std::string(next_word(who));
+      w = next_word(who);
+    }
+    for (; !w.empty(); w = next_word(who)) {
+      if (!f.client.empty()) f.client += ' ';
+      f.client += w;
+    }
+  }
+
+  // "Fault is of type FAULT_PDE ACCESS_TYPE_VIRT_WRITE"
+  constexpr std::string_view kType = "Fault is of type ";
+  std::string_view tail = message.substr(at);
+  if (const auto t = tail.find(kType); t != std::string_view::npos) {
+    std::string_view types = tail.substr(t + kType.size());
+    const std::string_view fault_type = next_word(types);
+    if (fault_type.substr(0, 6) == "FAULT_") f.fault_type = std::string(fault_type);
+    const std::string_view access = next_word(types);
+    if (access.substr(0, 12) == "ACCESS_TYPE_") f.access_type = std::string(access);
+  }
+  if (f.access_type.empty()) {
+    if (const auto a = tail.find("ACCESS_TYPE_"); a != std::string_view::npos) {
+      std::string_view from = tail.substr(a);
+      f.access_type = std::string(next_word(from));
+    }
+  }
+  f.access = access_of(f.access_type);
+  return f;
 }
 
 std::vector<XidEvent> parse_xid_text(std::string_view text) {

@@ -17,6 +17,29 @@
 
 namespace cudadiag::host {
 
+// How a faulting access touched memory, from the access type of an Xid 31 line.
+enum class MmuAccess { read, write, atomic, prefetch, unknown };
+const char* to_string(MmuAccess a);
+
+// The details of an Xid 31 "MMU Fault" message:
+//   ... MMU Fault: ENGINE GRAPHICS GPC1 GPCCLIENT_T1_4 faulted @ 0x7f32_30a00000.
+//   Fault is of type FAULT_PDE ACCESS_TYPE_VIRT_WRITE
+// The driver prints the address as two hex halves joined by '_' and reports it with the
+// low 12 bits cleared: it names the faulting 4 KiB page, not the byte.
+struct MmuFault {
+  std::uint64_t address = 0;  // start of the faulting page
+  std::string engine;         // "GRAPHICS", "CE3", ...
+  std::string client;         // what follows the engine: "GPC1 GPCCLIENT_T1_4"
+  std::string fault_type;     // "FAULT_PDE", "FAULT_PTE", ... ("" when absent)
+  std::string access_type;    // "ACCESS_TYPE_VIRT_WRITE", ... ("" when absent)
+  MmuAccess access = MmuAccess::unknown;
+};
+inline constexpr std::uint64_t kMmuFaultGranularity = 4096;
+
+// nullopt when the message has no "faulted @ 0x..." address (every other field is
+// optional). Never throws; bounded work on any input.
+std::optional<MmuFault> parse_mmu_fault(std::string_view message);
+
 struct XidEvent {
   std::optional<std::uint64_t> timestamp_us;  // CLOCK_MONOTONIC (since boot), when the line has one
   std::optional<std::uint64_t> seq;           // /dev/kmsg sequence number
@@ -26,6 +49,7 @@ struct XidEvent {
   std::string process_name;                   // "" when absent
   std::string message;                        // text after "xid, [pid=..., name=..., ]"
   std::string raw;                            // the NVRM text as logged
+  std::optional<MmuFault> mmu_fault;          // Xid 31 with a parsable "MMU Fault" message
 };
 
 // Parses one kernel-log line (kmsg record, dmesg line or bare text). nullopt for any

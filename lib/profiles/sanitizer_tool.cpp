@@ -64,8 +64,18 @@ SanitizerTool find_compute_sanitizer(const EnvLookup& getenv_fn, const ExecCheck
   return t;
 }
 
-std::vector<std::string> sanitizer_argv(const std::string& tool_path, const std::string& xml_path) {
-  return {tool_path, "--tool", "memcheck", "--xml", "--save", xml_path, "--print-limit", "100"};
+std::vector<std::string> sanitizer_argv(const std::string& tool_path, const std::string& xml_path,
+                                        unsigned long long padding_bytes) {
+  std::vector<std::string> argv{tool_path, "--tool", "memcheck"};
+  if (padding_bytes > 0) {
+    argv.push_back("--padding");
+    argv.push_back(std::to_string(padding_bytes));
+  }
+  for (const char* a : {"--xml", "--save"}) argv.push_back(a);
+  argv.push_back(xml_path);
+  argv.push_back("--print-limit");
+  argv.push_back("100");
+  return argv;
 }
 
 }  // namespace cudadiag::profiles

@@ -25,7 +25,10 @@ std::vector<std::string> compute_sanitizer_candidates(const EnvLookup& getenv_fn
 
 // argv prefix: memcheck, XML saved to xml_path, at most 100 records. The child's own exit
 // code is kept (no --error-exitcode): the parent judges the result lines and the XML,
-// not the sanitizer's exit status.
-std::vector<std::string> sanitizer_argv(const std::string& tool_path, const std::string& xml_path);
+// not the sanitizer's exit status. padding_bytes > 0 adds `--padding N`: memcheck puts N
+// unallocated bytes after every allocation, so an overrun of up to N bytes can no longer
+// land in the next allocation (which memcheck would accept as a valid access).
+std::vector<std::string> sanitizer_argv(const std::string& tool_path, const std::string& xml_path,
+                                        unsigned long long padding_bytes = 0);
 
 }  // namespace cudadiag::profiles

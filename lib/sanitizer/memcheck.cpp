@@ -71,21 +71,11 @@ std::vector<Frame> frames_of(const XmlNode* stack) {
   return out;
 }
 
-// "write"/"read" and the size from "Invalid __global__ write of size 4 bytes".
 void fill_from_message(Finding& f) {
-  const std::string& m = f.message;
-  if (f.direction.empty()) {
-    if (m.find(" write") != std::string::npos) f.direction = "write";
-    else if (m.find(" read") != std::string::npos) f.direction = "read";
-  }
-  if (f.space.empty()) {
-    for (const char* sp : {"__global__", "__shared__", "__local__", "__generic__"})
-      if (m.find(sp) != std::string::npos) f.space = sp;
-  }
-  if (!f.access_size) {
-    const auto at = m.find("of size ");
-    if (at != std::string::npos) f.access_size = std::strtoll(m.c_str() + at + 8, nullptr, 10);
-  }
+  const AccessText a = parse_access_text(f.message);
+  if (f.direction.empty()) f.direction = a.direction;
+  if (f.space.empty()) f.space = a.space;
+  if (!f.access_size) f.access_size = a.size;
 }
 
 Finding finding_from(const XmlNode& rec) {
@@ -210,6 +200,22 @@ std::string strip_punct(std::string s) {
 }
 
 }  // namespace
+
+AccessText parse_access_text(std::string_view m) {
+  AccessText a;
+  if (m.find(" write") != std::string_view::npos) a.direction = "write";
+  else if (m.find(" read") != std::string_view::npos) a.direction = "read";
+  for (const char* sp : {"__global__", "__shared__", "__local__", "__generic__"})
+    if (m.find(sp) != std::string_view::npos) a.space = sp;
+  const auto at = m.find("of size ");
+  if (at != std::string_view::npos) {
+    long long v = 0;
+    std::size_t i = at + 8, digits = 0;
+    for (; i < m.size() && m[i] >= '0' && m[i] <= '9' && digits < 18; ++i, ++digits) v = v * 10 + (m[i] - '0');
+    if (digits > 0) a.size = v;
+  }
+  return a;
+}
 
 std::optional<NearestAllocation> parse_nearest_allocation(std::string_view text) {
   // "... is 4 bytes after the nearest allocation at 0x7f0 of size 4096 bytes"

@@ -71,6 +71,15 @@ MemcheckReport parse_memcheck_xml(std::string_view xml);
 std::optional<NearestAllocation> parse_nearest_allocation(std::string_view text);
 std::optional<ApiError> parse_api_error(std::string_view text);
 
+// What an access message says: "Invalid __global__ write of size 4 bytes" -> space
+// "__global__", direction "write", size 4. Fields the message does not name stay empty.
+struct AccessText {
+  std::string space;
+  std::string direction;
+  std::optional<long long> size;
+};
+AccessText parse_access_text(std::string_view message);
+
 // The memcheck XML carries no "nearest allocation" sentence; its text output does.
 // Assigns the sentences found in text output, in order, to the memory-access findings.
 std::vector<NearestAllocation> nearest_allocations_in_text(std::string_view text);

@@ -198,3 +198,104 @@ TEST_CASE("monotonic conversion of wall-clock instants") {
   CHECK(now_mono - one_sec_ago >= 900'000);
   CHECK(now_mono - one_sec_ago <= 1'500'000);
 }
+
+TEST_CASE("Xid 31: MMU fault details from the real H200 capture") {
+  const auto k = parse_xid_text(read_data("real_h200_kmsg.txt"));
+  REQUIRE(k.size() == 7);
+  REQUIRE(k[1].xid == 31);
+  REQUIRE(k[1].mmu_fault);
+  const auto& f = *k[1].mmu_fault;
+  CHECK(f.address == 0u);  // "faulted @ 0x0_00000000": a write through a null pointer
+  CHECK(f.engine == "GRAPHICS");
+  CHECK(f.client == "GPC1 GPCCLIENT_T1_4");
+  CHECK(f.fault_type == "FAULT_PDE");
+  CHECK(f.access_type == "ACCESS_TYPE_VIRT_WRITE");
+  CHECK(f.access == MmuAccess::write);
+  CHECK(std::string(to_string(f.access)) == "write");
+  // Xid 43 lines carry no MMU fault.
+  CHECK_FALSE(k[0].mmu_fault);
+}
+
+TEST_CASE("Xid 31: the split address loses its underscore") {
+  const auto events = parse_xid_text(read_data("kmsg_sample.txt"));
+  REQUIRE(events[3].xid == 31);
+  REQUIRE(events[3].mmu_fault);
+  CHECK(events[3].mmu_fault->address == 0x7f3c1f600000ULL);
+  CHECK(events[3].mmu_fault->engine == "GRAPHICS");
+  CHECK(events[3].mmu_fault->client == "GPCCLIENT_T1_0");
+  CHECK(events[3].mmu_fault->access == MmuAccess::read);
+  CHECK(events[3].mmu_fault->address % kMmuFaultGranularity == 0);
+}
+
+TEST_CASE("Xid 31: other engines, fault and access types") {
+  auto f = parse_mmu_fault(
+      "Ch 00000010, intr 00000000. MMU Fault: ENGINE CE3 HUBCLIENT_CE1 faulted @ 0x7f32_30a00000. "
+      "Fault is of type FAULT_PTE ACCESS_TYPE_VIRT_ATOMIC_STRONG");
+  REQUIRE(f);
+  CHECK(f->address == 0x7f3230a00000ULL);
+  CHECK(f->engine == "CE3");
+  CHECK(f->client == "HUBCLIENT_CE1");
+  CHECK(f->fault_type == "FAULT_PTE");
+  CHECK(f->access == MmuAccess::atomic);
+
+  f = parse_mmu_fault("MMU Fault: ENGINE GRAPHICS GPC0 GPCCLIENT_PE_0 faulted @ 0x1_00000000. "
+                      "Fault is of type FAULT_RO_VIOLATION ACCESS_TYPE_VIRT_PREFETCH");
+  REQUIRE(f);
+  CHECK(f->address == 0x100000000ULL);
+  CHECK(f->fault_type == "FAULT_RO_VIOLATION");
+  CHECK(f->access == MmuAccess::prefetch);
+
+  // No "Fault is of type" sentence: the address still counts, the types stay empty.
+  f = parse_mmu_fault("MMU Fault: ENGINE HOST0 HOSTCLIENT_HOST faulted @ 0xdead_beef000");
+  REQUIRE(f);
+  CHECK(f->address == 0xdeadbeef000ULL);
+  CHECK(f->fault_type.empty());
+  CHECK(f->access == MmuAccess::unknown);
+
+  // An access type outside the sentence is still found.
+  f = parse_mmu_fault("faulted @ 0x2000. ACCESS_TYPE_READ,");
+  REQUIRE(f);
+  CHECK(f->access_type == "ACCESS_TYPE_READ");
+  CHECK(f->access == MmuAccess::read);
+  CHECK(f->engine.empty());
+}
+
+TEST_CASE("Xid 31: messages without a usable address give nothing") {
+  CHECK_FALSE(parse_mmu_fault(""));
+  CHECK_FALSE(parse_mmu_fault("MMU Fault: ENGINE GRAPHICS faulted @ "));
+  CHECK_FALSE(parse_mmu_fault("MMU Fault: ENGINE GRAPHICS faulted @ 0x"));
+  CHECK_FALSE(parse_mmu_fault("MMU Fault: ENGINE GRAPHICS faulted @ 0xzz"));
+  CHECK_FALSE(parse_mmu_fault("faulted @ 0x1_0000_0000_0000_0000"));  // 17 hex digits: overflow
+  CHECK_FALSE(parse_mmu_fault("faulted 0x7f3c_1f600000"));
+  // A non-31 Xid with the same words is not decoded.
+  const auto e = parse_xid_line("NVRM: Xid (PCI:0000:3b:00): 13, pid=1, faulted @ 0x1000");
+  REQUIRE(e);
+  CHECK_FALSE(e->mmu_fault);
+}
+
+TEST_CASE("Xid parsing survives hostile text") {
+  // Binary junk around a real line, invalid UTF-8, NULs.
+  std::string junk;
+  for (int i = 0; i < 20000; ++i) junk += static_cast<char>((i * 73 + 11) & 0xFF);
+  const std::string real =
+      "NVRM: Xid (PCI:0000:86:00): 31, pid=77, name=x, MMU Fault: ENGINE GRAPHICS GPCCLIENT_T1_0 "
+      "faulted @ 0x7f3c_1f600000. Fault is of type FAULT_PDE ACCESS_TYPE_VIRT_READ";
+  const auto events = parse_xid_text(junk + "\n" + real + "\n" + junk);
+  bool found = false;
+  for (const auto& e : events)
+    if (e.pid == 77 && e.mmu_fault && e.mmu_fault->address == 0x7f3c1f600000ULL) found = true;
+  CHECK(found);
+
+  // A 4 MiB line of one repeated marker-like word: bounded work, no crash.
+  std::string huge;
+  huge.reserve(4u << 20);
+  while (huge.size() < (4u << 20)) huge += "faulted @ 0x_ MMU Fault: ENGINE ";
+  CHECK_FALSE(parse_mmu_fault(huge));
+  std::string huge_xid = "NVRM: Xid (PCI:0000:86:00): 31, " + huge;
+  const auto e = parse_xid_line(huge_xid);
+  REQUIRE(e);
+  CHECK_FALSE(e->mmu_fault);
+  // Underscores only, and a very long run of hex digits.
+  CHECK_FALSE(parse_mmu_fault("faulted @ 0x" + std::string(1000, '_')));
+  CHECK_FALSE(parse_mmu_fault("faulted @ 0x" + std::string(100000, 'f')));
+}

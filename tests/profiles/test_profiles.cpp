@@ -3,6 +3,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "profiles/profile.h"
 #include "profiles/sanitizer_tool.h"
@@ -106,4 +107,18 @@ TEST_CASE("sanitizer argv saves XML to the given file", "[profiles]") {
   }
   CHECK(has_xml);
   CHECK(has_save);
+}
+
+TEST_CASE("sanitizer argv adds --padding only when asked", "[profiles]") {
+  const auto plain = sanitizer_argv("/x/compute-sanitizer", "/tmp/out.xml");
+  for (const auto& s : plain) CHECK(s != "--padding");
+  const auto padded = sanitizer_argv("/x/compute-sanitizer", "/tmp/out.xml", 65536);
+  REQUIRE(padded.size() == plain.size() + 2);
+  // The option comes right after the tool selection, before --xml/--save.
+  CHECK(padded[1] == "--tool");
+  CHECK(padded[2] == "memcheck");
+  CHECK(padded[3] == "--padding");
+  CHECK(padded[4] == "65536");
+  CHECK(std::vector<std::string>(padded.begin() + 5, padded.end()) ==
+        std::vector<std::string>(plain.begin() + 3, plain.end()));
 }

@@ -162,3 +162,21 @@ TEST_CASE("memcheck: free-text sentences", "[sanitizer]") {
   CHECK(a->error_name == "cudaErrorIllegalAddress");
   CHECK_FALSE(parse_api_error("no api error").has_value());
 }
+
+TEST_CASE("memcheck: access text of a message", "[sanitizer]") {
+  auto a = parse_access_text("Invalid __global__ write of size 4 bytes");
+  CHECK(a.space == "__global__");
+  CHECK(a.direction == "write");
+  CHECK(a.size == 4);
+  a = parse_access_text("Invalid __shared__ read of size 16 bytes");
+  CHECK(a.space == "__shared__");
+  CHECK(a.direction == "read");
+  CHECK(a.size == 16);
+  a = parse_access_text("Misaligned Shared or Local Address");
+  CHECK(a.direction.empty());
+  CHECK_FALSE(a.size);
+  a = parse_access_text("Invalid __global__ read of size x bytes");
+  CHECK_FALSE(a.size);
+  a = parse_access_text("of size " + std::string(1000, '9'));  // bounded, no overflow trap
+  CHECK(a.size);
+}
