@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "host/xid.h"
+#include "runner/child_info.h"
 #include "taxonomy/taxonomy.h"
 #include "util/utf8.h"
 
@@ -22,38 +23,33 @@ void make_valid(json& j) {
   }
 }
 
-const char* outcome_name(RunOutcome o) {
+// The report's outcome for a run; the run's own outcome stays in details.run_outcome.
+report::Outcome outcome_of(RunOutcome o) {
   switch (o) {
     case RunOutcome::clean:
-    case RunOutcome::fence_not_effective: return "ok";
-    case RunOutcome::cuda_error: return "cuda_error";
-    case RunOutcome::crashed: return "crashed";
-    case RunOutcome::exit_code: return "no_result";
-    case RunOutcome::timeout: return "timeout";
-    case RunOutcome::does_not_start: return "skipped";
+    case RunOutcome::fence_not_effective: return report::Outcome::ok;
+    case RunOutcome::cuda_error: return report::Outcome::cuda_error;
+    case RunOutcome::crashed:
+    case RunOutcome::exit_code: return report::Outcome::crashed;  // died, or exited non-zero without a CUDA error
+    case RunOutcome::timeout: return report::Outcome::timeout;
+    case RunOutcome::does_not_start: return report::Outcome::skipped;
   }
-  return "ok";
+  return report::Outcome::ok;
+}
+
+report::VerdictStatus status_of(VerdictKind k) {
+  switch (k) {
+    case VerdictKind::exposed: return report::VerdictStatus::exposed;
+    case VerdictKind::clean: return report::VerdictStatus::clean;
+    case VerdictKind::flaky: return report::VerdictStatus::flaky;
+    case VerdictKind::does_not_start: return report::VerdictStatus::does_not_start;
+    case VerdictKind::inconclusive: return report::VerdictStatus::inconclusive;
+  }
+  return report::VerdictStatus::inconclusive;
 }
 
 const char* side_name(FenceSide s) {
   return s == FenceSide::back ? "back" : s == FenceSide::front ? "front" : "none";
-}
-
-report::StreamExcerpt excerpt_of(const runner::Capture& c) {
-  return report::StreamExcerpt{to_valid_utf8(c.text()), c.total_bytes, c.dropped_bytes};
-}
-
-report::ChildInfo child_info(const runner::ChildOutcome& o) {
-  report::ChildInfo c;
-  c.pid = static_cast<int>(o.pid);
-  c.ending = runner::to_string(o.ending);
-  c.exit_code = o.exit_code;
-  c.signal = o.signal;
-  c.signal_name = o.signal_name;
-  c.killed_after_grace = o.killed_after_grace;
-  c.stdout_excerpt = excerpt_of(o.out);
-  c.stderr_excerpt = excerpt_of(o.err);
-  return c;
 }
 
 report::ErrorInfo error_info(const CudaErrorEvidence& e, const RunJudgement& j) {
@@ -186,11 +182,11 @@ report::Result to_result(const RunObservation& obs, const RunJudgement& j) {
   if (obs.rung == Rung::fence && obs.interposer) {
     for (const auto& a : obs.interposer->allocations) {
       if (a.side == FenceSide::none) continue;
-      r.allocator = a.side == FenceSide::back ? "fence-back" : "fence-front";
+      r.allocator = a.side == FenceSide::back ? profiles::Allocator::fence_back : profiles::Allocator::fence_front;
       break;
     }
   }
-  r.outcome = outcome_name(j.outcome);
+  r.outcome = outcome_of(j.outcome);
   r.reason = to_valid_utf8(j.reason);
   if (j.error) {
     r.error = error_info(*j.error, j);
@@ -198,7 +194,7 @@ report::Result to_result(const RunObservation& obs, const RunJudgement& j) {
       *s = to_valid_utf8(*s);
   }
   r.duration_ms = obs.child.wall_ms;
-  r.child = child_info(obs.child);
+  r.child = runner::child_info(obs.child);
   r.xid = host::to_json(obs.xid);
   if (j.sanitizer) r.sanitizer = sanitizer::to_json(*j.sanitizer);
   if (j.attribution) {
@@ -217,7 +213,7 @@ report::Result to_result(const RunObservation& obs, const RunJudgement& j) {
 
 report::Verdict to_report_verdict(const RunVerdict& v) {
   report::Verdict out;
-  out.status = to_string(v.kind);
+  out.status = status_of(v.kind);
   out.reasons.push_back(to_valid_utf8(v.reason));
   if (!v.evidence.empty() && v.reason.find(v.evidence) == std::string::npos) out.reasons.push_back(to_valid_utf8(v.evidence));
   for (const auto& n : v.notes) out.reasons.push_back(to_valid_utf8(n));

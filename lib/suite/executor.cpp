@@ -9,6 +9,7 @@
 
 #include "host/xid.h"
 #include "report/annotate.h"
+#include "runner/child_info.h"
 
 namespace cudadiag::suite {
 
@@ -47,23 +48,6 @@ ChildLines parse_lines(const std::string& text) {
     }
   }
   return out;
-}
-
-report::StreamExcerpt excerpt_of(const runner::Capture& c) {
-  return report::StreamExcerpt{c.text(), c.total_bytes, c.dropped_bytes};
-}
-
-report::ChildInfo child_info_of(const runner::ChildOutcome& o) {
-  report::ChildInfo c;
-  c.pid = static_cast<int>(o.pid);
-  c.ending = runner::to_string(o.ending);
-  c.exit_code = o.exit_code;
-  c.signal = o.signal;
-  c.signal_name = o.signal_name;
-  c.killed_after_grace = o.killed_after_grace;
-  c.stdout_excerpt = excerpt_of(o.out);
-  c.stderr_excerpt = excerpt_of(o.err);
-  return c;
 }
 
 // What the child said about a case, over the parent's own fields (case, profile,
@@ -195,7 +179,7 @@ std::vector<report::Result> results_from_child(const std::vector<runner::CaseSpe
   if (lines.malformed > 0)
     spdlog::warn("child {}: {} malformed result line(s) ignored", outcome.pid, lines.malformed);
   const auto by_pos = match_lines(cases, lines);
-  const report::ChildInfo info = child_info_of(outcome);
+  const report::ChildInfo info = runner::child_info(outcome);
 
   std::vector<report::Result> results;
   std::vector<size_t> rest;

@@ -6,6 +6,7 @@
 #include "report/schema.h"
 #include "run_fixtures.h"
 
+using namespace cudadiag;
 using namespace cudadiag::program;
 using namespace cudadiag::program::testing;
 using cudadiag::report::json;
@@ -34,8 +35,8 @@ TEST_CASE("a fence fault as a report result") {
   CHECK(r.kernel == "program");
   CHECK(r.profile == "fence");
   CHECK(r.params == json{{"command", {"python3", "train.py"}}, {"rung", "fence"}, {"repeat", 2}});
-  CHECK(r.allocator == "fence-back");
-  CHECK(r.outcome == "cuda_error");
+  CHECK(r.allocator == profiles::Allocator::fence_back);
+  CHECK(r.outcome == report::Outcome::cuda_error);
   REQUIRE(r.error);
   CHECK(r.error->code == 700);
   CHECK(r.error->name == "cudaErrorIllegalAddress");
@@ -77,13 +78,13 @@ TEST_CASE("every outcome maps onto the report vocabulary and validates") {
   auto xid_only = exited(Rung::native, 1);
   xid_only.xid.push_back(xid31(0x7f0000200000));
   obs.push_back(xid_only);
-  const std::vector<std::string> expected{"ok", "no_result", "crashed", "skipped", "ok", "timeout", "cuda_error"};
+  const std::vector<std::string> expected{"ok", "crashed", "crashed", "skipped", "ok", "timeout", "cuda_error"};
   const std::vector<std::string> run_outcomes{"clean",          "exit_code",           "crashed",   "does_not_start",
                                               "fence_not_effective", "timeout", "cuda_error"};
   for (std::size_t i = 0; i < obs.size(); ++i) {
     INFO(i);
     const auto r = to_result(obs[i], judge_run(obs[i]));
-    CHECK(r.outcome == expected[i]);
+    CHECK(cudadiag::report::to_string(r.outcome) == expected[i]);
     CHECK(r.details["run_outcome"] == run_outcomes[i]);
     CHECK_FALSE(r.reason.empty());
     CHECK(schema_errors(r) == std::vector<std::string>{});
@@ -112,7 +113,7 @@ TEST_CASE("the verdict as the report's verdict") {
   v.evidence = "fence: X";
   v.notes = {"fence failed 1/1 runs (95% CI 21%-100%)"};
   auto rv = to_report_verdict(v);
-  CHECK(rv.status == "exposed");
+  CHECK(rv.status == report::VerdictStatus::exposed);
   CHECK(rv.reasons == std::vector<std::string>{v.reason, v.notes[0]});  // evidence already in the reason
   v.reason = "flaky";
   rv = to_report_verdict(v);

@@ -11,6 +11,7 @@
 
 #include "runner/bounded_capture.h"
 #include "runner/environment.h"
+#include "runner/child_info.h"
 #include "runner/runner.h"
 
 using namespace cudadiag::runner;
@@ -224,4 +225,18 @@ TEST_CASE("runner: a child reaped elsewhere (SIGCHLD ignored) does not hang us",
   CHECK(o.ending == Ending::result);
   CHECK(o.result == "still here");
   CHECK(o.wall_ms < 3000);
+}
+
+TEST_CASE("runner: a child's excerpts are valid UTF-8 in the report", "[runner]") {
+  cudadiag::runner::ChildOutcome o;
+  o.ending = cudadiag::runner::Ending::exit_code;
+  o.exit_code = 1;
+  o.out.head = std::string("ok \xff\xfe bytes\n");
+  o.out.total_bytes = o.out.head.size();
+  const auto info = cudadiag::runner::child_info(o);
+  CHECK(info.ending == "exit");
+  CHECK(info.exit_code == 1);
+  CHECK(info.stdout_excerpt.text.find('\xff') == std::string::npos);
+  CHECK(info.stdout_excerpt.text.rfind("ok ", 0) == 0);
+  CHECK_NOTHROW(cudadiag::report::to_json(info).dump());
 }

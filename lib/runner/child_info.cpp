@@ -1,0 +1,27 @@
+#include "runner/child_info.h"
+
+#include "util/utf8.h"
+
+namespace cudadiag::runner {
+namespace {
+
+report::StreamExcerpt excerpt_of(const Capture& c) {
+  return report::StreamExcerpt{to_valid_utf8(c.text()), c.total_bytes, c.dropped_bytes};
+}
+
+}  // namespace
+
+report::ChildInfo child_info(const ChildOutcome& o) {
+  report::ChildInfo c;
+  c.pid = static_cast<int>(o.pid);
+  c.ending = to_string(o.ending);
+  c.exit_code = o.exit_code;
+  c.signal = o.signal;
+  c.signal_name = o.signal_name;
+  c.killed_after_grace = o.killed_after_grace;
+  c.stdout_excerpt = excerpt_of(o.out);
+  c.stderr_excerpt = excerpt_of(o.err);
+  return c;
+}
+
+}  // namespace cudadiag::runner
