@@ -103,6 +103,8 @@ void run_env(const EnvOptions& opts) {
 
   r.driver = driver_section(nvml_snap, probe);
   r.devices = host::merge_devices(nvml_snap.value("devices", json::array()), probe.devices);
+  // Several GPUs: how each pair is connected (PCIe path, NVLink), as NVML tells it.
+  if (nvml_snap.contains("topology")) r.host["gpu_topology"] = nvml_snap["topology"];
   r.environment = report::capture_environment(inv.envp);
   r.gpu = json{{"ran", probe.ran}, {"reason", probe.reason}};
   set_verdict(r, probe, kernel_log);

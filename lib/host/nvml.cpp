@@ -4,6 +4,8 @@
 
 #include <cstring>
 #include <mutex>
+#include <string>
+#include <vector>
 
 namespace cudadiag::host::nvml {
 namespace {
@@ -205,11 +207,55 @@ void read_sensors(const Api& api, Device d, DeviceReader& r) {
   });
 }
 
-json read_device(const Api& api, unsigned int index) {
+void read_links(const Api& api, Device d, DeviceReader& r) {
+  r.field("nvlink_active_links", api.device_get_nvlink_state, [&](json& v) {
+    unsigned int active = 0;
+    Return first = kSuccess;
+    bool any = false;
+    for (unsigned int link = 0; link < kNvlinkMaxLinks; ++link) {
+      int is_active = 0;
+      const Return rc = api.device_get_nvlink_state(d, link, &is_active);
+      if (rc == kSuccess) {
+        any = true;
+        if (is_active) ++active;
+      } else if (first == kSuccess) {
+        first = rc;
+      }
+    }
+    v = active;
+    return any ? kSuccess : first;
+  });
+}
+
+// Every pair of GPUs: the PCIe/NUMA path between them and whether NVLink joins them.
+json read_topology(const Api& api, const std::vector<Device>& devices) {
+  json pairs = json::array();
+  for (size_t a = 0; a < devices.size(); ++a) {
+    for (size_t b = a + 1; b < devices.size(); ++b) {
+      if (!devices[a] || !devices[b]) continue;
+      json p{{"a", a}, {"b", b}, {"path", nullptr}, {"nvlink", nullptr}};
+      if (api.device_get_topology_common_ancestor) {
+        int level = -1;
+        if (api.device_get_topology_common_ancestor(devices[a], devices[b], &level) == kSuccess)
+          p["path"] = topology_level_name(level);
+      }
+      if (api.device_get_p2p_status) {
+        int status = -1;
+        if (api.device_get_p2p_status(devices[a], devices[b], kP2pCapsNvlink, &status) == kSuccess)
+          p["nvlink"] = status == kP2pStatusOk;
+      }
+      pairs.push_back(std::move(p));
+    }
+  }
+  return pairs;
+}
+
+json read_device(const Api& api, unsigned int index, Device& d) {
   json dev{{"index", index}};
-  Device d = nullptr;
+  d = nullptr;
   const Return rc = api.device_get_handle_by_index_v2(index, &d);
   if (rc != kSuccess) {
+    d = nullptr;
     dev["error"] = "nvmlDeviceGetHandleByIndex_v2: " + error_text(api, rc);
     return dev;
   }
@@ -218,6 +264,7 @@ json read_device(const Api& api, unsigned int index) {
   read_health(api, d, r);
   read_modes(api, d, r);
   read_sensors(api, d, r);
+  read_links(api, d, r);
   r.finish();
   return dev;
 }
@@ -239,6 +286,18 @@ json read_driver(const Api& api) {
 }
 
 }  // namespace
+
+const char* topology_level_name(int level) {
+  switch (level) {
+    case 0: return "same_board";         // NVML_TOPOLOGY_INTERNAL
+    case 10: return "single_switch";     // NVML_TOPOLOGY_SINGLE
+    case 20: return "multiple_switches"; // NVML_TOPOLOGY_MULTIPLE
+    case 30: return "host_bridge";       // NVML_TOPOLOGY_HOSTBRIDGE
+    case 40: return "same_numa_node";    // NVML_TOPOLOGY_NODE
+    case 50: return "system";            // NVML_TOPOLOGY_SYSTEM
+    default: return "unknown";
+  }
+}
 
 std::string error_text(const Api& api, Return rc) {
   const char* s = api.error_string ? api.error_string(rc) : nullptr;
@@ -275,6 +334,9 @@ bool load(Api& api, std::string& reason, const std::string& library) {
   resolve(lib, "nvmlDeviceGetTemperature", api.device_get_temperature);
   resolve(lib, "nvmlDeviceGetPowerUsage", api.device_get_power_usage);
   resolve(lib, "nvmlDeviceGetMemoryInfo", api.device_get_memory_info);
+  resolve(lib, "nvmlDeviceGetTopologyCommonAncestor", api.device_get_topology_common_ancestor);
+  resolve(lib, "nvmlDeviceGetP2PStatus", api.device_get_p2p_status);
+  resolve(lib, "nvmlDeviceGetNvLinkState", api.device_get_nvlink_state);
   return true;
 }
 
@@ -296,7 +358,13 @@ json snapshot(const Api& api) {
   if (rc_count != kSuccess) {
     out["nvml"]["reason"] = "nvmlDeviceGetCount_v2: " + error_text(api, rc_count);
   } else {
-    for (unsigned int i = 0; i < count && i < 256; ++i) out["devices"].push_back(read_device(api, i));
+    std::vector<Device> handles;
+    for (unsigned int i = 0; i < count && i < 256; ++i) {
+      Device d = nullptr;
+      out["devices"].push_back(read_device(api, i, d));
+      handles.push_back(d);
+    }
+    if (handles.size() > 1) out["topology"] = read_topology(api, handles);
   }
   if (api.shutdown) api.shutdown();
   return out;

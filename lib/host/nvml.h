@@ -45,6 +45,9 @@ inline constexpr int kRetiredDoubleBit = 1;          // NVML_PAGE_RETIREMENT_CAU
 inline constexpr int kClockSm = 1;                 // NVML_CLOCK_SM
 inline constexpr int kClockMem = 2;                // NVML_CLOCK_MEM
 inline constexpr int kTemperatureGpu = 0;          // NVML_TEMPERATURE_GPU
+inline constexpr int kP2pCapsNvlink = 2;           // NVML_P2P_CAPS_INDEX_NVLINK
+inline constexpr int kP2pStatusOk = 0;             // NVML_P2P_STATUS_OK
+inline constexpr unsigned int kNvlinkMaxLinks = 18;  // NVML_NVLINK_MAX_LINKS
 
 // The functions used; any pointer may be null (symbol missing in this driver).
 struct Api {
@@ -74,7 +77,17 @@ struct Api {
   Return (*device_get_temperature)(Device, int sensor, unsigned int* celsius) = nullptr;
   Return (*device_get_power_usage)(Device, unsigned int* milliwatts) = nullptr;
   Return (*device_get_memory_info)(Device, Memory* memory) = nullptr;
+  // Topology (several GPUs): the closest common ancestor of two GPUs (an
+  // nvmlGpuTopologyLevel_t), whether they reach each other over NVLink, the NVLink links
+  // of one GPU that are up.
+  Return (*device_get_topology_common_ancestor)(Device, Device, int* level) = nullptr;
+  Return (*device_get_p2p_status)(Device, Device, int caps_index, int* status) = nullptr;
+  Return (*device_get_nvlink_state)(Device, unsigned int link, int* is_active) = nullptr;
 };
+
+// "same_board", "single_switch", "multiple_switches", "host_bridge", "same_numa_node",
+// "system" for an nvmlGpuTopologyLevel_t; "unknown" otherwise.
+const char* topology_level_name(int level);
 
 // Loads the library once per process and resolves the symbols. False (with the dlerror
 // text in `reason`) when the library cannot be loaded. The library stays loaded.
@@ -87,7 +100,9 @@ std::string error_text(const Api& api, Return rc);
 // {nvml:{available, library, reason}, driver:{version, cuda_driver_version, ...},
 //  devices:[{index, name, uuid, serial, pci_bus_id, vbios, ecc_mode, ecc_errors,
 //            retired_pages, remapped_rows, persistence_mode, mig_mode, compute_mode,
-//            clocks_mhz, temperature_c, power_w, memory, unavailable:{field: why}}]}
+//            clocks_mhz, temperature_c, power_w, memory, nvlink_active_links,
+//            unavailable:{field: why}}],
+//  topology:[{a, b, path, nvlink}]  (every pair of GPUs, when there are several)}
 report::json snapshot(const Api& api);
 
 }  // namespace cudadiag::host::nvml

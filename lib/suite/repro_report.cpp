@@ -10,6 +10,8 @@ report::Report repro_report(const Suite& s, const PlanOptions& popts, const Plan
                             const ReproFacts& facts) {
   auto r = report::new_report(facts.argv, "repro");
   r.host = facts.host;
+  // Several GPUs: how each pair is connected (PCIe path, NVLink), as NVML tells it.
+  if (facts.nvml_snapshot.contains("topology")) r.host["gpu_topology"] = facts.nvml_snapshot["topology"];
   r.driver = facts.nvml_snapshot.value("driver", json::object());
   r.driver["nvml"] = facts.nvml_snapshot.value("nvml", json::object());
   r.devices = facts.devices;

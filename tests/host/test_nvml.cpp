@@ -153,3 +153,42 @@ TEST_CASE("nvml_snapshot on this machine never throws and says whether NVML is t
   if (s["nvml"]["available"] == false) CHECK(s["nvml"]["reason"].is_string());
   CHECK(s["devices"].is_array());
 }
+
+TEST_CASE("several GPUs: the path and NVLink between every pair, and each GPU's active links") {
+  g_init_rc = kSuccess;
+  auto api = fake_api();
+  api.device_get_topology_common_ancestor = [](Device a, Device b, int* level) {
+    REQUIRE(a != b);
+    *level = 40;  // NVML_TOPOLOGY_NODE
+    return kSuccess;
+  };
+  api.device_get_p2p_status = [](Device, Device, int caps, int* status) {
+    REQUIRE(caps == kP2pCapsNvlink);
+    *status = kP2pStatusOk;
+    return kSuccess;
+  };
+  api.device_get_nvlink_state = [](Device d, unsigned int link, int* active) {
+    if (d == kDev1) return kNotSupported;
+    *active = link < 6 ? 1 : 0;  // links 0..5 up
+    return kSuccess;
+  };
+  const auto s = snapshot(api);
+  REQUIRE(s.contains("topology"));
+  REQUIRE(s["topology"].size() == 1);
+  const auto& pair = s["topology"][0];
+  CHECK(pair["a"] == 0);
+  CHECK(pair["b"] == 1);
+  CHECK(pair["path"] == "same_numa_node");
+  CHECK(pair["nvlink"] == true);
+  CHECK(s["devices"][0]["nvlink_active_links"] == 6);
+  CHECK(s["devices"][1]["nvlink_active_links"].is_null());
+  CHECK(s["devices"][1]["unavailable"].contains("nvlink_active_links"));
+
+  // A driver without the topology symbols: the pair is listed, its facts are null.
+  const auto plain = snapshot(fake_api());
+  REQUIRE(plain["topology"].size() == 1);
+  CHECK(plain["topology"][0]["path"].is_null());
+  CHECK(plain["topology"][0]["nvlink"].is_null());
+  CHECK(topology_level_name(10) == std::string("single_switch"));
+  CHECK(topology_level_name(7) == std::string("unknown"));
+}

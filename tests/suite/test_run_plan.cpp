@@ -3,12 +3,14 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <map>
 #include <chrono>
 #include <thread>
 
 #include "suite/plan.h"
 #include "suite/post_steps.h"
 #include "suite/run_plan.h"
+#include "suite/verdict.h"
 
 using namespace cudadiag;
 using namespace cudadiag::suite;
@@ -25,10 +27,10 @@ SuiteCase fake_case(const std::string& id, const std::string& behaviour, const s
   return sc;
 }
 
-// Runs of suite cases in one batch on device slot 0.
-Batch batch_of(Plan& p, const Suite& s, std::vector<size_t> cases, bool own) {
+// Runs of suite cases in one batch on a device slot.
+Batch batch_of(Plan& p, const Suite& s, std::vector<size_t> cases, bool own, int slot = 0) {
   Batch b;
-  b.device_slot = 0;
+  b.device_slot = slot;
   b.own_child = own;
   for (size_t c : cases) {
     PlannedRun run;
@@ -39,7 +41,7 @@ Batch batch_of(Plan& p, const Suite& s, std::vector<size_t> cases, bool own) {
     run.suite_case = c;
     run.profile = s.cases[c].profiles.front();
     run.expectation = cases::expectation_for(s.cases[c].def, run.profile);
-    run.device_slot = 0;
+    run.device_slot = slot;
     b.runs.push_back(p.runs.size());
     p.runs.push_back(std::move(run));
   }
@@ -224,4 +226,32 @@ TEST_CASE("run_plan: under the sanitizer profile an overrun memcheck reports is 
   attach_sanitizer(pool, std::string(CUDADIAG_TEST_DATA) + "/sanitizer/real_h200_memcheck_oob_write.xml");
   judge_result(pool, cases::expectation_for(s.cases[0].def, profiles::parse_profile("default")), profiles::parse_profile("default"));
   CHECK(*pool.expectation_met);  // default expects silent
+}
+
+TEST_CASE("run_plan: with several GPUs one result per case per GPU, and the verdict names the GPU that fails",
+          "[run_plan][devices]") {
+  Suite s;
+  auto good = fake_case("fa.seed", "ok", "ok");
+  good.def.params["fail_on_device"] = "GPU-fake-1";
+  s.cases = {good, fake_case("fault.ok-control", "ok", "ok")};
+  Plan p;
+  p.batches.push_back(batch_of(p, s, {0, 1}, false, 0));
+  p.batches.push_back(batch_of(p, s, {0, 1}, false, 1));
+  auto o = fake_options();
+  o.devices = {{0, "GPU-fake-0", "fake"}, {1, "GPU-fake-1", "fake"}};
+  const auto out = run_plan(s, p, o);
+  REQUIRE(out.results.size() == 4);
+  std::map<std::string, int> per_device;
+  for (const auto& r : out.results) ++per_device[r.device];
+  CHECK(per_device == std::map<std::string, int>{{"GPU-fake-0", 2}, {"GPU-fake-1", 2}});
+  CHECK(out.results[0].device_index == 0);
+  CHECK(out.results[2].device_index == 1);
+  CHECK(out.results[0].outcome == report::Outcome::ok);
+  CHECK(out.results[2].outcome == report::Outcome::cuda_error);  // the faulty GPU
+  CHECK(out.results[3].outcome == report::Outcome::ok);          // re-run in a fresh child there
+  const auto v = decide_verdict(out.results, out.interrupted);
+  CHECK(v.status == report::VerdictStatus::suspect);
+  REQUIRE(v.reasons.size() == 1);
+  CHECK_THAT(v.reasons[0], Catch::Contains("fa.seed") && Catch::Contains("on GPU-fake-1") &&
+                               !Catch::Contains("GPU-fake-0"));
 }

@@ -65,7 +65,11 @@ int protocol(int argc, char** argv) {
   const int fd = result_fd();
   for (const auto& c : request.at("cases")) {
     const int index = c.at("index").get<int>();
-    const std::string fake = c.value("params", nlohmann::json::object()).value("fake", "ok");
+    const auto params = c.value("params", nlohmann::json::object());
+    std::string fake = params.value("fake", "ok");
+    // {"fail_on_device": "GPU-x"}: a faulty GPU, sticky errors there and only there.
+    const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+    if (params.contains("fail_on_device") && visible && params["fail_on_device"] == visible) fake = "sticky";
     std::printf("running case %d (%s)\n", index, fake.c_str());
     std::fflush(stdout);
     nlohmann::json line{{"index", index}};
