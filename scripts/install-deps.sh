@@ -21,6 +21,27 @@ if ((${#missing[@]})); then
   "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
+# A test cluster for the Slurm tests (tests/slurm): optional. When the packages cannot
+# be installed, those tests say so and are skipped; the build does not depend on them.
+slurm_packages=(slurmctld slurmd slurm-client munge)
+slurm_missing=()
+for p in "${slurm_packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    slurm_missing+=("$p")
+  fi
+done
+if ((${#slurm_missing[@]})); then
+  echo "install-deps: installing ${slurm_missing[*]} (for the Slurm tests)" >&2
+  sudo_cmd=()
+  if [[ $(id -u) -ne 0 ]]; then sudo_cmd=(sudo); fi
+  # The tests start daemons of their own (own config, key and ports), not the packages'.
+  if ! (export DEBIAN_FRONTEND=noninteractive
+        "${sudo_cmd[@]}" apt-get update -qq &&
+        "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${slurm_missing[@]}"); then
+    echo "install-deps: could not install ${slurm_missing[*]}: the Slurm tests will be skipped" >&2
+  fi
+fi
+
 # The CUDA Toolkit is not a Debian package here: nvcc on PATH or under /usr/local/cuda.
 if ! command -v nvcc >/dev/null 2>&1 && [[ ! -x /usr/local/cuda/bin/nvcc ]]; then
   echo "install-deps: nvcc not found (PATH or /usr/local/cuda/bin); install the CUDA Toolkit" >&2
