@@ -1,5 +1,6 @@
 // `cudadiag compare REPORT... | DIR | 'GLOB'`: what differs between hosts, and whether
 // it matters. Reads reports only; never touches CUDA.
+#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -18,6 +19,20 @@
 namespace cudadiag::app {
 namespace {
 
+// Seconds since the last lap, for -v: where a fleet comparison spends its time.
+class Stopwatch {
+ public:
+  double lap() {
+    const auto now = std::chrono::steady_clock::now();
+    const double s = std::chrono::duration<double>(now - last_).count();
+    last_ = now;
+    return s;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
+
 struct CompareCommandOptions {
   CommonOptions common;
   std::vector<std::string> inputs;
@@ -34,16 +49,20 @@ void run_compare(const CompareCommandOptions& opts) {
   if (!(opts.alpha > 0.0 && opts.alpha < 1.0))
     throw UsageError("--alpha: must be between 0 and 1 (got " + std::to_string(opts.alpha) + ")");
 
+  Stopwatch clock;
   const auto paths = compare::expand_report_paths(opts.inputs);
   auto set = compare::load_report_set(paths, opts.jobs);
   if (set.reports.size() < 2)
     throw UsageError("compare: needs two or more reports (got " + std::to_string(set.reports.size()) + ")");
-  spdlog::debug("loaded {} reports ({} distinct strings)", set.reports.size(), set.tables->strings.size());
+  spdlog::debug("read {} reports in {:.2f} s ({} distinct strings)", set.reports.size(), clock.lap(),
+                set.tables->strings.size());
   compare::CompareOptions options;
   options.time_factor = opts.time_factor;
   options.alpha = opts.alpha;
   const auto comparison = compare::compare_digests(std::move(set), options);
+  spdlog::debug("compared in {:.2f} s", clock.lap());
   auto r = compare::comparison_report(comparison, options, invocation().argv);
+  spdlog::debug("built the report in {:.2f} s", clock.lap());
 
   if (opts.common.redact) {
     auto j = report::to_json(r);
@@ -60,6 +79,7 @@ void run_compare(const CompareCommandOptions& opts) {
     text = compare::render_compare_text(r, use_color(opts.common));
   }
   emit_text(text, opts.common);
+  spdlog::debug("rendered and wrote it in {:.2f} s", clock.lap());
   if (opts.summary_line)
     std::fprintf(stderr, "cudadiag compare: %s: %s\n", r.verdict.status.c_str(), compare::summary_sentence(r).c_str());
   set_exit_code(compare::exit_code_for(r.verdict.status));

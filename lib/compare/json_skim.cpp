@@ -233,18 +233,58 @@ void JsonSkim::skip() {
     skip_scalar();
     return;
   }
-  // Iterative, so that depth costs no stack; the frames are local to this value.
-  const std::size_t base = frames_.size();
-  open(text_[pos_]);
-  while (frames_.size() > base) {
-    const bool in_object = frames_.back().close == '}';
-    const bool more = in_object ? next_key(nullptr) : next_element();
-    if (!more) continue;
-    const JsonKind v = peek();
-    if (v == JsonKind::object || v == JsonKind::array) {
-      open(text_[pos_]);
+  // Most of a report is skipped here: one loop with its own stack of closing brackets
+  // (no recursion, no call per token), the same checks and messages as the cursor API.
+  std::vector<char>& closers = skip_stack_;
+  closers.clear();
+  auto at_end = [&] { return pos_ >= text_.size(); };
+  // After '{' or ',' in an object: "name" ':' and the cursor at the value.
+  auto member_name = [&] {
+    if (at_end()) fail("expected a member name");
+    if (text_[pos_] != '"') fail("expected a member name in quotes, found " + shown(text_[pos_]));
+    skip_string();
+    skip_ws();
+    if (at_end()) fail("expected ':'");
+    if (text_[pos_] != ':') fail("expected ':' after a member name, found " + shown(text_[pos_]));
+    ++pos_;
+    skip_ws();
+  };
+  for (;;) {
+    // At the first character of a value.
+    if (at_end()) fail("expected a value");
+    const char c = text_[pos_];
+    if (c == '{' || c == '[') {
+      if (frames_.size() + closers.size() >= kMaxDepth)
+        fail("nesting deeper than " + std::to_string(kMaxDepth) + " levels");
+      closers.push_back(c == '{' ? '}' : ']');
+      ++pos_;
+      skip_ws();
+      if (!at_end() && text_[pos_] == closers.back()) {
+        ++pos_;
+        closers.pop_back();
+      } else {
+        if (closers.back() == '}') member_name();
+        continue;
+      }
     } else {
       skip_scalar();
+    }
+    // After a value: ',' and the next one, or the closing bracket(s).
+    for (;;) {
+      if (closers.empty()) return;
+      skip_ws();
+      const char close = closers.back();
+      if (at_end()) fail(close == '}' ? "expected ',' or '}'" : "expected ',' or ']'");
+      if (text_[pos_] == close) {
+        ++pos_;
+        closers.pop_back();
+        continue;
+      }
+      if (text_[pos_] != ',') fail(std::string("expected ',' or '") + close + "', found " + shown(text_[pos_]));
+      ++pos_;
+      skip_ws();
+      if (close == '}') member_name();
+      break;
     }
   }
 }

@@ -86,6 +86,7 @@ class JsonSkim {
     bool has_items;
   };
   std::vector<Frame> frames_;
+  std::vector<char> skip_stack_;  // skip()'s closing brackets, kept for its capacity
 };
 
 }  // namespace cudadiag::compare
