@@ -218,11 +218,7 @@ std::vector<EnvRow> environment_rows(const std::vector<ReportDigest>& reports, c
     const auto& spec = table.spec(order[k]);
     slot[order[k]] = k;
     EnvRow row;
-    row.field = spec.field;
-    row.category = spec.category;
-    row.device = spec.device;
-    row.weight = spec.weight;
-    row.health_counter = spec.health_counter;
+    static_cast<EnvRowInfo&>(row) = spec;
     row.values.assign(reports.size(), nullptr);
     if (spec.health_counter) row.counter_totals.assign(reports.size(), 0.0);
     rows.push_back(std::move(row));

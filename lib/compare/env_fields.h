@@ -35,13 +35,17 @@ const std::vector<EnvField>& env_fields();
 // Weight given to a difference in a captured environment variable.
 inline constexpr int kEnvVarWeight = 45;
 
-// One row of the environment table: a field, a field of the N-th GPU, or a variable.
-struct EnvRowSpec {
+// What a row of the environment table is: a field, a field of the N-th GPU, or a variable.
+struct EnvRowInfo {
   std::string field;     // "driver version", "gpu0 VBIOS", "env CUDA_LAUNCH_BLOCKING"
   std::string category;
   std::string device;    // "gpu<N>" for per-device rows, "" otherwise
   int weight = 0;
   bool health_counter = false;
+};
+
+// A row as the reports of a comparison found it.
+struct EnvRowSpec : EnvRowInfo {
   bool variable = false;  // an environment variable: a report without it has it "(unset)"
   // Table order: report fields, the device count, per device, variables.
   int section = 0;
@@ -75,12 +79,8 @@ struct EnvFact {
 std::vector<EnvFact> environment_facts(const report::json& head, const std::vector<std::size_t>& devices_used,
                                        EnvRowTable& rows, StringPool& strings);
 
-struct EnvRow {
-  std::string field;     // "driver version", "gpu0 vbios", "env CUDA_LAUNCH_BLOCKING"
-  std::string category;
-  std::string device;    // "gpu<N>" for per-device rows, "" otherwise
-  int weight = 0;
-  bool health_counter = false;
+// A row with every report's value.
+struct EnvRow : EnvRowInfo {
   std::vector<Text> values;           // per report; nullptr: not recorded
   std::vector<double> counter_totals;  // per report, health counters only
   bool differs = false;  // at least two recorded values differ

@@ -55,6 +55,17 @@ std::vector<std::vector<std::size_t>> partition(const std::vector<Signature>& si
   return parts;
 }
 
+// Groups of the parts, numbered with `prefix` in order: E1, E2, ...
+template <typename G>
+std::vector<G> numbered(const std::vector<std::vector<std::size_t>>& parts, const char* prefix) {
+  std::vector<G> groups(parts.size());
+  for (std::size_t g = 0; g < parts.size(); ++g) {
+    groups[g].id = prefix + std::to_string(g + 1);
+    groups[g].hosts = parts[g];
+  }
+  return groups;
+}
+
 // The most common value of something per host: its first holder stands for it.
 template <typename Key, typename Hash = std::hash<Key>>
 std::size_t plurality_holder(std::size_t n, const std::function<Key(std::size_t)>& key_of) {
@@ -98,11 +109,9 @@ void add_environment_groups(const std::vector<EnvRow>& env, std::size_t n, Group
     if (row.differs)
       typical.emplace_back(&row, plurality_holder<std::uint64_t>(n, [&](std::size_t i) { return env_cell(row, i); }));
   env_of_host.assign(n, 0);
-  const auto parts = partition(sigs);
-  for (std::size_t g = 0; g < parts.size(); ++g) {
-    EnvironmentGroup e;
-    e.id = "E" + std::to_string(g + 1);
-    e.hosts = parts[g];
+  out.environments = numbered<EnvironmentGroup>(partition(sigs), "E");
+  for (std::size_t g = 0; g < out.environments.size(); ++g) {
+    auto& e = out.environments[g];
     const std::size_t rep = e.hosts.front();
     for (const auto& [row, usual] : typical) {
       if (env_cell(*row, rep) == env_cell(*row, usual)) continue;
@@ -110,7 +119,6 @@ void add_environment_groups(const std::vector<EnvRow>& env, std::size_t n, Group
                               shown(row->values[usual]) + ")");
     }
     for (auto i : e.hosts) env_of_host[i] = g;
-    out.environments.push_back(std::move(e));
   }
 }
 
@@ -130,11 +138,8 @@ void add_host_groups(const std::vector<ReportDigest>& reports, const OutcomeDiff
   std::vector<std::size_t> typical;
   for (const auto& c : outcomes.cases)
     typical.push_back(plurality_holder<State, StateHash>(n, [&](std::size_t i) { return state_of(c.hosts[i]); }));
-  const auto parts = partition(sigs);
-  for (std::size_t g = 0; g < parts.size(); ++g) {
-    HostGroup hg;
-    hg.id = "G" + std::to_string(g + 1);
-    hg.hosts = parts[g];
+  out.groups = numbered<HostGroup>(partition(sigs), "G");
+  for (auto& hg : out.groups) {
     const std::size_t rep = hg.hosts.front();
     hg.environment = env_of_host[rep];
     hg.verdict = reports[rep].verdict ? *reports[rep].verdict : "";
@@ -144,7 +149,6 @@ void add_host_groups(const std::vector<ReportDigest>& reports, const OutcomeDiff
       hg.outcomes.push_back(c.key.label() + ": " + state_text(c.hosts[rep]) + " (most hosts: " +
                             state_text(c.hosts[typical[k]]) + ")");
     }
-    out.groups.push_back(std::move(hg));
   }
 }
 

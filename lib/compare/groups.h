@@ -20,15 +20,16 @@
 
 namespace cudadiag::compare {
 
-struct EnvironmentGroup {
-  std::string id;                        // "E1", largest first
-  std::vector<std::size_t> hosts;        // report indices, ascending
+struct Group {
+  std::string id;                  // "E1", "G1": largest first
+  std::vector<std::size_t> hosts;  // report indices, ascending
+};
+
+struct EnvironmentGroup : Group {
   std::vector<std::string> differences;  // "driver version = 575.57.08 (most hosts: 580.65.06)"
 };
 
-struct HostGroup {
-  std::string id;                      // "G1", largest first
-  std::vector<std::size_t> hosts;      // report indices, ascending
+struct HostGroup : Group {
   std::size_t environment = 0;         // index into Grouping::environments
   std::string verdict;                 // the reports' own verdict ("healthy", "suspect", ...)
   std::vector<std::string> outcomes;   // "case: state (most hosts: state)" where it differs

@@ -28,6 +28,13 @@ inline cudadiag::compare::Comparison compare_fixtures(
   return cudadiag::compare::compare_reports(reports, options);
 }
 
+// The analysis of the paired case `id` (the first one with that case id).
+inline const cudadiag::compare::CaseAnalysis& find_case(const cudadiag::compare::Comparison& c, const std::string& id) {
+  for (const auto& cs : c.outcomes.cases)
+    if (cs.key.case_id == id) return cs;
+  throw std::runtime_error("case not paired: " + id);
+}
+
 // A fleet made of copies of one fixture: copy i is host node<i> (zero-padded to three
 // digits) in node<i>.json, changed by `change` before it is read.
 inline cudadiag::compare::ReportSet fleet_of(

@@ -9,18 +9,12 @@
 #include "fixtures.h"
 
 using namespace cudadiag::compare;
+using compare_test::find_case;
 using compare_test::fleet_of;
 using compare_test::result_of;
 using cudadiag::report::json;
 
 namespace {
-
-const CaseAnalysis& find_case(const Comparison& c, const std::string& id) {
-  for (const auto& cs : c.outcomes.cases)
-    if (cs.key.case_id == id) return cs;
-  FAIL("case not paired: " << id);
-  throw;
-}
 
 void fail_attention(json& doc) {
   auto& r = result_of(doc, "fa.seed.bm64-bn64-w4.s64");
