@@ -103,7 +103,7 @@ void set_compare_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--alpha", opts->alpha, "Significance level of the failure-rate tests (Fisher's exact)")
       ->capture_default_str();
-  cmd->add_option("-j,--jobs", opts->jobs, "Reports read at once (default: one per CPU)");
+  cmd->add_option("-j,--jobs", opts->jobs, "Reports read at once (default: one per CPU, at most 8)");
   cmd->add_flag("--summary-line", opts->summary_line,
                 "Also print the verdict and its one-sentence summary as one line on stderr (for job logs)");
   add_common_options(cmd, opts->common);

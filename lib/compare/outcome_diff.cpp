@@ -268,9 +268,34 @@ void classify_fleet_by_rate(CaseAnalysis& c, const std::vector<std::size_t>& pre
                   tested + ")";
 }
 
+// A fleet: the hosts slower than time_factor x the median (the fastest of thousands
+// says nothing).
+void fleet_timing_note(const CaseAnalysis& c, const std::vector<std::size_t>& present,
+                       const std::vector<std::string>& labels, const CompareOptions& options,
+                       std::vector<std::string>& notes) {
+  auto ms = [&](std::size_t i) { return c.hosts[i].result->duration_ms; };
+  std::vector<double> sorted;
+  for (auto i : present) sorted.push_back(ms(i));
+  std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(sorted.size() / 2), sorted.end());
+  const double median = sorted[sorted.size() / 2];
+  if (median < options.min_time_ms) return;
+  std::vector<std::size_t> slow;
+  for (auto i : present)
+    if (ms(i) > median * options.time_factor) slow.push_back(i);
+  if (slow.empty()) return;
+  std::sort(slow.begin(), slow.end(), [&](std::size_t a, std::size_t b) { return ms(a) > ms(b); });
+  notes.push_back(fmt::format("{}: {} took more than {:g}x the median {:.1f} ms (slowest: {}, {:.1f} ms)",
+                              c.key.label(), host_count(slow.size()), options.time_factor, median,
+                              labels[slow.front()], ms(slow.front())));
+}
+
 void timing_note(const CaseAnalysis& c, const std::vector<std::size_t>& present,
                  const std::vector<std::string>& labels, const CompareOptions& options,
                  std::vector<std::string>& notes) {
+  if (fleet_layout(labels.size())) {
+    fleet_timing_note(c, present, labels, options, notes);
+    return;
+  }
   std::size_t fast = present[0], slow = present[0];
   auto ms = [&](std::size_t i) { return c.hosts[i].result->duration_ms; };
   for (auto i : present) {

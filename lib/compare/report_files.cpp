@@ -86,7 +86,8 @@ ReportSet load_report_set(const std::vector<ReportPath>& paths, unsigned jobs) {
       }
     }
   };
-  if (jobs == 0) jobs = std::max(1u, std::thread::hardware_concurrency());
+  // One per CPU by default, at most eight: beyond that the shared string tables contend.
+  if (jobs == 0) jobs = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
   jobs = static_cast<unsigned>(std::min<std::size_t>(jobs, std::max<std::size_t>(1, paths.size())));
   std::vector<std::thread> workers;
   for (unsigned j = 1; j < jobs; ++j) workers.emplace_back(work);

@@ -20,10 +20,10 @@ struct ReportPath {
 // or a pattern that matches nothing.
 std::vector<ReportPath> expand_report_paths(const std::vector<std::string>& args);
 
-// Reads every report into a digest, `jobs` files at a time (0: one per CPU). Holds one
-// report's text per job, never all of them. A compare report found in a directory or
-// by a pattern is passed over with a note; named on its own it is an error. When
-// several files are bad, the error names the first of them in order.
+// Reads every report into a digest, `jobs` files at a time (0: one per CPU, at most
+// 8). Holds one report's text per job, never all of them. A compare report found in a
+// directory or by a pattern is passed over with a note; named on its own it is an
+// error. When several files are bad, the error names the first of them in order.
 ReportSet load_report_set(const std::vector<ReportPath>& paths, unsigned jobs);
 
 }  // namespace cudadiag::compare

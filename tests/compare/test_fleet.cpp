@@ -192,3 +192,13 @@ TEST_CASE("fleet: one report per GPU of a host pairs across the reports", "[comp
   CHECK(c.verdict.status == "same");
   CHECK(c.labels == std::vector<std::string>{"node000.json", "node001.json", "node002.json", "node003.json"});
 }
+
+TEST_CASE("fleet: timing notes name the hosts slower than the median, not the fastest", "[compare][fleet]") {
+  auto set = fleet_of("identical_a.json", 10, [](std::size_t i, json& doc) {
+    doc["results"][2]["duration_ms"] = i == 7 ? 90.0 : 25.0 + static_cast<double>(i);
+  });
+  const auto c = compare_digests(std::move(set), {});
+  REQUIRE(c.outcomes.notes.size() == 1);
+  CHECK_THAT(c.outcomes.notes[0], Catch::StartsWith("attention.fa_s512_d128 [default] @gpu0: 1 host took more than "
+                                                    "2x the median 30.0 ms (slowest: node007, 90.0 ms)"));
+}
