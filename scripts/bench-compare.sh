@@ -84,11 +84,12 @@ for n in "${sizes[@]}"; do
     rc=$?
     wall=$(awk -F': ' '/Elapsed \(wall clock\)/ {n = split($2, t, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + t[i]; print s}' "$work/time-$n-$format.txt")
     rss=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$work/time-$n-$format.txt")
+    cpu=$(awk -F': ' '/User time|System time/ {s += $2} END {print s}' "$work/time-$n-$format.txt")
     size=$(stat -c %s "$out" 2>/dev/null || echo 0)
     found=yes
     for host in node00017 node00401 node00777; do grep -q "$host" "$out" || found=no; done
     [ "$rc" = 1 ] && [ "$found" = yes ] || status=1
-    rows+=("$(printf '%7d  %-5s  %6.2f  %9.0f  %7.0f  %9.0f  %3s  %s' "$n" "$format" "$wall" \
+    rows+=("$(printf '%7d  %-6s  %6.2f  %5.2f  %9.0f  %7.0f  %9.0f  %3s  %s' "$n" "$format" "$wall" "$cpu" \
       "$(awk -v n="$n" -v w="$wall" 'BEGIN {print (w > 0 ? n / w : 0)}')" "$((rss / 1024))" "$((size / 1024))" "$rc" "$found")")
   done
 done
@@ -97,7 +98,7 @@ echo
 grep -m1 '^cudadiag compare' "$work/compare-${sizes[0]}.text"
 sed -n 2,2p "$work/compare-${sizes[0]}.text"
 echo
-echo "cudadiag compare, $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'))"
-echo "reports  format  wall s  reports/s  peak MB  output KB  rc  planted hosts named"
+echo "cudadiag compare, $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "reports  format  wall s  cpu s  reports/s  peak MB  output KB  rc  planted hosts named"
 for r in "${rows[@]}"; do echo "$r"; done
 exit $status
