@@ -1,5 +1,7 @@
-// `cudadiag compare a.json b.json [c.json ...]`: what differs between hosts, and
-// whether it matters. Reads reports only; never touches CUDA.
+// `cudadiag compare REPORT... | DIR | 'GLOB'`: what differs between hosts, and whether
+// it matters. Reads reports only; never touches CUDA.
+#include <chrono>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
@@ -8,6 +10,7 @@
 #include "commands.h"
 #include "compare/compare.h"
 #include "compare/render_compare.h"
+#include "compare/report_files.h"
 #include "report/redact.h"
 #include "report/render.h"
 #include "util/errors.h"
@@ -16,32 +19,50 @@
 namespace cudadiag::app {
 namespace {
 
+// Seconds since the last lap, for -v: where a fleet comparison spends its time.
+class Stopwatch {
+ public:
+  double lap() {
+    const auto now = std::chrono::steady_clock::now();
+    const double s = std::chrono::duration<double>(now - last_).count();
+    last_ = now;
+    return s;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
+
 struct CompareCommandOptions {
   CommonOptions common;
-  std::vector<std::string> files;
+  std::vector<std::string> inputs;
   double time_factor = 2.0;
   double alpha = 0.05;
+  unsigned jobs = 0;
+  bool summary_line = false;
 };
 
 void run_compare(const CompareCommandOptions& opts) {
   configure_logging(opts.common);
-  if (opts.files.size() < 2)
-    throw UsageError("compare: needs two or more report files (got " + std::to_string(opts.files.size()) + ")");
   if (!(opts.time_factor > 1.0))
     throw UsageError("--time-factor: must be greater than 1 (got " + std::to_string(opts.time_factor) + ")");
   if (!(opts.alpha > 0.0 && opts.alpha < 1.0))
     throw UsageError("--alpha: must be between 0 and 1 (got " + std::to_string(opts.alpha) + ")");
 
-  std::vector<compare::LoadedReport> reports;
-  for (const auto& f : opts.files) {
-    reports.push_back(compare::load_report_file(f));
-    spdlog::debug("loaded {}: {} results", f, reports.back().report.results.size());
-  }
+  Stopwatch clock;
+  const auto paths = compare::expand_report_paths(opts.inputs);
+  auto set = compare::load_report_set(paths, opts.jobs);
+  if (set.reports.size() < 2)
+    throw UsageError("compare: needs two or more reports (got " + std::to_string(set.reports.size()) + ")");
+  spdlog::debug("read {} reports in {:.2f} s ({} distinct strings)", set.reports.size(), clock.lap(),
+                set.tables->strings.size());
   compare::CompareOptions options;
   options.time_factor = opts.time_factor;
   options.alpha = opts.alpha;
-  const auto comparison = compare::compare_reports(reports, options);
-  auto r = compare::comparison_report(reports, comparison, options, invocation().argv);
+  const auto comparison = compare::compare_digests(std::move(set), options);
+  spdlog::debug("compared in {:.2f} s", clock.lap());
+  auto r = compare::comparison_report(comparison, options, invocation().argv);
+  spdlog::debug("built the report in {:.2f} s", clock.lap());
 
   if (opts.common.redact) {
     auto j = report::to_json(r);
@@ -58,6 +79,10 @@ void run_compare(const CompareCommandOptions& opts) {
     text = compare::render_compare_text(r, use_color(opts.common));
   }
   emit_text(text, opts.common);
+  spdlog::debug("rendered and wrote it in {:.2f} s", clock.lap());
+  if (opts.summary_line)
+    std::fprintf(stderr, "cudadiag compare: %s: %s\n", std::string(report::to_string(r.verdict.status)).c_str(),
+                 compare::summary_sentence(r).c_str());
   set_exit_code(report::exit_code_for(r.verdict.status));
 }
 
@@ -67,18 +92,26 @@ void set_compare_command(CLI::App& app) {
   auto opts = std::make_shared<CompareCommandOptions>();
   auto* cmd = app.add_subcommand(
       "compare",
-      "Compare reports from several hosts: environment diff, outcome diff, failure-rate tests and a "
-      "verdict (same, host_specific, flaky, config_mismatch)");
-  cmd->add_option("reports", opts->files, "Two or more report files written by cudadiag (- reads stdin)")
+      "Compare reports from several hosts, or a whole fleet: environment diff, outcome diff, groups of identical "
+      "hosts, failure-rate tests and a verdict (same, host_specific, flaky, config_mismatch)");
+  cmd->add_option("reports", opts->inputs,
+                  "Two or more reports: files (- reads stdin), directories (every *.json inside) or quoted "
+                  "glob patterns ('reports/*.json')")
       ->required()
-      ->expected(2, -1);
+      ->expected(1, -1);
   cmd->add_option("--time-factor", opts->time_factor,
                   "Note timings that differ by more than this factor between hosts")
       ->capture_default_str();
   cmd->add_option("--alpha", opts->alpha, "Significance level of the failure-rate tests (Fisher's exact)")
       ->capture_default_str();
+  cmd->add_option("-j,--jobs", opts->jobs, "Reports read at once (default: one per CPU, at most 8)");
+  cmd->add_flag("--summary-line", opts->summary_line,
+                "Also print the verdict and its one-sentence summary as one line on stderr (for job logs)");
   add_common_options(cmd, opts->common);
-  cmd->footer("Exit codes: 0 same, 1 findings (host_specific, flaky, config_mismatch), 2 bad input.");
+  cmd->footer(
+      "From four reports on, text and Markdown show groups of identical hosts and the hosts that stand out; "
+      "the JSON report lists every host.\n"
+      "Exit codes: 0 same, 1 findings (host_specific, flaky, config_mismatch), 2 bad input.");
   cmd->callback([opts] { run_compare(*opts); });
 }
 

@@ -1,7 +1,11 @@
 #include "compare/compare.h"
 
+#include <algorithm>
+#include <map>
 #include <stdexcept>
 
+#include "compare/digest_reader.h"
+#include "compare/host_list.h"
 #include "util/exit_codes.h"
 
 namespace cudadiag::compare {
@@ -9,10 +13,15 @@ namespace {
 
 using report::json;
 
-json per_label(const std::vector<std::optional<std::string>>& values,
-               const std::vector<std::string>& labels) {
+// An object keyed by report label, built in one pass: labels are unique, so the
+// ordered map's per-insert duplicate search (linear in its size) can be skipped.
+template <typename ValueOf>
+json by_label(const std::vector<std::string>& labels, ValueOf value_of) {
+  json::object_t members;
+  members.reserve(labels.size());
+  for (std::size_t i = 0; i < labels.size(); ++i) members.json::object_t::Container::emplace_back(labels[i], value_of(i));
   json j = json::object();
-  for (std::size_t i = 0; i < values.size(); ++i) j[labels[i]] = values[i] ? json(*values[i]) : json(nullptr);
+  j.get_ref<json::object_t&>() = std::move(members);
   return j;
 }
 
@@ -22,42 +31,56 @@ json labels_of(const std::vector<std::size_t>& idx, const std::vector<std::strin
   return j;
 }
 
-json reports_json(const std::vector<LoadedReport>& reports) {
+json text_or_null(Text t) { return t ? json(*t) : json(nullptr); }
+
+// [{value, hosts, example}], most common first: what a fleet view shows of a row.
+template <typename KeyOf, typename TextOf>
+json tally(std::size_t n, const std::vector<std::string>& labels, KeyOf key_of, TextOf text_of) {
+  std::map<decltype(key_of(0)), std::pair<std::size_t, std::size_t>> counts;  // key -> (hosts, first)
+  for (std::size_t i = 0; i < n; ++i) {
+    auto [it, inserted] = counts.try_emplace(key_of(i), 0, i);
+    ++it->second.first;
+  }
+  std::vector<std::pair<std::size_t, std::size_t>> order;
+  for (const auto& [key, v] : counts) order.push_back(v);
+  std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
   json out = json::array();
-  for (const auto& r : reports) {
-    const auto doc = report::to_json(r.report);
+  for (const auto& [hosts, first] : order)
+    out.push_back(json{{"value", text_of(first)}, {"hosts", hosts}, {"example", labels[first]}});
+  return out;
+}
+
+json reports_json(const Comparison& c) {
+  json out = json::array();
+  for (const auto& r : c.reports()) {
     json item{{"file", r.file}, {"host", r.label}};
-    item["hostname"] = r.report.host.value("hostname", json(nullptr));
-    const auto& fields = env_fields();
-    for (const auto& f : fields) {
-      if (f.label == "driver version") item["driver"] = lookup_text(doc, f.pointers).value_or("");
-      if (f.label == "model" && doc["devices"].is_array() && !doc["devices"].empty())
-        item["gpu"] = lookup_text(doc["devices"][0], f.pointers).value_or("");
-    }
-    if (!item.contains("gpu")) item["gpu"] = "";
-    item["schema_version"] = r.report.schema_version;
-    item["command"] = r.report.invocation.value("command", "");
-    item["results"] = r.report.results.size();
-    item["verdict"] = report::to_string(r.report.verdict.status);
+    item["hostname"] = text_or_null(r.hostname);
+    item["driver"] = r.driver ? *r.driver : "";
+    item["gpu"] = r.gpu_model ? *r.gpu_model : "";
+    item["devices_used"] = r.devices_used;
+    item["schema_version"] = r.schema_version ? *r.schema_version : "";
+    item["command"] = r.command ? *r.command : "";
+    item["results"] = r.results.size();
+    item["verdict"] = r.verdict ? *r.verdict : "";
     out.push_back(std::move(item));
   }
   return out;
 }
 
 json case_json(const CaseAnalysis& c, const std::vector<std::string>& labels) {
-  json hosts = json::object();
-  for (std::size_t i = 0; i < c.hosts.size(); ++i) {
+  json hosts = by_label(labels, [&](std::size_t i) -> json {
     const auto& h = c.hosts[i];
-    if (!h.present) {
-      hosts[labels[i]] = nullptr;
-      continue;
-    }
-    json hj{{"outcome", h.outcome}, {"runs", h.runs}, {"failures", h.failures}};
-    hj["error_code"] = h.error_code ? json(*h.error_code) : json(nullptr);
-    if (!h.error_name.empty()) hj["error_name"] = h.error_name;
-    hj["duration_ms"] = h.duration_ms;
-    hosts[labels[i]] = std::move(hj);
-  }
+    if (!h.present()) return nullptr;
+    const auto& r = *h.result;
+    json hj{{"outcome", *r.outcome}, {"runs", h.runs}, {"failures", h.failures}};
+    hj["error_code"] = r.error_code ? json(*r.error_code) : json(nullptr);
+    if (r.error_name && !r.error_name->empty()) hj["error_name"] = *r.error_name;
+    hj["duration_ms"] = r.duration_ms;
+    return hj;
+  });
+  auto state = [&](std::size_t i) { return c.hosts[i].present() ? describe(c.hosts[i]) : std::string("not run"); };
   return json{{"case", c.key.label()},
               {"case_id", c.key.case_id},
               {"params", json::parse(c.key.params)},
@@ -68,25 +91,27 @@ json case_json(const CaseAnalysis& c, const std::vector<std::string>& labels) {
               {"error_differs", c.error_differs},
               {"failing", labels_of(c.failing, labels)},
               {"passing", labels_of(c.passing, labels)},
+              {"states", tally(c.hosts.size(), labels, state, state)},
               {"hosts", std::move(hosts)},
               {"explanation", c.explanation}};
 }
 
-json rate_tests_json(const OutcomeDiff& outcomes, const std::vector<std::string>& labels,
-                     double alpha) {
+json rate_tests_json(const OutcomeDiff& outcomes, const std::vector<std::string>& labels) {
   json out = json::array();
   for (const auto& c : outcomes.cases) {
     for (const auto& t : c.rate_tests) {
+      const std::string b = t.against_rest ? "the other " + host_count(labels.size() - 1) : labels[t.b];
       out.push_back(json{{"case", c.key.label()},
                          {"a", labels[t.a]},
                          {"a_failures", t.failures_a},
                          {"a_runs", t.runs_a},
-                         {"b", labels[t.b]},
+                         {"b", b},
                          {"b_failures", t.failures_b},
                          {"b_runs", t.runs_b},
+                         {"against_rest", t.against_rest},
                          {"test", "fisher_exact_two_sided"},
                          {"p_value", t.p},
-                         {"alpha", alpha},
+                         {"alpha", t.alpha},
                          {"significant", t.significant},
                          {"conclusion", t.significant ? "significant" : "not significant"}});
     }
@@ -108,61 +133,105 @@ json baseline_json(const Baseline& b, const std::vector<std::string>& labels) {
   return json{{"cases", std::move(cases)}, {"outliers", std::move(hosts)}};
 }
 
+void add_grouping(const Grouping& g, const std::vector<std::string>& labels, json& out) {
+  json envs = json::array();
+  for (const auto& e : g.environments)
+    envs.push_back(json{{"id", e.id}, {"hosts", e.hosts.size()}, {"example", labels[e.hosts.front()]},
+                        {"differences", e.differences}, {"members", labels_of(e.hosts, labels)}});
+  json groups = json::array();
+  for (const auto& hg : g.groups)
+    groups.push_back(json{{"id", hg.id}, {"hosts", hg.hosts.size()}, {"example", labels[hg.hosts.front()]},
+                          {"environment", g.environments[hg.environment].id}, {"verdict", hg.verdict},
+                          {"outcomes", hg.outcomes}, {"members", labels_of(hg.hosts, labels)}});
+  json tests = json::array();
+  for (const auto& t : g.tests)
+    tests.push_back(json{{"case", t.case_label},
+                         {"environment", g.environments[t.environment].id},
+                         {"failures", t.failures},
+                         {"runs", t.runs},
+                         {"rest_failures", t.rest_failures},
+                         {"rest_runs", t.rest_runs},
+                         {"test", "fisher_exact_two_sided"},
+                         {"p_value", t.p},
+                         {"alpha", t.alpha},
+                         {"significant", t.significant},
+                         {"conclusion", t.significant ? "significant" : "not significant"}});
+  out["groups"] = std::move(groups);
+  out["environment_groups"] = std::move(envs);
+  out["group_tests"] = std::move(tests);
+  json verdicts = json::object();
+  for (const auto& [status, n] : g.verdicts) verdicts[status] = n;
+  out["verdicts"] = std::move(verdicts);
+}
+
 }  // namespace
+
+ReportSet digest_reports(const std::vector<LoadedReport>& reports) {
+  ReportSet set;
+  for (const auto& r : reports) set.reports.push_back(read_digest(report::to_json(r.report).dump(), r.file, *set.tables));
+  label_digests(set.reports);
+  return set;
+}
 
 Comparison compare_reports(std::vector<LoadedReport>& reports, const CompareOptions& options) {
   if (reports.size() < 2) throw std::invalid_argument("compare_reports: needs two or more reports");
   label_reports(reports);
+  return compare_digests(digest_reports(reports), options);
+}
+
+Comparison compare_digests(ReportSet set, const CompareOptions& options) {
+  if (set.reports.size() < 2) throw std::invalid_argument("compare_digests: needs two or more reports");
   Comparison c;
+  c.set = std::move(set);
+  auto& reports = c.set.reports;
+  label_digests(reports);
+  c.notes = c.set.notes;
   for (const auto& r : reports) {
     c.labels.push_back(r.label);
     c.notes.insert(c.notes.end(), r.notes.begin(), r.notes.end());
   }
-  c.environment = environment_rows(reports);
+  c.environment = environment_rows(reports, c.set.tables->env_rows, c.set.tables->strings);
   c.pairing = pair_results(reports);
   c.outcomes = diff_outcomes(c.pairing, c.labels, options);
   c.notes.insert(c.notes.end(), c.outcomes.notes.begin(), c.outcomes.notes.end());
   bool any_results = false;
-  for (const auto& r : reports) any_results = any_results || !r.report.results.empty();
+  for (const auto& r : reports) any_results = any_results || !r.results.empty();
   if (!any_results) c.notes.push_back("no report has results: only the environments are compared");
   c.suspects = rank_suspects(c.environment, c.outcomes, c.labels);
   c.weaknesses = config_weaknesses(reports, c.environment, c.pairing, c.outcomes);
   c.baseline = majority_baseline(c.environment, c.outcomes, reports.size());
+  c.grouping = group_hosts(reports, c.environment, c.outcomes, options.alpha);
   c.verdict = decide_verdict(c.outcomes, c.suspects, c.weaknesses, c.baseline, c.labels);
   return c;
 }
 
-json comparison_json(const std::vector<LoadedReport>& reports, const Comparison& c,
-                     const CompareOptions& options) {
+json comparison_json(const Comparison& c, const CompareOptions& options) {
   const auto& labels = c.labels;
   json env_diff = json::array(), env_common = json::array();
   for (const auto& row : c.environment) {
     if (row.differs) {
       json item{{"field", row.field}, {"category", row.category}};
       if (!row.device.empty()) item["device"] = row.device;
-      item["values"] = per_label(row.values, labels);
+      auto value = [&](std::size_t i) { return row.values[i]; };
+      item["summary"] = tally(labels.size(), labels, value, [&](std::size_t i) { return text_or_null(row.values[i]); });
+      item["values"] = by_label(labels, [&](std::size_t i) { return text_or_null(row.values[i]); });
       env_diff.push_back(std::move(item));
     } else {
       std::string value;
-      for (const auto& v : row.values)
+      for (const auto v : row.values)
         if (v) value = *v;
       env_common.push_back(json{{"field", row.field}, {"category", row.category}, {"value", value}});
     }
   }
   json outcome_diff = json::array();
-  std::size_t paired = 0;
-  for (const auto& cs : c.outcomes.cases) {
-    ++paired;
-    if (cs.kind != CaseKind::agree || cs.outcome_differs || cs.error_differs)
-      outcome_diff.push_back(case_json(cs, labels));
-  }
+  for (const auto& cs : c.outcomes.cases)
+    if (cs.kind != CaseKind::agree || cs.outcome_differs || cs.error_differs) outcome_diff.push_back(case_json(cs, labels));
   json unpaired = json::array();
   for (const auto& u : c.pairing.unpaired) {
-    unpaired.push_back(json{{"report", labels[u.report]}, {"file", reports[u.report].file},
-                            {"case", u.key.label()}, {"case_id", u.key.case_id},
+    unpaired.push_back(json{{"case", u.key.label()}, {"case_id", u.key.case_id},
                             {"params", json::parse(u.key.params)}, {"profile", u.key.profile},
-                            {"device", u.key.device}, {"missing_in", labels_of(u.missing_in, labels)},
-                            {"hint", u.hint}});
+                            {"device", u.key.device}, {"present_in", labels_of(u.present_in, labels)},
+                            {"missing_in", labels_of(u.missing_in, labels)}, {"hint", u.hint}});
   }
   json suspects = json::array();
   for (const auto& s : c.suspects) {
@@ -171,26 +240,27 @@ json comparison_json(const std::vector<LoadedReport>& reports, const Comparison&
                             {"passing_hosts", labels_of(s.passing, labels)},
                             {"cases", s.cases}, {"why", s.why}});
   }
-  json out{{"reports", reports_json(reports)},
-           {"paired_results", paired},
+  json out{{"reports", reports_json(c)},
+           {"paired_results", c.outcomes.cases.size()},
            {"options", {{"time_factor", options.time_factor}, {"alpha", options.alpha}}},
            {"environment_diff", std::move(env_diff)},
            {"environment_common", std::move(env_common)},
            {"outcome_diff", std::move(outcome_diff)},
            {"unpaired", std::move(unpaired)},
-           {"rate_tests", rate_tests_json(c.outcomes, labels, options.alpha)},
+           {"rate_tests", rate_tests_json(c.outcomes, labels)},
            {"suspects", std::move(suspects)},
            {"weaknesses", c.weaknesses},
            {"notes", c.notes}};
+  add_grouping(c.grouping, labels, out);
   if (c.baseline.applies) out["baseline"] = baseline_json(c.baseline, labels);
   return out;
 }
 
-report::Report comparison_report(const std::vector<LoadedReport>& reports, const Comparison& c,
-                                 const CompareOptions& options, const std::vector<std::string>& argv) {
+report::Report comparison_report(const Comparison& c, const CompareOptions& options,
+                                 const std::vector<std::string>& argv) {
   auto r = report::new_report(argv, "compare");
   r.gpu = report::json{{"ran", false}, {"reason", "compare reads reports; it runs nothing on a GPU"}};
-  r.extra["comparison"] = comparison_json(reports, c, options);
+  r.extra["comparison"] = comparison_json(c, options);
   r.verdict.status = c.verdict.status;
   r.verdict.reasons = c.verdict.reasons;
   report::finish_report(r);

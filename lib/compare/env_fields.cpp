@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <set>
+#include <tuple>
+
+#include "compare/digest.h"
 
 namespace cudadiag::compare {
 
@@ -95,102 +98,154 @@ double numeric_total(const report::json& value) {
   return total;
 }
 
+std::uint32_t EnvRowTable::id(const EnvRowSpec& spec) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto it = by_field_.find(spec.field);
+  if (it != by_field_.end()) return it->second;
+  const auto id = static_cast<std::uint32_t>(specs_.size());
+  specs_.push_back(spec);
+  by_field_.emplace(spec.field, id);
+  return id;
+}
+
+const EnvRowSpec& EnvRowTable::spec(std::uint32_t id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return specs_.at(id);
+}
+
+std::vector<std::uint32_t> EnvRowTable::ordered() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::uint32_t> ids(specs_.size());
+  for (std::uint32_t i = 0; i < ids.size(); ++i) ids[i] = i;
+  std::sort(ids.begin(), ids.end(), [&](std::uint32_t a, std::uint32_t b) {
+    const auto &x = specs_[a], &y = specs_[b];
+    return std::tie(x.section, x.device_position, x.field_order, x.field) <
+           std::tie(y.section, y.device_position, y.field_order, y.field);
+  });
+  return ids;
+}
+
 namespace {
 
-EnvRow make_row(const EnvField& f, std::string name, std::string device, std::size_t n) {
-  EnvRow row;
-  row.field = std::move(name);
-  row.category = f.category;
-  row.device = std::move(device);
-  row.weight = f.weight;
-  row.health_counter = f.health_counter;
-  row.values.assign(n, std::nullopt);
-  row.counter_totals.assign(n, 0.0);
-  return row;
+enum Section { kReportFields = 0, kDeviceCount = 1, kPerDevice = 2, kVariables = 3 };
+
+EnvRowSpec spec_of(const EnvField& f, std::string name, std::string device, int section,
+                   std::size_t device_position, std::size_t order) {
+  EnvRowSpec s;
+  s.field = std::move(name);
+  s.category = f.category;
+  s.device = std::move(device);
+  s.weight = f.weight;
+  s.health_counter = f.health_counter;
+  s.section = section;
+  s.device_position = device_position;
+  s.field_order = order;
+  return s;
 }
 
-void finish_row(EnvRow& row, std::vector<EnvRow>& out) {
-  std::set<std::string> distinct;
-  bool any = false;
-  for (const auto& v : row.values) {
-    if (!v) continue;
-    any = true;
-    distinct.insert(*v);
+class FactCollector {
+ public:
+  FactCollector(EnvRowTable& rows, StringPool& strings) : rows_(rows), strings_(strings) {}
+
+  void add(const EnvRowSpec& spec, const std::string& value, double counter_total = 0.0) {
+    facts_.push_back({rows_.id(spec), strings_.intern(value), counter_total});
   }
-  if (!any) return;
-  row.differs = distinct.size() > 1;
-  out.push_back(std::move(row));
-}
-
-void add_report_field(const EnvField& f, const std::vector<report::json>& docs,
-                      std::vector<EnvRow>& out) {
-  auto row = make_row(f, f.label, "", docs.size());
-  for (std::size_t i = 0; i < docs.size(); ++i) {
-    const report::json* v = nullptr;
-    row.values[i] = lookup_text(docs[i], f.pointers, &v);
+  std::vector<EnvFact> take() {
+    std::sort(facts_.begin(), facts_.end(), [](const EnvFact& a, const EnvFact& b) { return a.row < b.row; });
+    return std::move(facts_);
   }
-  finish_row(row, out);
-}
 
-void add_device_field(const EnvField& f, const std::vector<report::json>& docs, std::size_t device,
-                      std::vector<EnvRow>& out) {
-  const std::string pos = "gpu" + std::to_string(device);
-  auto row = make_row(f, pos + " " + f.label, pos, docs.size());
-  for (std::size_t i = 0; i < docs.size(); ++i) {
-    const auto& devs = docs[i]["devices"];
-    if (!devs.is_array() || device >= devs.size() || !devs[device].is_object()) continue;
-    const report::json* v = nullptr;
-    row.values[i] = lookup_text(devs[device], f.pointers, &v);
-    if (v && f.health_counter) row.counter_totals[i] = numeric_total(*v);
-  }
-  finish_row(row, out);
-}
+ private:
+  EnvRowTable& rows_;
+  StringPool& strings_;
+  std::vector<EnvFact> facts_;
+};
 
-void add_device_count(const std::vector<report::json>& docs, std::vector<EnvRow>& out) {
-  EnvField f{"devices", "gpu", 70, false, false, {}};
-  auto row = make_row(f, "devices", "", docs.size());
-  for (std::size_t i = 0; i < docs.size(); ++i)
-    row.values[i] = std::to_string(docs[i]["devices"].is_array() ? docs[i]["devices"].size() : 0);
-  finish_row(row, out);
-}
-
-// A variable set on one host and unset on another is a difference too.
-void add_environment_variables(const std::vector<report::json>& docs, std::vector<EnvRow>& out) {
-  std::set<std::string> names;
-  for (const auto& d : docs)
-    if (d["environment"].is_object())
-      for (const auto& [k, v] : d["environment"].items()) names.insert(k);
+// A variable set on one host and unset on another is a difference too: rows of
+// variables read "(unset)" for reports that lack them (environment_rows).
+void add_variables(const report::json& head, FactCollector& out) {
+  if (!head.contains("environment") || !head["environment"].is_object()) return;
   const EnvField f{"", "environment", kEnvVarWeight, false, false, {}};
-  for (const auto& name : names) {
-    auto row = make_row(f, "env " + name, "", docs.size());
-    for (std::size_t i = 0; i < docs.size(); ++i) {
-      const auto& env = docs[i]["environment"];
-      const bool set = env.is_object() && env.contains(name) && !env[name].is_null();
-      row.values[i] = set ? (env[name].is_string() ? env[name].get<std::string>() : env[name].dump())
-                          : std::string("(unset)");
-    }
-    finish_row(row, out);
+  for (const auto& [name, v] : head["environment"].items()) {
+    if (v.is_null()) continue;
+    auto spec = spec_of(f, "env " + name, "", kVariables, 0, 0);
+    spec.variable = true;
+    out.add(spec, v.is_string() ? v.get<std::string>() : v.dump());
   }
 }
 
 }  // namespace
 
-std::vector<EnvRow> environment_rows(const std::vector<LoadedReport>& reports) {
-  std::vector<report::json> docs;
-  std::size_t max_devices = 0;
-  for (const auto& r : reports) {
-    docs.push_back(report::to_json(r.report));
-    max_devices = std::max(max_devices, r.report.devices.is_array() ? r.report.devices.size() : 0);
+std::vector<EnvFact> environment_facts(const report::json& head, const std::vector<std::size_t>& devices_used,
+                                       EnvRowTable& rows, StringPool& strings) {
+  FactCollector out(rows, strings);
+  const auto& fields = env_fields();
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    if (fields[i].per_device) continue;
+    if (const auto v = lookup_text(head, fields[i].pointers))
+      out.add(spec_of(fields[i], fields[i].label, "", kReportFields, 0, i), *v);
   }
-  std::vector<EnvRow> out;
-  for (const auto& f : env_fields())
-    if (!f.per_device) add_report_field(f, docs, out);
-  add_device_count(docs, out);
-  for (std::size_t d = 0; d < max_devices; ++d)
-    for (const auto& f : env_fields())
-      if (f.per_device) add_device_field(f, docs, d, out);
-  add_environment_variables(docs, out);
-  return out;
+  const bool has_devices = head.contains("devices") && head["devices"].is_array();
+  const report::json no_devices = report::json::array();
+  const auto& devices = has_devices ? head["devices"] : no_devices;
+  const EnvField count_field{"devices", "gpu", 70, false, false, {}};
+  out.add(spec_of(count_field, "devices", "", kDeviceCount, 0, 0), std::to_string(devices.size()));
+  for (std::size_t pos = 0; pos < devices_used.size(); ++pos) {
+    const std::size_t d = devices_used[pos];
+    if (d >= devices.size() || !devices[d].is_object()) continue;
+    const std::string name = "gpu" + std::to_string(pos);
+    for (std::size_t i = 0; i < fields.size(); ++i) {
+      const auto& f = fields[i];
+      if (!f.per_device) continue;
+      const report::json* v = nullptr;
+      const auto text = lookup_text(devices[d], f.pointers, &v);
+      if (!text) continue;
+      out.add(spec_of(f, name + " " + f.label, name, kPerDevice, pos, i), *text,
+              v && f.health_counter ? numeric_total(*v) : 0.0);
+    }
+  }
+  add_variables(head, out);
+  return out.take();
+}
+
+std::vector<EnvRow> environment_rows(const std::vector<ReportDigest>& reports, const EnvRowTable& table,
+                                     StringPool& strings) {
+  const auto order = table.ordered();
+  std::vector<std::size_t> slot(order.size());
+  std::vector<EnvRow> rows;
+  rows.reserve(order.size());
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    const auto& spec = table.spec(order[k]);
+    slot[order[k]] = k;
+    EnvRow row;
+    static_cast<EnvRowInfo&>(row) = spec;
+    row.values.assign(reports.size(), nullptr);
+    if (spec.health_counter) row.counter_totals.assign(reports.size(), 0.0);
+    rows.push_back(std::move(row));
+  }
+  for (std::size_t i = 0; i < reports.size(); ++i) {
+    for (const auto& fact : reports[i].environment) {
+      auto& row = rows[slot[fact.row]];
+      row.values[i] = fact.value;
+      if (row.health_counter) row.counter_totals[i] = fact.counter_total;
+    }
+  }
+  // Variables: absent means unset, itself a value.
+  const Text unset = strings.intern("(unset)");
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    if (!table.spec(order[k]).variable) continue;
+    for (auto& v : rows[k].values)
+      if (!v) v = unset;
+  }
+  for (auto& row : rows) {
+    Text first = nullptr;
+    for (const auto v : row.values) {
+      if (!v) continue;
+      if (!first) first = v;
+      if (v != first) row.differs = true;  // interned: another address is another value
+    }
+  }
+  return rows;
 }
 
 }  // namespace cudadiag::compare

@@ -7,11 +7,16 @@
 // Deliberately absent: fields that differ on every pair of hosts and say nothing
 // about a fault (hostname, serials, UUIDs, PCI bus ids, timestamps, durations, pids,
 // temperatures, clocks, power, free memory).
+#include <cstdint>
+#include <deque>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
-#include "compare/load.h"
+#include "compare/string_pool.h"
+#include "report/report.h"
 
 namespace cudadiag::compare {
 
@@ -30,19 +35,63 @@ const std::vector<EnvField>& env_fields();
 // Weight given to a difference in a captured environment variable.
 inline constexpr int kEnvVarWeight = 45;
 
-struct EnvRow {
-  std::string field;     // "driver version", "gpu0 vbios", "env CUDA_LAUNCH_BLOCKING"
+// What a row of the environment table is: a field, a field of the N-th GPU, or a variable.
+struct EnvRowInfo {
+  std::string field;     // "driver version", "gpu0 VBIOS", "env CUDA_LAUNCH_BLOCKING"
   std::string category;
   std::string device;    // "gpu<N>" for per-device rows, "" otherwise
   int weight = 0;
   bool health_counter = false;
-  std::vector<std::optional<std::string>> values;  // per report; nullopt: not recorded
-  std::vector<double> counter_totals;              // per report, health counters only
+};
+
+// A row as the reports of a comparison found it.
+struct EnvRowSpec : EnvRowInfo {
+  bool variable = false;  // an environment variable: a report without it has it "(unset)"
+  // Table order: report fields, the device count, per device, variables.
+  int section = 0;
+  std::size_t device_position = 0;
+  std::size_t field_order = 0;
+};
+
+// The rows seen across all reports of a comparison; thread-safe.
+class EnvRowTable {
+ public:
+  std::uint32_t id(const EnvRowSpec& spec);  // one id per field name
+  const EnvRowSpec& spec(std::uint32_t id) const;
+  std::vector<std::uint32_t> ordered() const;  // every id, in table order
+
+ private:
+  mutable std::mutex mu_;
+  std::deque<EnvRowSpec> specs_;
+  std::unordered_map<std::string, std::uint32_t> by_field_;
+};
+
+// One environment fact of one report.
+struct EnvFact {
+  std::uint32_t row = 0;
+  Text value = nullptr;
+  double counter_total = 0.0;  // health counters: the sum of the counts
+};
+
+// The facts of one report: `head` holds its top-level sections (results may be absent);
+// `devices_used` lists the devices[] indices whose facts become gpu0, gpu1, ...
+// Sorted by row id.
+std::vector<EnvFact> environment_facts(const report::json& head, const std::vector<std::size_t>& devices_used,
+                                       EnvRowTable& rows, StringPool& strings);
+
+// A row with every report's value.
+struct EnvRow : EnvRowInfo {
+  std::vector<Text> values;           // per report; nullptr: not recorded
+  std::vector<double> counter_totals;  // per report, health counters only
   bool differs = false;  // at least two recorded values differ
 };
 
+struct ReportDigest;
+
 // Every field recorded by at least one report, in table order.
-std::vector<EnvRow> environment_rows(const std::vector<LoadedReport>& reports);
+// Variables a report does not set read "(unset)" there.
+std::vector<EnvRow> environment_rows(const std::vector<ReportDigest>& reports, const EnvRowTable& table,
+                                     StringPool& strings);
 
 // Value at the first pointer that exists and is not null, as text (strings unquoted).
 std::optional<std::string> lookup_text(const report::json& doc, const std::vector<std::string>& pointers,

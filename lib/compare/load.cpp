@@ -1,66 +1,68 @@
 #include "compare/load.h"
 
 #include <cstdio>
-#include <filesystem>
 #include <map>
-#include <set>
 #include <stdexcept>
 
-#include <fmt/format.h>
-
+#include "compare/digest.h"
 #include "util/atomic_file.h"
 #include "util/errors.h"
 
 namespace cudadiag::compare {
 namespace {
 
-// nlohmann's message reads "[json.exception.parse_error.101] parse error at line 3,
-// column 1: syntax error while parsing ..."; keep only the part after the position,
-// since the position is reported in our own words.
-std::string parse_error_reason(const std::string& what) {
-  const auto column = what.find("column ");
-  const auto colon = what.find(": ", column == std::string::npos ? 0 : column);
-  std::string reason = colon == std::string::npos ? what : what.substr(colon + 2);
-  if (reason.find("unexpected end of input") != std::string::npos)
-    reason += " (the file looks truncated)";
-  return reason;
-}
-
 report::json parse_json(const std::string& text, const std::string& file) {
   try {
     return report::json::parse(text);
   } catch (const report::json::parse_error& e) {
     // e.byte counts from 1 and points at the character that broke the parse.
-    const std::size_t offset = e.byte > 0 ? e.byte - 1 : 0;
-    std::size_t line = 1, column = 1;
-    line_column(text, offset, line, column);
-    throw InputError(file,
-                     "line " + std::to_string(line) + ", column " + std::to_string(column) +
-                         " (byte " + std::to_string(offset) + ")",
-                     "malformed JSON: " + parse_error_reason(e.what()));
+    throw json_syntax_error(text, e.byte > 0 ? e.byte - 1 : 0, e.what(), file);
   }
 }
 
-void check_schema_version(const report::json& doc, LoadedReport& out) {
+// nlohmann's message reads "[json.exception.parse_error.101] parse error at line 3,
+// column 1: syntax error while parsing ..."; keep only the part after the position,
+// since the position is reported in our own words.
+std::string parse_error_reason(const std::string& what) {
+  if (what.rfind("[json.exception", 0) != 0) return what;
+  const auto column = what.find("column ");
+  const auto colon = what.find(": ", column == std::string::npos ? 0 : column);
+  return colon == std::string::npos ? what : what.substr(colon + 2);
+}
+
+}  // namespace
+
+InputError json_syntax_error(std::string_view text, std::size_t offset, const std::string& reason,
+                             const std::string& file) {
+  std::size_t line = 1, column = 1;
+  line_column(text, offset, line, column);
+  std::string why = parse_error_reason(reason);
+  if (why.find("unexpected end of input") != std::string::npos) why += " (the file looks truncated)";
+  return InputError(file,
+                    "line " + std::to_string(line) + ", column " + std::to_string(column) + " (byte " +
+                        std::to_string(offset) + ")",
+                    "malformed JSON: " + why);
+}
+
+void check_schema_version(const report::json& doc, const std::string& file, std::vector<std::string>& notes) {
   const auto& v = doc.at("schema_version");
   if (!v.is_string())
-    throw InputError(out.file, "/schema_version", "must be a string like \"1.0.0\"");
+    throw InputError(file, "/schema_version", "must be a string like \"1.0.0\"");
   SchemaVersion theirs, ours;
   if (!parse_schema_version(v.get<std::string>(), theirs))
-    throw InputError(out.file, "/schema_version",
+    throw InputError(file, "/schema_version",
                      "'" + v.get<std::string>() + "' is not MAJOR.MINOR.PATCH");
   parse_schema_version(report::kSchemaVersion, ours);
   if (theirs.major != ours.major) {
-    throw InputError(out.file, "/schema_version",
+    throw InputError(file, "/schema_version",
                      "schema version " + v.get<std::string>() + " has major version " +
                          std::to_string(theirs.major) + "; this cudadiag reads " +
                          std::to_string(ours.major) + ".x (" + report::kSchemaVersion +
                          "). Compare it with a cudadiag of the same major version");
   }
   if (theirs.minor > ours.minor) {
-    out.notes.push_back(out.file + ": written with schema " + v.get<std::string>() +
-                        ", newer than " + report::kSchemaVersion +
-                        "; keys this version does not know are ignored");
+    notes.push_back(file + ": written with schema " + v.get<std::string>() + ", newer than " +
+                    report::kSchemaVersion + "; keys this version does not know are ignored");
   }
 }
 
@@ -82,7 +84,13 @@ void check_required_sections(const report::json& doc, const std::string& file) {
   }
 }
 
-}  // namespace
+void check_report_head(const report::json& doc, const std::string& file, std::vector<std::string>& notes) {
+  if (!doc.is_object())
+    throw InputError(file, "", std::string("not a cudadiag report (top level is ") + doc.type_name() +
+                                   ", expected an object)");
+  check_required_sections(doc, file);
+  check_schema_version(doc, file, notes);
+}
 
 bool parse_schema_version(const std::string& text, SchemaVersion& out) {
   const std::string core = text.substr(0, text.find('-'));
@@ -100,7 +108,7 @@ const std::vector<std::string>& required_sections() {
   return sections;
 }
 
-void line_column(const std::string& text, std::size_t byte_offset, std::size_t& line,
+void line_column(std::string_view text, std::size_t byte_offset, std::size_t& line,
                  std::size_t& column) {
   line = 1;
   column = 1;
@@ -119,11 +127,7 @@ LoadedReport load_report_text(const std::string& text, const std::string& file) 
   LoadedReport out;
   out.file = file;
   const auto doc = parse_json(text, file);
-  if (!doc.is_object())
-    throw InputError(file, "", std::string("not a cudadiag report (top level is ") +
-                                   doc.type_name() + ", expected an object)");
-  check_required_sections(doc, file);
-  check_schema_version(doc, out);
+  check_report_head(doc, file, out.notes);
   try {
     out.report = report::report_from_json(doc);
   } catch (const std::exception& e) {
@@ -137,26 +141,14 @@ LoadedReport load_report_file(const std::string& path) {
 }
 
 void label_reports(std::vector<LoadedReport>& reports) {
-  std::map<std::string, int> uses;
-  auto hostname = [](const LoadedReport& r) {
-    const auto& h = r.report.host;
-    return h.contains("hostname") && h["hostname"].is_string() ? h["hostname"].get<std::string>()
-                                                               : std::string();
-  };
-  bool hostnames_usable = true;
+  std::vector<std::string> files, hostnames;
   for (const auto& r : reports) {
-    const auto name = hostname(r);
-    if (name.empty() || uses[name]++ > 0) hostnames_usable = false;
+    const auto& h = r.report.host;
+    files.push_back(r.file);
+    hostnames.push_back(h.contains("hostname") && h["hostname"].is_string() ? h["hostname"].get<std::string>() : "");
   }
-  std::set<std::string> taken;
-  for (std::size_t i = 0; i < reports.size(); ++i) {
-    auto& r = reports[i];
-    std::string label = hostnames_usable ? hostname(r)
-                                         : std::filesystem::path(r.file).filename().string();
-    if (label.empty() || taken.count(label)) label += fmt::format("#{}", i + 1);
-    taken.insert(label);
-    r.label = label;
-  }
+  const auto labels = unique_labels(files, hostnames);
+  for (std::size_t i = 0; i < reports.size(); ++i) reports[i].label = labels[i];
 }
 
 }  // namespace cudadiag::compare

@@ -3,9 +3,11 @@
 // run). Every problem becomes an InputError naming the file and the place, so that a
 // truncated upload or a report from an incompatible version is refused clearly.
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "report/report.h"
+#include "util/errors.h"
 
 namespace cudadiag::compare {
 
@@ -38,8 +40,20 @@ LoadedReport load_report_text(const std::string& text, const std::string& file);
 LoadedReport load_report_file(const std::string& path);
 
 // Line and column (both 1-based) of a byte offset into text.
-void line_column(const std::string& text, std::size_t byte_offset, std::size_t& line,
-                 std::size_t& column);
+void line_column(std::string_view text, std::size_t byte_offset, std::size_t& line, std::size_t& column);
+
+// The error for malformed JSON at a byte offset: "FILE: line L, column C (byte B):
+// malformed JSON: REASON" (nlohmann's own position prefix is dropped from REASON).
+InputError json_syntax_error(std::string_view text, std::size_t offset, const std::string& reason,
+                             const std::string& file);
+
+// The checks of check_report_head, one by one.
+void check_schema_version(const report::json& doc, const std::string& file, std::vector<std::string>& notes);
+void check_required_sections(const report::json& doc, const std::string& file);
+
+// Checks a report's top level: an object with every required section of the right
+// type, and a schema version this cudadiag reads (a newer minor adds a note).
+void check_report_head(const report::json& doc, const std::string& file, std::vector<std::string>& notes);
 
 // Gives each report a short unique label: the hostname when the hostnames differ,
 // otherwise the file name (and a position suffix when those clash too).

@@ -1,6 +1,8 @@
 #pragma once
 // Outcome diff: per paired case, how each host fared, whether that differs, and
 // whether a difference in failure rates is more than chance (Fisher's exact test).
+// A few reports are tested pair by pair; a fleet tests each failing host against all
+// the others, Bonferroni-corrected for the number of hosts.
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,25 +19,29 @@ struct CompareOptions {
 
 // One host's view of one paired case.
 struct HostRun {
-  bool present = false;
-  std::string outcome;
-  std::optional<int> error_code;
-  std::string error_name;
+  const ResultDigest* result = nullptr;  // nullptr: the report lacks this case
   int runs = 0;       // repeats.runs, or 1 for a single run
   int failures = 0;   // repeats.failures, or 0/1 from the outcome
   bool repeated = false;  // runs came from repeat statistics
-  double duration_ms = 0.0;
+  bool present() const { return result != nullptr; }
   double rate() const { return runs > 0 ? static_cast<double>(failures) / runs : 0.0; }
 };
 
 // True when a result counts as a failure: a judged result that missed its
 // expectation, or an unjudged one whose outcome is an error, a mismatch, a crash...
-bool is_failure(const report::Result& r);
+bool is_failure(const ResultDigest& r);
+
+// "cuda_error 700 cudaErrorIllegalAddress (3/50 failed)"
+std::string describe(const HostRun& h);
+// "cuda_error 700": what majorities and groups compare.
+std::string outcome_state(const HostRun& h);
 
 struct RateTest {
-  std::size_t a = 0, b = 0;  // report indices
+  std::size_t a = 0, b = 0;  // report indices; b is unused when against_rest
+  bool against_rest = false; // a against every other host, pooled
   int failures_a = 0, runs_a = 0, failures_b = 0, runs_b = 0;
   double p = 1.0;
+  double alpha = 0.05;       // the level p was held to (Bonferroni-corrected against the rest)
   bool significant = false;
 };
 

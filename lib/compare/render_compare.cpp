@@ -7,32 +7,25 @@
 
 #include <fmt/format.h>
 
+#include "compare/host_list.h"
+#include "compare/render_fleet.h"
+#include "compare/render_tables.h"
+
 namespace cudadiag::compare {
 namespace {
 
 using report::json;
-using Row = std::vector<std::string>;
 
-// Fields always shown in the environment table, even when every host agrees:
-// what a reader of a bug report asks first.
-const std::set<std::string> kAlwaysShown = {"driver version", "CUDA driver API", "CUDA runtime",
-                                            "gpu0 model", "suite", "tool version"};
 
-std::string text_of(const json& v) {
-  if (v.is_null()) return "—";
-  return v.is_string() ? v.get<std::string>() : v.dump();
+const json& comparison_of(const report::Report& r) {
+  static const json empty = json::object();
+  return r.extra.contains("comparison") ? r.extra["comparison"] : empty;
 }
 
 std::vector<std::string> host_labels(const json& cmp) {
   std::vector<std::string> labels;
-  for (const auto& r : cmp.value("reports", json::array())) labels.push_back(r.value("host", ""));
+  for (const auto& r : member_or_empty(cmp, "reports")) labels.push_back(r.value("host", ""));
   return labels;
-}
-
-std::string join(const json& arr, const std::string& sep) {
-  std::string s;
-  for (const auto& v : arr) s += (s.empty() ? "" : sep) + text_of(v);
-  return s;
 }
 
 std::string host_cell(const json& h) {
@@ -48,7 +41,7 @@ std::vector<Row> environment_table(const json& cmp, const std::vector<std::strin
                                    bool mark_differences) {
   std::vector<Row> rows;
   for (const auto& e : cmp.value("environment_common", json::array())) {
-    if (!kAlwaysShown.count(e.value("field", ""))) continue;
+    if (!always_shown_field(e.value("field", ""))) continue;
     Row row{e.value("field", "")};
     for (std::size_t i = 0; i < labels.size(); ++i) row.push_back(e.value("value", ""));
     rows.push_back(std::move(row));
@@ -97,7 +90,7 @@ std::vector<Row> suspect_table(const json& cmp) {
 std::vector<Row> unpaired_table(const json& cmp) {
   std::vector<Row> rows;
   for (const auto& u : cmp.value("unpaired", json::array()))
-    rows.push_back({u.value("report", ""), u.value("case", ""), join(u["missing_in"], ", "), u.value("hint", "")});
+    rows.push_back({u.value("case", ""), join_values(u["present_in"], ", "), join_values(u["missing_in"], ", "), u.value("hint", "")});
   return rows;
 }
 
@@ -114,78 +107,6 @@ std::vector<Row> baseline_table(const json& cmp) {
   return rows;
 }
 
-// --- Markdown ---------------------------------------------------------------------
-
-std::string md_cell(const std::string& s) {
-  std::string out;
-  for (char ch : s) {
-    if (ch == '|') out += "\\|";
-    else if (ch == '\n') out += "<br>";
-    else out += ch;
-  }
-  return out;
-}
-
-void md_table(std::ostringstream& out, const Row& header, const std::vector<Row>& rows) {
-  out << "|";
-  for (const auto& h : header) out << " " << md_cell(h) << " |";
-  out << "\n|";
-  for (std::size_t i = 0; i < header.size(); ++i) out << "---|";
-  out << "\n";
-  for (const auto& row : rows) {
-    out << "|";
-    for (const auto& cell : row) out << " " << md_cell(cell) << " |";
-    out << "\n";
-  }
-  out << "\n";
-}
-
-// --- text -------------------------------------------------------------------------
-
-constexpr std::size_t kMaxTextCell = 48;
-
-std::size_t display_width(const std::string& s) {
-  std::size_t n = 0;
-  for (unsigned char ch : s) n += (ch & 0xC0) != 0x80;  // count UTF-8 code points
-  return n;
-}
-
-std::string clip(const std::string& s) {
-  if (display_width(s) <= kMaxTextCell) return s;
-  std::string out;
-  std::size_t n = 0;
-  for (unsigned char ch : s) {
-    if ((ch & 0xC0) != 0x80 && ++n > kMaxTextCell - 1) break;
-    out += static_cast<char>(ch);
-  }
-  return out + "…";
-}
-
-void text_table(std::ostringstream& out, const std::string& title, const Row& header,
-                const std::vector<Row>& rows, bool clip_cells = true) {
-  if (rows.empty()) return;
-  out << "\n" << title << "\n";
-  std::vector<std::size_t> width(header.size(), 0);
-  auto cell = [&](const Row& r, std::size_t i) {
-    const std::string s = i < r.size() ? r[i] : "";
-    return clip_cells ? clip(s) : s;
-  };
-  for (std::size_t i = 0; i < header.size(); ++i) width[i] = display_width(header[i]);
-  for (const auto& r : rows)
-    for (std::size_t i = 0; i < header.size(); ++i) width[i] = std::max(width[i], display_width(cell(r, i)));
-  auto line = [&](const Row& r) {
-    out << " ";
-    for (std::size_t i = 0; i < header.size(); ++i) {
-      const auto s = cell(r, i);
-      out << " " << s;
-      if (i + 1 < header.size()) out << std::string(width[i] - display_width(s) + 1, ' ');
-    }
-    out << "\n";
-  };
-  line(header);
-  for (const auto& r : rows) line(r);
-}
-
 std::string status_colored(const std::string& status, bool color) {
   if (!color) return status;
   const char* code = status == "same" ? "32" : status == "host_specific" ? "31" : "33";
@@ -195,11 +116,11 @@ std::string status_colored(const std::string& status, bool color) {
 }  // namespace
 
 std::string summary_sentence(const report::Report& r) {
-  const json cmp = r.extra.value("comparison", json::object());
-  const auto n = cmp.value("reports", json::array()).size();
+  const json& cmp = comparison_of(r);
+  const auto n = member_or_empty(cmp, "reports").size();
   const auto paired = cmp.value("paired_results", 0);
   std::size_t specific = 0, flaky = 0;
-  for (const auto& c : cmp.value("outcome_diff", json::array())) {
+  for (const auto& c : member_or_empty(cmp, "outcome_diff")) {
     specific += c.value("kind", "") == "host_specific";
     flaky += c.value("kind", "") == "flaky";
   }
@@ -209,7 +130,7 @@ std::string summary_sentence(const report::Report& r) {
     s = fmt::format("No difference that matters between {} reports ({} paired results).", n, paired);
   } else if (status == "host_specific") {
     s = fmt::format("{} case(s) fail only on some hosts (or fail differently there).", specific);
-    const auto suspects = cmp.value("suspects", json::array());
+    const auto& suspects = member_or_empty(cmp, "suspects");
     s += suspects.empty() ? " No recorded environment difference lines up with them."
                           : " Most likely suspect: " + suspects[0].value("field", "") + ".";
   } else if (status == "flaky") {
@@ -219,21 +140,19 @@ std::string summary_sentence(const report::Report& r) {
   } else {
     s = "Verdict: " + status + ".";
   }
+  if (fleet_layout(n)) s += " " + fleet_sentence(cmp);
   return s;
 }
 
-std::string render_compare_md(const report::Report& r) {
-  const json cmp = r.extra.value("comparison", json::object());
-  const auto labels = host_labels(cmp);
-  std::ostringstream out;
-  out << "## cudadiag compare: `" << report::to_string(r.verdict.status) << "`\n\n" << summary_sentence(r) << "\n\n";
-  for (const auto& reason : r.verdict.reasons) out << "- " << reason << "\n";
-  if (!r.verdict.reasons.empty()) out << "\n";
+namespace {
 
+// Two or three reports: a column per host.
+void md_few_hosts(std::ostringstream& out, const json& cmp) {
+  const auto labels = host_labels(cmp);
   Row hosts_header{""};
   for (const auto& l : labels) hosts_header.push_back(l);
   std::vector<Row> hosts{{"report"}, {"GPU"}, {"driver"}, {"results"}};
-  for (const auto& rep : cmp.value("reports", json::array())) {
+  for (const auto& rep : member_or_empty(cmp, "reports")) {
     hosts[0].push_back(rep.value("file", ""));
     hosts[1].push_back(text_of(rep.value("gpu", json(nullptr))));
     hosts[2].push_back(text_of(rep.value("driver", json(nullptr))));
@@ -246,7 +165,7 @@ std::string render_compare_md(const report::Report& r) {
   for (const auto& l : labels) env_header.push_back(l);
   out << "### Environment\n\n";
   const auto env = environment_table(cmp, labels, true);
-  if (cmp.value("environment_diff", json::array()).empty()) out << "No recorded difference.\n\n";
+  if (member_or_empty(cmp, "environment_diff").empty()) out << "No recorded difference.\n\n";
   if (!env.empty()) md_table(out, env_header, env);
 
   const auto outcomes = outcome_table(cmp, labels);
@@ -259,43 +178,19 @@ std::string render_compare_md(const report::Report& r) {
     header.push_back("kind");
     md_table(out, header, outcomes);
   }
-  if (const auto rates = rate_table(cmp); !rates.empty()) {
-    out << "### Failure rates (Fisher's exact test, two-sided)\n\n";
-    md_table(out, {"case", "host A", "host B", "p", "conclusion"}, rates);
-  }
-  if (const auto suspects = suspect_table(cmp); !suspects.empty()) {
-    out << "### Suspects, most likely first\n\n";
-    md_table(out, {"#", "field", "score", "why"}, suspects);
-  }
-  if (const auto base = baseline_table(cmp); !base.empty()) {
-    out << "### Majority baseline\n\n";
-    md_table(out, {"case", "baseline", "hosts agreeing", "outliers"}, base);
-  }
-  if (const auto unpaired = unpaired_table(cmp); !unpaired.empty()) {
-    out << "### Unpaired results\n\n";
-    md_table(out, {"report", "case", "missing in", "why"}, unpaired);
-  }
-  const auto notes = cmp.value("notes", json::array());
-  if (!notes.empty()) {
-    out << "### Notes\n\n";
-    for (const auto& n : notes) out << "- " << text_of(n) << "\n";
-    out << "\n";
-  }
-  out << "<sub>cudadiag " << r.tool.value("version", "") << " (" << r.tool.value("git_revision", "")
-      << ")</sub>\n";
-  return out.str();
+  md_section(out, {"Failure rates (Fisher's exact test, two-sided)", {"case", "host A", "host B", "p", "conclusion"},
+                   rate_table(cmp), "", "", true});
+  md_section(out, {"Suspects, most likely first", {"#", "field", "score", "why"}, suspect_table(cmp), "", "", true});
+  md_section(out, {"Majority baseline", {"case", "baseline", "hosts agreeing", "outliers"}, baseline_table(cmp), "", "",
+                   true});
+  md_section(out, {"Unpaired results", {"case", "ran on", "missing in", "why"}, unpaired_table(cmp), "", "", true});
 }
 
-std::string render_compare_text(const report::Report& r, bool color) {
-  const json cmp = r.extra.value("comparison", json::object());
+void text_few_hosts(std::ostringstream& out, const json& cmp) {
   const auto labels = host_labels(cmp);
-  std::ostringstream out;
-  out << "cudadiag compare: " << status_colored(std::string(report::to_string(r.verdict.status)), color) << "\n" << summary_sentence(r) << "\n";
-  for (const auto& reason : r.verdict.reasons) out << "  - " << reason << "\n";
-
   Row hosts_header{"host", "report", "GPU", "driver", "results"};
   std::vector<Row> hosts;
-  for (const auto& rep : cmp.value("reports", json::array()))
+  for (const auto& rep : member_or_empty(cmp, "reports"))
     hosts.push_back({rep.value("host", ""), rep.value("file", ""), text_of(rep.value("gpu", json(nullptr))),
                      text_of(rep.value("driver", json(nullptr))), std::to_string(rep.value("results", 0))});
   text_table(out, "Hosts", hosts_header, hosts, false);
@@ -312,8 +207,46 @@ std::string render_compare_text(const report::Report& r, bool color) {
              rate_table(cmp));
   text_table(out, "Suspects, most likely first", {"#", "field", "score", "why"}, suspect_table(cmp), false);
   text_table(out, "Majority baseline", {"case", "baseline", "agreeing", "outliers"}, baseline_table(cmp));
-  text_table(out, "Unpaired results", {"report", "case", "missing in", "why"}, unpaired_table(cmp));
-  const auto notes = cmp.value("notes", json::array());
+  text_table(out, "Unpaired results", {"case", "ran on", "missing in", "why"}, unpaired_table(cmp));
+}
+
+bool is_fleet(const json& cmp) { return fleet_layout(member_or_empty(cmp, "reports").size()); }
+
+}  // namespace
+
+std::string render_compare_md(const report::Report& r) {
+  const json& cmp = comparison_of(r);
+  std::ostringstream out;
+  out << "## cudadiag compare: `" << report::to_string(r.verdict.status) << "`\n\n" << summary_sentence(r) << "\n\n";
+  for (const auto& reason : r.verdict.reasons) out << "- " << reason << "\n";
+  if (!r.verdict.reasons.empty()) out << "\n";
+  if (is_fleet(cmp)) {
+    for (const auto& s : fleet_sections(cmp)) md_section(out, s);
+  } else {
+    md_few_hosts(out, cmp);
+  }
+  const auto& notes = member_or_empty(cmp, "notes");
+  if (!notes.empty()) {
+    out << "### Notes\n\n";
+    for (const auto& n : notes) out << "- " << text_of(n) << "\n";
+    out << "\n";
+  }
+  out << "<sub>cudadiag " << r.tool.value("version", "") << " (" << r.tool.value("git_revision", "")
+      << ")</sub>\n";
+  return out.str();
+}
+
+std::string render_compare_text(const report::Report& r, bool color) {
+  const json& cmp = comparison_of(r);
+  std::ostringstream out;
+  out << "cudadiag compare: " << status_colored(std::string(report::to_string(r.verdict.status)), color) << "\n" << summary_sentence(r) << "\n";
+  for (const auto& reason : r.verdict.reasons) out << "  - " << reason << "\n";
+  if (is_fleet(cmp)) {
+    for (const auto& s : fleet_sections(cmp)) text_section(out, s);
+  } else {
+    text_few_hosts(out, cmp);
+  }
+  const auto& notes = member_or_empty(cmp, "notes");
   if (!notes.empty()) {
     out << "\nNotes\n";
     for (const auto& n : notes) out << "  - " << text_of(n) << "\n";

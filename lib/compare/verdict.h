@@ -1,7 +1,8 @@
 #pragma once
 // From the diffs to a verdict: which environment differences line up with the
 // host-specific failures (suspects, ranked), what makes the comparison weaker
-// (config mismatch), and, with three or more hosts, the majority baseline.
+// (config mismatch), and, with three or more hosts, the majority baseline. With a
+// fleet (host_list.h), sentences name hosts by count and example, never all of them.
 #include <string>
 #include <vector>
 
@@ -28,7 +29,7 @@ std::vector<Suspect> rank_suspects(const std::vector<EnvRow>& env, const Outcome
 
 // Reasons the comparison is weaker: other suites, commands or builds, results that
 // could not be paired, parameters that differ, GPU parts that did not run.
-std::vector<std::string> config_weaknesses(const std::vector<LoadedReport>& reports,
+std::vector<std::string> config_weaknesses(const std::vector<ReportDigest>& reports,
                                            const std::vector<EnvRow>& env, const Pairing& pairing,
                                            const OutcomeDiff& outcomes);
 
@@ -53,6 +54,15 @@ struct Baseline {
 
 Baseline majority_baseline(const std::vector<EnvRow>& env, const OutcomeDiff& outcomes,
                            std::size_t report_count);
+
+// The value most reports record for a row, when more than half of those that record
+// it agree; nullptr otherwise.
+Text majority_value(const EnvRow& row);
+
+// "575.57.08 (5 hosts: a, b, c and 2 more), 570.86.10 (1 host: x)": the values of a row
+// among some reports, most common first. With a few reports: "a: 575.57.08, b: ...".
+std::string values_text(const EnvRow& row, const std::vector<std::size_t>& idx,
+                        const std::vector<std::string>& labels);
 
 struct VerdictParts {
   report::VerdictStatus status = report::VerdictStatus::same;  // same | host_specific | flaky | config_mismatch

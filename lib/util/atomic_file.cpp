@@ -48,8 +48,16 @@ void write_file_atomically(const std::string& path, std::string_view content) {
 }
 
 std::string read_file_or_stdin(const std::string& path) {
+  std::string text;
+  read_file_or_stdin(path, text);
+  return text;
+}
+
+void read_file_or_stdin(const std::string& path, std::string& text) {
+  text.clear();
   if (path == "-") {
-    return std::string(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+    text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+    return;
   }
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
@@ -59,9 +67,21 @@ std::string read_file_or_stdin(const std::string& path) {
   if (!in) {
     throw UsageError(path + ": cannot open: " + std::strerror(errno));
   }
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  // One read of the known size; files whose size is not known in advance (/proc,
+  // pipes) are read as a stream.
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  in.seekg(0, std::ios::beg);
+  if (size > 0 && in) {
+    text.resize(static_cast<std::size_t>(size));
+    in.read(text.data(), size);
+    text.resize(static_cast<std::size_t>(in.gcount()));
+    if (in.gcount() < size || in.peek() == std::ifstream::traits_type::eof()) return;
+  }
+  in.clear();
+  std::ostringstream rest;  // unknown size, or the file grew meanwhile
+  rest << in.rdbuf();
+  text += rest.str();
 }
 
 }  // namespace cudadiag

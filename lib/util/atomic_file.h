@@ -11,5 +11,7 @@ void write_file_atomically(const std::string& path, std::string_view content);
 
 // Reads a whole file ("-" reads standard input). Throws UsageError naming the path.
 std::string read_file_or_stdin(const std::string& path);
+// The same into `text`, reusing its capacity (for reading many files in a row).
+void read_file_or_stdin(const std::string& path, std::string& text);
 
 }  // namespace cudadiag

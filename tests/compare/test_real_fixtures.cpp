@@ -45,7 +45,7 @@ TEST_CASE("real fixtures: every pair of captured reports compares", "[compare][r
       CHECK(slots == reports[0].report.results.size() + reports[1].report.results.size());
       CHECK(std::count(statuses.begin(), statuses.end(), c.verdict.status) == 1);
       CHECK_FALSE(c.verdict.reasons.empty());
-      const auto r = comparison_report(reports, c, options, {"cudadiag", "compare"});
+      const auto r = comparison_report(c, options, {"cudadiag", "compare"});
       CHECK_FALSE(render_compare_md(r).empty());
       CHECK_FALSE(render_compare_text(r).empty());
     }

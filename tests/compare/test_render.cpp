@@ -14,7 +14,7 @@ cudadiag::report::Report compare_files(const std::vector<std::string>& names) {
   auto reports = load_fixtures(names);
   const CompareOptions options;
   const auto c = compare_reports(reports, options);
-  return comparison_report(reports, c, options, {"cudadiag", "compare"});
+  return comparison_report(c, options, {"cudadiag", "compare"});
 }
 
 }  // namespace
@@ -89,7 +89,7 @@ TEST_CASE("render: markdown cells escape pipes and newlines", "[compare][render]
   reports[1].report.environment["CUDA_LAUNCH_BLOCKING"] = "a|b\nc";
   const CompareOptions options;
   const auto c = compare_reports(reports, options);
-  const auto md = render_compare_md(comparison_report(reports, c, options, {}));
+  const auto md = render_compare_md(comparison_report(c, options, {}));
   CHECK_THAT(md, Catch::Contains("| env CUDA_LAUNCH_BLOCKING ≠ | (unset) | a\\|b<br>c |"));
 }
 

@@ -7,16 +7,10 @@
 using namespace cudadiag;
 using namespace cudadiag::compare;
 using compare_test::compare_fixtures;
+using compare_test::find_case;
 using compare_test::load_fixtures;
 
 namespace {
-
-const CaseAnalysis& find_case(const Comparison& c, const std::string& id) {
-  for (const auto& cs : c.outcomes.cases)
-    if (cs.key.case_id == id) return cs;
-  FAIL("case not paired: " << id);
-  throw;
-}
 
 bool any_contains(const std::vector<std::string>& lines, const std::string& needle) {
   return std::any_of(lines.begin(), lines.end(),
