@@ -12,6 +12,7 @@
 
 #include "runner/case_protocol.h"
 #include "commands.h"
+#include "util/interrupt.h"
 #include "report/report.h"
 #include "runner/runner.h"
 #include "util/exit_codes.h"
@@ -164,7 +165,8 @@ host::ProbeSummary run_cuda_probe(const std::string& self_exe, std::chrono::mill
   spec.deadline = deadline;
   spec.result_fd_env = runner::kResultFdEnv;
   spec.label = "cuda-probe";
-  const auto out = runner::run_child(spec);
+  // An interrupt ends the probe too: the command writes what it has at once.
+  const auto out = runner::run_child(spec, &stop_flag(), kStopGrace);
   spdlog::debug("cuda probe: ending {} after {:.0f} ms", runner::to_string(out.ending), out.wall_ms);
   switch (out.ending) {
     case runner::Ending::result:
@@ -172,6 +174,7 @@ host::ProbeSummary run_cuda_probe(const std::string& self_exe, std::chrono::mill
     case runner::Ending::spawn_failed:
       return host::probe_failed("could not be started: " + out.spawn_error);
     case runner::Ending::timeout:
+      if (stop_requested()) return host::probe_failed("was stopped by the interrupt");
       return host::probe_failed("did not answer within " + std::to_string(deadline.count() / 1000) +
                                 " s (CUDA initialisation hung: check nvidia-smi and the kernel log)");
     case runner::Ending::signal:

@@ -2,13 +2,18 @@
 
 #include <unistd.h>
 
+#include <fmt/format.h>
+
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
 
 #include "report/redact.h"
 #include "report/render.h"
+#include "runner/runner.h"
 #include "util/atomic_file.h"
+#include "util/interrupt.h"
 #include "util/log.h"
 
 namespace cudadiag::app {
@@ -45,6 +50,19 @@ CLI::Option* add_allocator_option(CLI::App* cmd, profiles::Allocator& target) {
       ->check(CLI::IsMember(names));
 }
 
+CLI::Validator seconds_between(double min, double max) {
+  return CLI::Validator(
+      [min, max](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(text.c_str(), &end);
+        if (text.empty() || *end != '\0' || !std::isfinite(v))
+          return "'" + text + "' is not a number of seconds";
+        if (v < min || v > max) return "'" + text + "' is outside " + fmt::format("{:g}..{:g}", min, max) + " seconds";
+        return "";
+      },
+      fmt::format("SECONDS in {:g}..{:g}", min, max));
+}
+
 void configure_logging(const CommonOptions& opts) {
   if (opts.no_color) init_logging(false);
   if (opts.quiet) {
@@ -74,7 +92,17 @@ void emit_text(const std::string& text, const CommonOptions& opts) {
   spdlog::info("wrote {}", opts.output);
 }
 
+void mark_interrupted(report::Report& r) {
+  if (!stop_requested()) return;
+  r.invocation["interrupted"] = true;
+  const std::string why = "interrupted by " + runner::signal_name(stop_signal()) + ": results so far only";
+  for (const auto& reason : r.verdict.reasons)
+    if (reason.rfind("interrupted", 0) == 0) return;
+  r.verdict.reasons.push_back(why);
+}
+
 void emit_report(report::Report& r, const CommonOptions& opts) {
+  mark_interrupted(r);
   const auto format = report::parse_format(opts.format);
   if (opts.redact) {
     // Redaction works on the JSON form; round-trip so every renderer sees it.

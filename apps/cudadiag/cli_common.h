@@ -36,11 +36,18 @@ void add_common_options(CLI::App* cmd, CommonOptions& opts);
 // parsed once into the enum.
 CLI::Option* add_allocator_option(CLI::App* cmd, profiles::Allocator& target);
 
+// A number of seconds: finite, within [min, max] (NaN, inf, 0 and negatives refused).
+CLI::Validator seconds_between(double min, double max);
+
 // Applies -q/-v and colour rules to the stderr logger.
 void configure_logging(const CommonOptions& opts);
 
 // True when colour may be used on stdout (a terminal, NO_COLOR unset, --no-color absent).
 bool use_color(const CommonOptions& opts);
+
+// After SIGINT/SIGTERM/SIGHUP: marks the report invocation.interrupted and says so in
+// the verdict's reasons (what it holds is what finished). emit_report calls it.
+void mark_interrupted(report::Report& r);
 
 // Renders the report in opts.format, redacts with --redact, validates nothing,
 // and writes it to -o atomically or to stdout.

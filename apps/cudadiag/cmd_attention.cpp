@@ -139,13 +139,13 @@ void run_attention(AttentionOptions& o) {
   const bool any_to_run = std::any_of(results.begin(), results.end(), [](const auto& x) { return !x; });
   if (!any_to_run) r.gpu = json{{"ran", false}, {"reason", "not needed: every configuration was rejected on the host"}};
   if (any_to_run) {
-    const auto probe = run_cuda_probe(inv.self_exe, std::chrono::milliseconds(60000));
+    const auto probe = run_cuda_probe(inv.self_exe, std::chrono::milliseconds(static_cast<long long>(o.timeout_s * 1000)));
     r.gpu = json{{"ran", probe.ran}, {"reason", probe.reason}};
     r.driver = probe.driver;
     if (probe.devices.is_array()) r.devices = probe.devices;
     if (!probe.ran) spdlog::warn("GPU part could not run: {}", probe.reason);
     else reject_invalid(device_smem_limit(r.devices));
-    suite::Executor ex(suite::ExecutorOptions{inv.self_exe, o.jobs, &stop_flag(), std::chrono::milliseconds(3000)});
+    suite::Executor ex(suite::ExecutorOptions{inv.self_exe, o.jobs, &stop_flag(), kStopGrace});
     std::vector<size_t> submitted;
     for (size_t i = 0; i < configs.size(); ++i) {
       if (results[i]) continue;
@@ -217,8 +217,8 @@ void set_attention_command(CLI::App& app) {
   cmd->add_flag("--sweep", o->sweep, "Run every compiled (block_m, block_n, warps), each in its own child");
   cmd->add_option("--sweep-filter", o->sweep_filter, "Restrict the sweep, e.g. \"block_m=64,80;warps=4\"");
   cmd->add_option("-j,--jobs", o->jobs, "Children at once during a sweep")->check(CLI::Range(1, 64))->capture_default_str();
-  cmd->add_option("--timeout", o->timeout_s, "Seconds per child before it is terminated")
-      ->check(CLI::Range(1.0, 86400.0))
+  cmd->add_option("--timeout", o->timeout_s, "Seconds per child before it is terminated (the CUDA probe too)")
+      ->check(seconds_between(1.0, 86400.0))
       ->capture_default_str();
   cmd->add_option("--seed", o->seed, "Seed of the first run's random inputs (replays a failing run; default: fresh)")
       ->check(CLI::NonNegativeNumber);

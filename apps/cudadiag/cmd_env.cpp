@@ -125,7 +125,7 @@ void set_env_command(CLI::App& app) {
   add_common_options(cmd, opts->common);
   cmd->add_option("--probe-timeout", opts->probe_timeout_s,
                   "Seconds the CUDA probe child may take before it is killed")
-      ->check(CLI::Range(1.0, 3600.0))
+      ->check(seconds_between(1.0, 3600.0))
       ->capture_default_str();
   cmd->add_option("--kernel-log", opts->kernel_log,
                   "Kernel log to read Xid lines from (/dev/kmsg, or a saved kmsg/dmesg file)")

@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "suite/single_case.h"
 #include "util/errors.h"
+#include "util/interrupt.h"
 #include "util/exit_codes.h"
 
 namespace cudadiag::app {
@@ -61,6 +62,7 @@ void run_fault(const FaultOptions& o) {
   so.self_exe = inv.self_exe;
   so.argv = inv.argv;
   so.envp = inv.envp;
+  so.stop = &stop_flag();
   so.blocking = o.blocking;
   so.bisect = !o.no_bisect;
   so.deadline_ms = def.deadline_ms;

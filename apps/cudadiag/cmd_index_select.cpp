@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "suite/single_case.h"
 #include "util/errors.h"
+#include "util/interrupt.h"
 #include "util/exit_codes.h"
 
 namespace cudadiag::app {
@@ -71,6 +72,7 @@ void run_index_select(const IndexSelectOptions& o) {
   so.self_exe = inv.self_exe;
   so.argv = inv.argv;
   so.envp = inv.envp;
+  so.stop = &stop_flag();
   so.blocking = o.blocking;
   so.bisect = !o.no_bisect;
   so.fence_side = o.allocator == profiles::Allocator::fence_front ? o.allocator : profiles::Allocator::fence_back;

@@ -15,6 +15,7 @@
 #include "tma/tma_json.h"
 #include "util/atomic_file.h"
 #include "util/errors.h"
+#include "util/interrupt.h"
 #include "util/log.h"
 
 namespace cudadiag::app {
@@ -34,7 +35,7 @@ struct TmaOptions {
   bool no_load = false;
   bool table = false;
   int target_cc = 0;  // --target-cc: major*10+minor; 0 = the device's when it runs, else unknown
-  int timeout_s = 120;
+  double timeout_s = 120;
 };
 
 tma::CheckRequest request_of(const TmaOptions& o) {
@@ -63,8 +64,8 @@ void run_on_device(std::vector<tma::Item>& items, const TmaOptions& o) {
     specs.push_back(std::move(s));
   }
   suite::ChildSettings settings;
-  settings.deadline = std::chrono::milliseconds(static_cast<long long>(o.timeout_s) * 1000);
-  const auto results = suite::execute(specs, settings, invocation().self_exe);
+  settings.deadline = std::chrono::milliseconds(static_cast<long long>(o.timeout_s * 1000));
+  const auto results = suite::execute(specs, settings, invocation().self_exe, &stop_flag());
   for (size_t i = 0; i < results.size() && i < items.size(); ++i) items[i].device = results[i];
 }
 
@@ -109,6 +110,7 @@ void run_tma(const TmaOptions& o) {
               (!target_cc ? std::string("unknown (give --target-cc; packed 16U4/16U6 types need sm_100+)")
                           : "sm_" + std::to_string(*target_cc) + (o.target_cc ? " (--target-cc)" : " (the device)"));
   report::finish_report(r);
+  mark_interrupted(r);
 
   const auto format = report::parse_format(o.common.format);
   if (format == report::Format::json) {
@@ -162,7 +164,9 @@ void set_tma_command(CLI::App& app) {
                   "default: the device's when the GPU part runs, else unknown (packed types then only warn)");
   cmd->add_flag("--host-only", opts->host_only, "Only the host validator: no child, no GPU");
   cmd->add_flag("--no-load", opts->no_load, "Encode with the driver but do not run the load kernel");
-  cmd->add_option("--timeout", opts->timeout_s, "Seconds per descriptor in the child")->capture_default_str();
+  cmd->add_option("--timeout", opts->timeout_s, "Seconds per descriptor in the child")
+      ->check(seconds_between(1.0, 86400.0))
+      ->capture_default_str();
   cmd->add_flag("--table", opts->table, "Run the validator's rule table through the driver")->group("");
   add_common_options(cmd, opts->common);
   cmd->footer(

@@ -92,5 +92,7 @@ int main(int argc, char** argv) {
     spdlog::critical("internal error: {}", e.what());
     return kExitInternal;
   }
+  // Interrupted (SIGINT, SIGTERM, SIGHUP): the report holds what finished; never "done".
+  if (stop_requested() && app::exit_code() == kExitOk) return kExitFindings;
   return app::exit_code();
 }

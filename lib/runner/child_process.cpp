@@ -315,4 +315,8 @@ ChildOutcome run_child(const ChildSpec& spec) {
   return detail::run_child_stoppable(spec, nullptr, std::chrono::milliseconds(0));
 }
 
+ChildOutcome run_child(const ChildSpec& spec, const std::atomic<bool>* stop, std::chrono::milliseconds stop_grace) {
+  return detail::run_child_stoppable(spec, stop, stop_grace);
+}
+
 }  // namespace cudadiag::runner

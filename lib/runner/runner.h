@@ -73,6 +73,9 @@ std::string signal_name(int sig);
 
 // Runs one child to completion. Never throws for anything the child does.
 ChildOutcome run_child(const ChildSpec& spec);
+// The same, ended early when *stop becomes true: the child gets `stop_grace` more, then
+// it is terminated like at its deadline (and ends as timeout).
+ChildOutcome run_child(const ChildSpec& spec, const std::atomic<bool>* stop, std::chrono::milliseconds stop_grace);
 
 // Runs many children, at most `jobs` at once. A work queue: on_done (called on the
 // thread that called run(), as each child finishes) may submit() more specs, e.g. the

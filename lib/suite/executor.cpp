@@ -340,8 +340,8 @@ const std::vector<ChildRecord>& Executor::children() const { return impl_->child
 bool Executor::interrupted() const { return impl_->stopped_early || impl_->stop_requested(); }
 
 std::vector<report::Result> execute(const std::vector<runner::CaseSpec>& cases, const ChildSettings& settings,
-                                    const std::string& self_exe, int jobs) {
-  Executor ex(ExecutorOptions{self_exe, jobs, nullptr, std::chrono::milliseconds(3000)});
+                                    const std::string& self_exe, const std::atomic<bool>* stop) {
+  Executor ex(ExecutorOptions{self_exe, 1, stop, kStopGrace});
   ex.submit(cases, std::make_shared<const ChildSettings>(settings));
   ex.run();
   std::vector<report::Result> out;

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "report/report.h"
+#include "util/interrupt.h"
 #include "runner/case_protocol.h"
 #include "runner/runner.h"
 
@@ -74,7 +75,7 @@ struct ExecutorOptions {
   std::string self_exe;  // the cudadiag binary (or a stand-in speaking the child protocol)
   int jobs = 1;
   const std::atomic<bool>* stop = nullptr;
-  std::chrono::milliseconds stop_grace{3000};
+  std::chrono::milliseconds stop_grace = kStopGrace;
 };
 
 class Executor {
@@ -118,8 +119,9 @@ std::vector<report::Result> results_from_child(const std::vector<runner::CaseSpe
                                                const runner::ChildOutcome& outcome, const ChildSettings& settings,
                                                std::vector<size_t>* not_run);
 
-// Runs one batch to completion with its own executor (single-case commands, bisection).
+// Runs one batch to completion with its own executor (single-case commands, bisection);
+// a stop request skips what has not finished, as interrupted.
 std::vector<report::Result> execute(const std::vector<runner::CaseSpec>& cases, const ChildSettings& settings,
-                                    const std::string& self_exe, int jobs = 1);
+                                    const std::string& self_exe, const std::atomic<bool>* stop = nullptr);
 
 }  // namespace cudadiag::suite

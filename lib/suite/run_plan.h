@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "report/report.h"
+#include "util/interrupt.h"
 #include "suite/plan.h"
 #include "suite/suite.h"
 
@@ -27,7 +28,7 @@ struct RunOptions {
   std::string sanitizer_path;                  // compute-sanitizer, for sanitizer batches
   std::string scratch_dir;                     // sanitizer XML files go here
   const std::atomic<bool>* stop = nullptr;
-  std::chrono::milliseconds stop_grace{3000};
+  std::chrono::milliseconds stop_grace = kStopGrace;
   bool read_kernel_log = true;
   // Called (on the calling thread) as each result arrives: progress display.
   std::function<void(const report::Result&)> on_result;

@@ -38,7 +38,7 @@ std::vector<std::string> buffer_names(const report::Result& r) {
 }
 
 void bisect_fault(report::Result& r, const runner::CaseSpec& spec, const ChildSettings& settings,
-                  const std::string& self_exe) {
+                  const std::string& self_exe, const std::atomic<bool>* stop) {
   const auto names = buffer_names(r);
   spdlog::info("{} faulted under {}: bisecting over {} buffers", spec.case_id, profiles::to_string(spec.allocator),
                names.size());
@@ -47,7 +47,7 @@ void bisect_fault(report::Result& r, const runner::CaseSpec& spec, const ChildSe
     s.allocator = allocator;
     s.repeat = 1;
     s.fence_buffers = fenced;
-    const auto results = execute({s}, settings, self_exe);
+    const auto results = execute({s}, settings, self_exe, stop);
     return !results.empty() && is_memory_fault(results.front());
   };
   cases::FaultingBuffer fb = cases::bisect(names, spec.allocator, probe);
@@ -84,7 +84,7 @@ report::Report run_single_case(const runner::CaseSpec& spec, const SingleCaseOpt
   report::Report rep = report::new_report(opts.argv, opts.command);
   rep.environment = report::capture_environment(opts.envp);
 
-  auto results = execute({spec}, settings, opts.self_exe);
+  auto results = execute({spec}, settings, opts.self_exe, opts.stop);
   if (results.empty()) throw std::runtime_error("the executor returned no result for " + spec.case_id);
   report::Result r = std::move(results.front());
   if (gpu_unavailable(r)) {
@@ -96,7 +96,7 @@ report::Report run_single_case(const runner::CaseSpec& spec, const SingleCaseOpt
     rep.gpu = report::json{{"ran", true}};
     cases::judge(r, opts.expected);
     if (opts.bisect && profiles::is_fence(spec.allocator) && !spec.fence_buffers && is_memory_fault(r))
-      bisect_fault(r, spec, settings, opts.self_exe);
+      bisect_fault(r, spec, settings, opts.self_exe, opts.stop);
   }
   rep.results.push_back(std::move(r));
   report::finish_report(rep);

@@ -2,6 +2,7 @@
 // One case run in a child for the `fault` and `index-select` commands: the allocator and
 // CUDA_LAUNCH_BLOCKING chosen by flags, the expectation for that setting, fault
 // bisection when the case faulted under a fence, the report and its verdict.
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,7 @@ struct SingleCaseOptions {
   int deadline_ms = 0;                 // 0: 60 s
   cases::Expectation expected;         // for this allocator and blocking (unjudged when empty)
   profiles::Allocator fence_side = profiles::Allocator::fence_back;  // the case's "fence" profile
+  const std::atomic<bool>* stop = nullptr;  // the command's stop flag
 };
 
 // Runs spec (its allocator and repeat already set) and returns the finished report,

@@ -109,6 +109,14 @@ std::vector<SweepPoint> build_sweep(const Descriptor& base, const std::vector<Sw
                        " is not one of the base's outer dimensions 1.." + std::to_string(base.rank - 1) +
                        " (choose it with --" + (a.name == "seq-len" ? "seq-dim" : "heads-dim") + ")");
   }
+  auto sweeps = [&](const char* name) {
+    return std::count_if(axes.begin(), axes.end(), [&](const SweepAxis& a) { return a.name == name; });
+  };
+  for (const char* name : {"seq-len", "heads", "dtype"})
+    if (sweeps(name) > 1) throw UsageError(std::string("--sweep ") + name + " is given twice");
+  if (sweeps("seq-len") && sweeps("heads") && opts.seq_dim == opts.heads_dim)
+    throw UsageError("--sweep seq-len and heads both set dimension " + std::to_string(opts.seq_dim) +
+                     ": give them different dimensions with --seq-dim and --heads-dim");
   std::uint64_t total = 1;
   for (const auto& a : axes) total *= std::max<size_t>(a.values.size(), 1);
   if (total > kMaxSweepPoints) throw UsageError("--sweep: more than " + std::to_string(kMaxSweepPoints) + " points");

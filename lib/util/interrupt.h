@@ -5,8 +5,13 @@
 // A second signal exits at once (children live in their own process groups and are
 // ended by their deadlines).
 #include <atomic>
+#include <chrono>
 
 namespace cudadiag {
+
+// How long a running child may go on after a stop request before it is terminated: an
+// interrupted command ends within a second.
+inline constexpr std::chrono::milliseconds kStopGrace{300};
 
 // Installs the handlers (idempotent).
 void install_stop_handlers();

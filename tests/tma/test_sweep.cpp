@@ -108,3 +108,19 @@ TEST_CASE("verdict JSON lists findings with rule, field, index", "[tma][json]") 
   CHECK(found);
   CHECK_THAT(format_findings(v), Catch::Contains("globalStrides[0] = 2"));
 }
+
+TEST_CASE("sweep: seq-len and heads on one dimension, or an axis twice, are refused", "[tma][sweep]") {
+  Descriptor base;
+  base.data_type = DataType::bfloat16;
+  base.rank = 3;
+  base.dims = {128, 2, 32};
+  base.strides = {8192, 256};
+  base.box = {64, 128, 1};
+  base.element_strides = {1, 1, 1};
+  const auto seq = parse_sweep_axis("seq-len=1..2");
+  const auto heads = parse_sweep_axis("heads=8,32");
+  CHECK_THROWS_WITH(build_sweep(base, {seq, heads}, SweepOptions{1, 1, Size1Stride::as_is}),
+                    Catch::Contains("both set dimension 1"));
+  CHECK_THROWS_WITH(build_sweep(base, {seq, seq}, SweepOptions{}), Catch::Contains("given twice"));
+  CHECK(build_sweep(base, {seq, heads}, SweepOptions{1, 2, Size1Stride::as_is}).size() == 4);
+}
