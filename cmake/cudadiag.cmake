@@ -4,7 +4,10 @@
 add_library(cudadiag_warnings INTERFACE)
 target_compile_options(cudadiag_warnings INTERFACE
   $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wnon-virtual-dtor -Wold-style-cast
-    -Wcast-align -Wunused -Woverloaded-virtual -Wformat=2 -Wimplicit-fallthrough>
+    -Wcast-align -Wunused -Woverloaded-virtual -Wformat=2 -Wimplicit-fallthrough
+    # A switch over an enum names every enumerator: adding a kernel family, an outcome
+    # or a rung is a compile error wherever it is not handled.
+    -Werror=switch>
   $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall --expt-relaxed-constexpr>)
 
 # Source paths in error locations (__FILE__) are relative to the repository root: a

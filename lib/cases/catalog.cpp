@@ -4,9 +4,28 @@
 
 namespace cudadiag::cases {
 
+namespace {
+
+// The registration of each family; a family added to cases::Family and not here does
+// not compile (-Wswitch).
+KernelFamily registration(Family f) {
+  switch (f) {
+    case Family::fault: return fault_family();
+    case Family::index_select: return index_select_family();
+    case Family::attention: return attention_family();
+    case Family::tma: return tma_family();
+  }
+  throw std::logic_error("family without a registration");
+}
+
+}  // namespace
+
 const std::vector<KernelFamily>& families() {
-  static const std::vector<KernelFamily> list = {fault_family(), index_select_family(), attention_family(),
-                                                 tma_family()};
+  static const std::vector<KernelFamily> list = [] {
+    std::vector<KernelFamily> out;
+    for (const auto& c : kFamilies) out.push_back(registration(c.value));
+    return out;
+  }();
   return list;
 }
 
