@@ -33,10 +33,19 @@ void print_summary(const RingRead& r, std::size_t process_files) {
               r.processes_loaded, r.other_cuda_processes, process_files);
   std::printf("allocations=%" PRIu64 "\nfenced=%" PRIu64 "\nfrees=%" PRIu64 "\nlaunches=%" PRIu64 "\n", s.allocations,
               s.fenced, s.frees, s.launches);
-  std::printf("quarantined_bytes=%" PRIu64 "\ntma_encodes=%" PRIu64 "\n", s.quarantined_bytes, s.tma_encodes);
-  std::printf("dropped_allocations=%" PRIu64 "\ndropped_launches=%" PRIu64 "\ntorn_records=%" PRIu64 "\n",
-              s.dropped_allocations, s.dropped_launches, r.torn_records);
+  std::printf("quarantined_bytes=%" PRIu64 "\ntma_encodes=%" PRIu64 "\ntma_near_guard=%" PRIu64 "\n",
+              s.quarantined_bytes, s.tma_encodes, s.tma_near_guard);
+  std::printf("dropped_allocations=%" PRIu64 "\ndropped_launches=%" PRIu64 "\ndropped_tma_maps=%" PRIu64
+              "\ntorn_records=%" PRIu64 "\n",
+              s.dropped_allocations, s.dropped_launches, s.dropped_tma_maps, r.torn_records);
   std::printf("fence_align=%u\n", s.fence_align);
+  std::printf("handles_reused=%" PRIu64 "\nreservations_reused=%" PRIu64 "\n", r.handles_reused,
+              r.reservations_reused);
+  // What the fence cost, one line per kind of driver call it made on its own behalf.
+  for (const auto& c : r.driver_calls)
+    std::printf("driver_call.%s=calls %" PRIu64 " total_us %.1f mean_us %.2f\n", c.name.c_str(), c.calls,
+                static_cast<double>(c.nanoseconds) / 1e3,
+                c.calls ? static_cast<double>(c.nanoseconds) / 1e3 / static_cast<double>(c.calls) : 0.0);
   std::map<std::string, int> unfenced;
   for (const auto& a : r.log.allocations)
     if (a.side == FenceSide::none) ++unfenced[a.unfenced_reason];
@@ -71,6 +80,11 @@ void print_records(const RingRead& r) {
                 l.seq, l.kernel.c_str(), l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2],
                 l.dynamic_smem, l.api.c_str(), args.c_str());
   }
+  for (const auto& t : r.log.tma_maps)
+    std::printf("tma_map seq=%" PRIu64 " api=%s address=0x%" PRIx64 " span=%" PRIu64 " rank=%u result=%d allocation=0x%" PRIx64
+                " bytes=%" PRIu64 " fenced=%s mapped_after=%" PRIu64 " near_guard=%s past_buffer=%s\n",
+                t.seq, t.api.c_str(), t.address, t.span_bytes, t.rank, t.result, t.allocation_address,
+                t.allocation_bytes, yes_no(t.in_fenced), t.mapped_after, yes_no(t.near_guard), yes_no(t.past_buffer));
 }
 
 }  // namespace
@@ -80,7 +94,7 @@ int main(int argc, char** argv) {
   std::string file;
   bool records = false;
   app.add_option("file", file, "ring file (the program's CUDADIAG_RING)")->required();
-  app.add_flag("--records", records, "also every allocation and launch record");
+  app.add_flag("--records", records, "also every allocation, launch and TMA descriptor record");
   CLI11_PARSE(app, argc, argv);
 
   const RingRead r = read_ring(file);

@@ -4,6 +4,7 @@
 #include "kernels/interposer/driver_calls.h"
 #include "kernels/interposer/process.h"
 #include "kernels/interposer/quarantine.h"
+#include "kernels/interposer/timed_call.h"
 
 namespace cudadiag::interposer {
 namespace {
@@ -69,6 +70,7 @@ bool allocate_fenced(const AllocationRequest& r, int device, CUdeviceptr& out, F
   t.mapped_begin = l.mapped_begin;
   t.mapped_size = l.mapped_size;
   t.handle = m.handle;
+  t.device = device;
   t.api = r.api;
   t.kind = Tracked::Kind::fenced;
   RingWriter* ring = recorder();
@@ -78,6 +80,8 @@ bool allocate_fenced(const AllocationRequest& r, int device, CUdeviceptr& out, F
                 ring::api_name(r.api), static_cast<unsigned long long>(r.bytes),
                 static_cast<unsigned long long>(l.address), device, static_cast<unsigned long long>(m.granularity));
     ring->set_granularity(m.granularity);
+    if (m.handle_reused) ring->add(&ring::Header::handles_reused, 1);
+    if (m.range_reused) ring->add(&ring::Header::reservations_reused, 1);
     AllocationEvent e;
     e.address = l.address;
     e.bytes = r.bytes;
@@ -93,8 +97,8 @@ bool allocate_fenced(const AllocationRequest& r, int device, CUdeviceptr& out, F
   }
   if (!tracked_ranges().insert(t)) {
     // Untracked, its free would reach the driver with a pointer the driver never made.
-    unmap_fenced(d, l.mapped_begin, l.mapped_size, m.handle);
-    d.mem_address_free(l.reserved_begin, l.reserved_size);
+    if (unmap_fenced(d, device, l.mapped_begin, l.mapped_size, m.handle, s.reuse_bytes) == CUDA_SUCCESS)
+      give_back_range(d, l.reserved_begin, l.reserved_size);
     if (ring) ring->set_state(t.record, ring::State::released, ring::Api::unknown);
     why.call = ring::VmmCall::none;
     why.result = CUDA_ERROR_OUT_OF_MEMORY;
@@ -102,6 +106,11 @@ bool allocate_fenced(const AllocationRequest& r, int device, CUdeviceptr& out, F
   }
   out = l.address;
   return true;
+}
+
+bool release_kept_device_memory() noexcept {
+  const DriverCalls* d = driver_calls();
+  return d && release_kept_memory(*d);
 }
 
 void note_unfenced(const AllocationRequest& r, std::uint64_t address, ring::Unfenced why, const FenceFailure& failure,
@@ -154,19 +163,28 @@ FreeResult release_tracked(const FreeRequest& r, Tracked& t, CUresult& rc) noexc
     rc = CUDA_SUCCESS;
     return FreeResult::done;
   }
-  // Work queued before the free may still use the buffer: wait for it before unmapping.
-  if (r.stream_ordered) {
-    auto sync = r.per_thread ? d.stream_synchronize_ptsz : d.stream_synchronize;
-    rc = sync ? sync(r.stream) : d.ctx_synchronize();
+  // Work queued before the free may still use the buffer: wait for it before unmapping,
+  // as the driver's own free does (cuMemFree waits for the context's work; a
+  // stream-ordered free runs after the stream's). Nothing more: no device-wide wait.
+  auto sync = r.per_thread ? d.stream_synchronize_ptsz : d.stream_synchronize;
+  if (r.stream_ordered && sync) {
+    rc = timed(ring::DriverCall::stream_synchronize, [&] { return sync(r.stream); });
   } else {
-    rc = d.ctx_synchronize();
+    rc = timed(ring::DriverCall::ctx_synchronize, [&] { return d.ctx_synchronize(); });
   }
   // No current context: no work of this thread's to wait for (VMM memory belongs to no
   // context), and the free itself succeeds.
   if (rc == CUDA_ERROR_INVALID_CONTEXT) rc = CUDA_SUCCESS;
-  unmap_fenced(d, t.mapped_begin, t.mapped_size, t.handle);
+  const Settings& s = settings();
+  if (unmap_fenced(d, t.device, t.mapped_begin, t.mapped_size, t.handle, s.reuse_bytes) != CUDA_SUCCESS) {
+    // Still mapped: a use after free would not fault, and the range is never reused.
+    debug_log("%s of %#llx: cuMemUnmap failed; the buffer stays mapped", ring::api_name(r.api),
+              static_cast<unsigned long long>(t.address));
+    record_free(r, t, ring::State::freed_unguarded);
+    return FreeResult::done;
+  }
   record_free(r, t, ring::State::freed);
-  quarantine().admit(d, t, settings().quarantine_bytes, ring);
+  quarantine().admit(d, t, s.quarantine_bytes, ring);
   return FreeResult::done;
 }
 

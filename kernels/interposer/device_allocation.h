@@ -28,6 +28,8 @@ struct AllocationRequest {
 ring::Unfenced fence_decision(const AllocationRequest& r, int& device) noexcept;
 // Places the request against a guard, tracks and records it; false (and why) on failure.
 bool allocate_fenced(const AllocationRequest& r, int device, CUdeviceptr& out, FenceFailure& why) noexcept;
+// Gives the physical memory kept for reuse back to the driver; true when there was some.
+bool release_kept_device_memory() noexcept;
 // Tracks and records memory the driver's own call allocated.
 void note_unfenced(const AllocationRequest& r, std::uint64_t address, ring::Unfenced why, const FenceFailure& failure,
                    int device) noexcept;
@@ -42,7 +44,9 @@ CUresult allocate_device(const AllocationRequest& r, CUdeviceptr* dptr, DriverAl
     if (allocate_fenced(r, device, *dptr, failure)) return CUDA_SUCCESS;
     why = ring::Unfenced::vmm_failed;
   }
-  const CUresult rc = driver_alloc();
+  CUresult rc = driver_alloc();
+  // Out of memory while the interposer keeps freed buffers' memory for reuse: it goes back first.
+  if (rc == CUDA_ERROR_OUT_OF_MEMORY && release_kept_device_memory()) rc = driver_alloc();
   if (rc == CUDA_SUCCESS && dptr && *dptr != 0) note_unfenced(r, *dptr, why, failure, device);
   return rc;
 }
@@ -65,9 +69,10 @@ enum class FreeResult : std::uint8_t {
 };
 
 // Takes the buffer out of the live set. A buffer the interposer placed is freed here: wait
-// for the work that may still use it, unmap, quarantine the range. `rc` is then the error
-// the wait reported (the driver's own free reports it as well), or
-// CUDA_ERROR_INVALID_VALUE for a second free.
+// for the work that may still use it (as cuMemFree does: the context's work, or the
+// stream's for a stream-ordered free), unmap, keep its memory for reuse, quarantine the
+// range. `rc` is then the error the wait reported (the driver's own free reports it as
+// well), or CUDA_ERROR_INVALID_VALUE for a second free.
 FreeResult release_tracked(const FreeRequest& r, Tracked& t, CUresult& rc) noexcept;
 // After the driver's own free of memory it allocated: recorded as freed, or kept live when
 // the free failed.

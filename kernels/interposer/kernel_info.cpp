@@ -6,14 +6,15 @@
 #include <cstring>
 
 #include "kernels/interposer/driver_calls.h"
+#include "kernels/interposer/timed_call.h"
 
 namespace cudadiag::interposer {
 namespace {
 
 struct Slot {
   CUfunction function;
-  const RingWriter* ring;  // the ring `info.name` refers to (a forked child records elsewhere)
-  KernelInfo info;
+  const RingWriter* ring;  // the ring `info->name` refers to (a forked child records elsewhere)
+  const KernelInfo* info;  // never freed: launches keep pointers to it
 };
 
 // Open addressing, grown at half load; a CUfunction is never removed (a module unloaded
@@ -55,7 +56,7 @@ bool grow() {
   return true;
 }
 
-void store(CUfunction f, const RingWriter* ring, const KernelInfo& info) {
+void store(CUfunction f, const RingWriter* ring, const KernelInfo* info) {
   if (Slot* s = find(f)) {
     s->ring = ring;
     s->info = info;
@@ -88,7 +89,6 @@ CUresult param_info(const DriverCalls& d, CUfunction f, size_t i, size_t& offset
 }
 
 void look_up(CUfunction f, RingWriter& ring, KernelInfo& out) {
-  out = KernelInfo{};
   const DriverCalls* d = driver_calls();
   if (!d) return;
   if (const char* name = name_of(*d, f)) {
@@ -108,21 +108,28 @@ void look_up(CUfunction f, RingWriter& ring, KernelInfo& out) {
 
 }  // namespace
 
-void kernel_info(CUfunction f, RingWriter& ring, KernelInfo& out) noexcept {
+const KernelInfo* kernel_info(CUfunction f, RingWriter& ring) noexcept {
   pthread_mutex_lock(&g_lock);
   const Slot* s = find(f);
   if (s && s->ring == &ring) {
-    out = s->info;
+    const KernelInfo* info = s->info;
     pthread_mutex_unlock(&g_lock);
-    return;
+    return info;
   }
   pthread_mutex_unlock(&g_lock);
   // The driver is asked outside the lock; two threads meeting a new kernel at once both
   // ask, and the name is stored twice (harmless).
-  look_up(f, ring, out);
+  auto* info = static_cast<KernelInfo*>(std::calloc(1, sizeof(KernelInfo)));
+  if (!info) return nullptr;
+  *info = KernelInfo{};
+  timed(ring::DriverCall::kernel_lookup, [&] {
+    look_up(f, ring, *info);
+    return 0;
+  });
   pthread_mutex_lock(&g_lock);
-  store(f, &ring, out);
+  store(f, &ring, info);
   pthread_mutex_unlock(&g_lock);
+  return info;
 }
 
 void lock_kernel_cache_for_fork() noexcept { pthread_mutex_lock(&g_lock); }

@@ -21,8 +21,10 @@ struct KernelInfo {
   std::uint16_t param_size[kMaxParams] = {};
 };
 
-// Fills `out` for `f`, registering its name in `ring` the first time.
-void kernel_info(CUfunction f, RingWriter& ring, KernelInfo& out) noexcept;
+// What is known of `f`, its name registered in `ring` the first time (the driver is asked
+// once per kernel; later launches find it under a lock, without a copy). The entry lives
+// as long as the process; null only when the host is out of memory.
+const KernelInfo* kernel_info(CUfunction f, RingWriter& ring) noexcept;
 
 void lock_kernel_cache_for_fork() noexcept;
 void unlock_kernel_cache_after_fork() noexcept;

@@ -1,16 +1,18 @@
-// The exported launch and TMA-descriptor entry points: record, then call the driver.
+// The exported launch and TMA-descriptor entry points: a launch is recorded before it
+// reaches the driver (a launch that kills the process is still in the ring), an encode
+// after the driver answered it (with its result).
 #include <cudaTypedefs.h>
 
 #include "kernels/interposer/entry_points.h"
 #include "kernels/interposer/exported_hooks.h"
 #include "kernels/interposer/launch_recorder.h"
 #include "kernels/interposer/process.h"
+#include "kernels/interposer/tma_recorder.h"
 
 using namespace cudadiag::interposer;
 namespace ring = cudadiag::ring;
 
 namespace {
-
 
 LaunchArgs launch_args(ring::Api api, CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                        unsigned bz, unsigned smem, CUstream stream, void** params, void** extra) {
@@ -58,6 +60,22 @@ CUresult launch_cooperative(ring::Api api, Entry e, CUfunction f, unsigned gx, u
   return real(f, gx, gy, gz, bx, by, bz, smem, stream, params);
 }
 
+TmaEncode tma_encode(ring::Api api, const void* address, cuuint32_t rank, CUtensorMapDataType type,
+                     const cuuint64_t* dims, const cuuint64_t* strides, CUtensorMapInterleave interleave,
+                     CUtensorMapSwizzle swizzle, CUtensorMapFloatOOBfill oob_fill) {
+  TmaEncode e;
+  e.api = api;
+  e.address = reinterpret_cast<std::uint64_t>(address);
+  e.rank = rank;
+  e.data_type = static_cast<std::uint32_t>(type);
+  e.dims = dims;
+  e.strides = strides;
+  e.interleave = static_cast<std::uint32_t>(interleave);
+  e.swizzle = static_cast<std::uint32_t>(swizzle);
+  e.oob_fill = static_cast<std::uint32_t>(oob_fill);
+  return e;
+}
+
 }  // namespace
 
 CUresult hook_cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
@@ -103,8 +121,12 @@ CUresult hook_cuTensorMapEncodeTiled(CUtensorMap* tensorMap, CUtensorMapDataType
   note_cuda_seen();
   auto real = real_fn<PFN_cuTensorMapEncodeTiled_v12000>(Entry::tensor_map_encode_tiled);
   if (!real) return CUDA_ERROR_NOT_INITIALIZED;
-  record_tma_encode();
-  return real(tensorMap, type, rank, address, dims, strides, box, elementStrides, interleave, swizzle, l2, oobFill);
+  const CUresult rc =
+      real(tensorMap, type, rank, address, dims, strides, box, elementStrides, interleave, swizzle, l2, oobFill);
+  record_tma_encode(tma_encode(ring::Api::cuTensorMapEncodeTiled, address, rank, type, dims, strides, interleave,
+                               swizzle, oobFill),
+                    rc);
+  return rc;
 }
 
 CUresult hook_cuTensorMapEncodeIm2col(CUtensorMap* tensorMap, CUtensorMapDataType type, cuuint32_t rank,
@@ -116,9 +138,12 @@ CUresult hook_cuTensorMapEncodeIm2col(CUtensorMap* tensorMap, CUtensorMapDataTyp
   note_cuda_seen();
   auto real = real_fn<PFN_cuTensorMapEncodeIm2col_v12000>(Entry::tensor_map_encode_im2col);
   if (!real) return CUDA_ERROR_NOT_INITIALIZED;
-  record_tma_encode();
-  return real(tensorMap, type, rank, address, dims, strides, lower, upper, channels, pixels, elementStrides,
-              interleave, swizzle, l2, oobFill);
+  const CUresult rc = real(tensorMap, type, rank, address, dims, strides, lower, upper, channels, pixels,
+                          elementStrides, interleave, swizzle, l2, oobFill);
+  record_tma_encode(tma_encode(ring::Api::cuTensorMapEncodeIm2col, address, rank, type, dims, strides, interleave,
+                               swizzle, oobFill),
+                    rc);
+  return rc;
 }
 
 CUresult hook_cuTensorMapEncodeIm2colWide(CUtensorMap* tensorMap, CUtensorMapDataType type, cuuint32_t rank,
@@ -130,7 +155,10 @@ CUresult hook_cuTensorMapEncodeIm2colWide(CUtensorMap* tensorMap, CUtensorMapDat
   note_cuda_seen();
   auto real = real_fn<PFN_cuTensorMapEncodeIm2colWide_v12080>(Entry::tensor_map_encode_im2col_wide);
   if (!real) return CUDA_ERROR_NOT_INITIALIZED;
-  record_tma_encode();
-  return real(tensorMap, type, rank, address, dims, strides, lower, upper, channels, pixels, elementStrides,
-              interleave, mode, swizzle, l2, oobFill);
+  const CUresult rc = real(tensorMap, type, rank, address, dims, strides, lower, upper, channels, pixels,
+                          elementStrides, interleave, mode, swizzle, l2, oobFill);
+  record_tma_encode(tma_encode(ring::Api::cuTensorMapEncodeIm2colWide, address, rank, type, dims, strides,
+                               interleave, swizzle, oobFill),
+                    rc);
+  return rc;
 }

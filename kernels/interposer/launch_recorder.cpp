@@ -20,12 +20,15 @@ const unsigned char* packed_arguments(void** extra, size_t& size) {
   return buffer;
 }
 
-// Arguments of pointer size whose value lies inside a known allocation.
+// Arguments of pointer size whose value lies inside a known allocation: the candidates
+// are read first, then looked up together under one lock.
 void find_pointer_args(const LaunchArgs& a, const KernelInfo& k, LaunchEvent& e) {
   size_t packed_size = 0;
   const unsigned char* packed = a.params ? nullptr : packed_arguments(a.extra, packed_size);
   if (!a.params && !packed) return;
-  for (int i = 0; i < k.param_count && e.pointer_count < ring::kMaxPointerArgs; ++i) {
+  std::uint64_t candidates[KernelInfo::kMaxParams];
+  std::size_t n = 0;
+  for (int i = 0; i < k.param_count; ++i) {
     if (k.param_size[i] != sizeof(std::uint64_t)) continue;
     const void* where = nullptr;
     if (a.params) {
@@ -36,9 +39,12 @@ void find_pointer_args(const LaunchArgs& a, const KernelInfo& k, LaunchEvent& e)
     if (!where) continue;
     std::uint64_t value = 0;
     std::memcpy(&value, where, sizeof value);
-    Tracked t;
-    if (value != 0 && tracked_ranges().containing(value, t)) e.pointer_args[e.pointer_count++] = value;
+    if (value != 0) candidates[n++] = value;
   }
+  if (n == 0) return;
+  n = tracked_ranges().keep_known(candidates, n);
+  for (std::size_t i = 0; i < n && e.pointer_count < ring::kMaxPointerArgs; ++i)
+    e.pointer_args[e.pointer_count++] = candidates[i];
 }
 
 }  // namespace
@@ -46,8 +52,7 @@ void find_pointer_args(const LaunchArgs& a, const KernelInfo& k, LaunchEvent& e)
 void record_launch(const LaunchArgs& a) noexcept {
   RingWriter* ring = recorder();
   if (!ring) return;
-  KernelInfo k;
-  kernel_info(a.function, *ring, k);
+  const KernelInfo* k = kernel_info(a.function, *ring);
   LaunchEvent e;
   e.function = reinterpret_cast<std::uint64_t>(a.function);
   e.stream = reinterpret_cast<std::uint64_t>(a.stream);
@@ -57,14 +62,12 @@ void record_launch(const LaunchArgs& a) noexcept {
   }
   e.dynamic_smem = a.dynamic_smem;
   e.api = a.api;
-  e.name = k.name;
-  e.name_text = k.name_prefix;
-  find_pointer_args(a, k, e);
+  if (k) {
+    e.name = k->name;
+    e.name_text = k->name_prefix;
+    find_pointer_args(a, *k, e);
+  }
   ring->add_launch(e);
-}
-
-void record_tma_encode() noexcept {
-  if (RingWriter* ring = recorder()) ring->add(&ring::Header::tma_encodes, 1);
 }
 
 }  // namespace cudadiag::interposer

@@ -20,6 +20,5 @@ struct LaunchArgs {
 };
 
 void record_launch(const LaunchArgs& a) noexcept;
-void record_tma_encode() noexcept;
 
 }  // namespace cudadiag::interposer

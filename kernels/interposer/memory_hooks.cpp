@@ -12,7 +12,6 @@ namespace ring = cudadiag::ring;
 
 namespace {
 
-
 template <class Fn>
 Fn driver(Entry e) noexcept {
   return real_fn<Fn>(e);
@@ -86,7 +85,9 @@ CUresult hook_cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pPitch, size_t Width
   // The driver chooses the pitch: ask it, give its buffer back, fence pitch * height bytes.
   CUdeviceptr probe = 0;
   size_t pitch = 0;
-  const CUresult rc = real(&probe, &pitch, WidthInBytes, Height, ElementSizeBytes);
+  CUresult rc = real(&probe, &pitch, WidthInBytes, Height, ElementSizeBytes);
+  if (rc == CUDA_ERROR_OUT_OF_MEMORY && release_kept_device_memory())
+    rc = real(&probe, &pitch, WidthInBytes, Height, ElementSizeBytes);
   if (rc != CUDA_SUCCESS) return rc;
   real_free(probe);
   *pPitch = pitch;

@@ -11,6 +11,7 @@
 #include "kernels/interposer/kernel_info.h"
 #include "kernels/interposer/quarantine.h"
 #include "kernels/interposer/real_dlsym.h"
+#include "kernels/interposer/reuse_cache.h"
 #include "kernels/interposer/tracked_ranges.h"
 
 namespace cudadiag::interposer {
@@ -47,6 +48,8 @@ void before_fork() {
   pthread_mutex_lock(&g_recorder_lock);
   lock_kernel_cache_for_fork();
   quarantine().lock_for_fork();
+  kept_ranges().lock_for_fork();
+  kept_memory().lock_for_fork();
   tracked_ranges().lock_for_fork();
   g_main.lock_all();
   g_own.lock_all();
@@ -60,6 +63,8 @@ void after_fork(bool child) {
   } else {
     tracked_ranges().unlock_in_parent();
   }
+  kept_memory().unlock_after_fork();
+  kept_ranges().unlock_after_fork();
   quarantine().unlock_after_fork();
   unlock_kernel_cache_after_fork();
   pthread_mutex_unlock(&g_recorder_lock);

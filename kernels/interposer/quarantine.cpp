@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 
+#include "kernels/interposer/fence_memory.h"
+
 namespace cudadiag::interposer {
 namespace {
 constinit Quarantine g_quarantine;
@@ -59,7 +61,7 @@ void Quarantine::admit(const DriverCalls& d, Tracked t, std::uint64_t limit_byte
   }
   pthread_mutex_unlock(&lock_);
   for (int i = 0; i < n; ++i) {
-    d.mem_address_free(out[i].reserved_begin, out[i].reserved_size);
+    give_back_range(d, out[i].reserved_begin, out[i].reserved_size);
     if (ring) ring->set_state(out[i].record, ring::State::released, ring::Api::unknown);
   }
 }

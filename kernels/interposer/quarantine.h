@@ -1,8 +1,9 @@
 #pragma once
-// Freed fenced buffers: their memory is unmapped and released at once, their address
-// range stays reserved so that a use after free faults instead of landing in a newer
-// allocation. The oldest ranges are given back once the quarantine holds more address
-// space than CUDADIAG_FENCE_QUARANTINE_MB.
+// Freed fenced buffers: their memory is unmapped at once (and kept for reuse or
+// released), their address range stays reserved so that a use after free faults instead
+// of landing in a newer allocation. The oldest ranges are given back once the quarantine
+// holds more address space than CUDADIAG_FENCE_QUARANTINE_MB: kept for a new buffer of
+// the same size, or freed (give_back_range).
 #include <pthread.h>
 
 #include <cstddef>

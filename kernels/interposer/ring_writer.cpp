@@ -37,6 +37,20 @@ class FileLock {
   int fd_;
 };
 
+// A record is written between these two: a reader that finds the stamp complete finds
+// every field (a process that died in between leaves a torn record, told apart).
+template <class Slot>
+void begin_record(Slot& s, std::uint64_t seq) {
+  atomic(s.stamp).store(ring::writing_stamp(seq), std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  atomic(s.seq).store(seq, std::memory_order_relaxed);
+}
+
+template <class Slot>
+void end_record(Slot& s, std::uint64_t seq) {
+  atomic(s.stamp).store(ring::complete_stamp(seq), std::memory_order_release);
+}
+
 }  // namespace
 
 void SpinLock::lock() noexcept {
@@ -86,7 +100,8 @@ bool RingWriter::attach(const char* path, const RingLimits& limits, const RingSe
 }
 
 bool RingWriter::lay_out(int fd, const RingLimits& limits, const RingSettings& settings, const char** why) noexcept {
-  const ring::Layout l = ring::layout_for(limits.allocation_slots, limits.launch_slots, limits.name_bytes);
+  const ring::Layout l =
+      ring::layout_for(limits.allocation_slots, limits.launch_slots, limits.tma_slots, limits.name_bytes);
   if (ftruncate(fd, static_cast<off_t>(l.file_bytes)) != 0) {
     *why = "cannot size the ring file";
     return false;
@@ -101,6 +116,8 @@ bool RingWriter::lay_out(int fd, const RingLimits& limits, const RingSettings& s
   h.launch_capacity = limits.launch_slots;
   h.allocations_offset = l.allocations_offset;
   h.launches_offset = l.launches_offset;
+  h.tma_capacity = limits.tma_slots;
+  h.tma_offset = l.tma_offset;
   h.names_offset = l.names_offset;
   h.names_capacity = limits.name_bytes;
   h.fence_align = settings.fence_align;
@@ -122,11 +139,12 @@ bool RingWriter::check_existing(int fd, std::uint64_t file_size, const char** wh
     *why = "the file exists and is not a ring file (magic)";
     return false;
   }
-  const ring::Layout l = ring::layout_for(h.allocation_capacity, h.launch_capacity, h.names_capacity);
+  const ring::Layout l = ring::layout_for(h.allocation_capacity, h.launch_capacity, h.tma_capacity, h.names_capacity);
   if (h.version != ring::kVersion || h.header_bytes != ring::kHeaderBytes ||
       h.allocation_slot_bytes != sizeof(ring::AllocationSlot) || h.launch_slot_bytes != sizeof(ring::LaunchSlot) ||
       h.allocations_offset != l.allocations_offset || h.launches_offset != l.launches_offset ||
-      h.names_offset != l.names_offset || h.file_bytes != l.file_bytes || file_size < l.file_bytes) {
+      h.tma_offset != l.tma_offset || h.names_offset != l.names_offset || h.file_bytes != l.file_bytes ||
+      file_size < l.file_bytes || h.allocation_capacity == 0 || h.launch_capacity == 0 || h.tma_capacity == 0) {
     *why = "the ring file has another version or layout";
     return false;
   }
@@ -195,6 +213,10 @@ ring::LaunchSlot* RingWriter::launch_slot(std::uint32_t i) noexcept {
   return reinterpret_cast<ring::LaunchSlot*>(base_ + header_->launches_offset) + i;
 }
 
+ring::TmaSlot* RingWriter::tma_slot(std::uint32_t i) noexcept {
+  return reinterpret_cast<ring::TmaSlot*>(base_ + header_->tma_offset) + i;
+}
+
 // Caller holds allocation_lock_.
 std::uint32_t RingWriter::take_allocation_slot() noexcept {
   const std::uint32_t capacity = header_->allocation_capacity;
@@ -224,9 +246,7 @@ RecordRef RingWriter::add_allocation(const AllocationEvent& e) noexcept {
     return ref;
   }
   ring::AllocationSlot& s = *allocation_slot(slot);
-  atomic(s.stamp).store(ring::writing_stamp(seq), std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_release);
-  atomic(s.seq).store(seq, std::memory_order_relaxed);
+  begin_record(s, seq);
   s.address = e.address;
   s.bytes = e.bytes;
   s.mapped_begin = e.mapped_begin;
@@ -242,7 +262,7 @@ RecordRef RingWriter::add_allocation(const AllocationEvent& e) noexcept {
   s.failed_call = static_cast<std::uint8_t>(e.failed_call);
   s.failed_result = e.failed_result;
   s.device = e.device;
-  atomic(s.stamp).store(ring::complete_stamp(seq), std::memory_order_release);
+  end_record(s, seq);
   allocation_lock_.unlock();
   ref.slot = slot;
   ref.seq = seq;
@@ -287,9 +307,7 @@ void RingWriter::add_launch(const LaunchEvent& e) noexcept {
   launch_lock_.lock();
   const std::uint64_t seq = atomic(header_->launches).fetch_add(1, std::memory_order_relaxed);
   ring::LaunchSlot& s = *launch_slot(static_cast<std::uint32_t>(seq % header_->launch_capacity));
-  atomic(s.stamp).store(ring::writing_stamp(seq), std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_release);
-  s.seq = seq;
+  begin_record(s, seq);
   s.function = e.function;
   s.stream = e.stream;
   for (int i = 0; i < 3; ++i) {
@@ -303,20 +321,55 @@ void RingWriter::add_launch(const LaunchEvent& e) noexcept {
   for (std::uint32_t i = 0; i < ring::kMaxPointerArgs; ++i) s.pointer_args[i] = i < n ? e.pointer_args[i] : 0;
   s.name_offset = e.name.offset;
   s.name_length = e.name.length;
-  std::memset(s.name_prefix, 0, sizeof s.name_prefix);
-  if (e.name_text) std::strncpy(s.name_prefix, e.name_text, sizeof s.name_prefix - 1);
-  atomic(s.stamp).store(ring::complete_stamp(seq), std::memory_order_release);
+  // strncpy pads the rest with NULs; the last byte stays one.
+  std::strncpy(s.name_prefix, e.name_text ? e.name_text : "", sizeof s.name_prefix - 1);
+  s.name_prefix[sizeof s.name_prefix - 1] = '\0';
+  end_record(s, seq);
   launch_lock_.unlock();
+}
+
+void RingWriter::add_tma_map(const TmaEvent& e) noexcept {
+  if (!header_) return;
+  if (e.flags & ring::kTmaNearGuard) add(&ring::Header::tma_near_guard, 1);
+  tma_lock_.lock();
+  const std::uint64_t seq = atomic(header_->tma_encodes).fetch_add(1, std::memory_order_relaxed);
+  ring::TmaSlot& s = *tma_slot(static_cast<std::uint32_t>(seq % header_->tma_capacity));
+  begin_record(s, seq);
+  s.global_address = e.global_address;
+  s.span_bytes = e.span_bytes;
+  s.mapped_after = e.mapped_after;
+  s.allocation_address = e.allocation_address;
+  s.allocation_bytes = e.allocation_bytes;
+  s.allocation_seq = e.allocation_seq;
+  s.api = static_cast<std::uint16_t>(e.api);
+  s.data_type = e.data_type;
+  s.rank = e.rank;
+  s.interleave = e.interleave;
+  s.swizzle = e.swizzle;
+  s.oob_fill = e.oob_fill;
+  s.flags = e.flags;
+  s.result = e.result;
+  end_record(s, seq);
+  tma_lock_.unlock();
+}
+
+void RingWriter::add_driver_call(ring::DriverCall c, std::uint64_t ns) noexcept {
+  const auto i = static_cast<std::uint32_t>(c);
+  if (!header_ || i >= ring::kDriverCallKinds) return;
+  atomic(header_->driver_calls[i]).fetch_add(1, std::memory_order_relaxed);
+  atomic(header_->driver_ns[i]).fetch_add(ns, std::memory_order_relaxed);
 }
 
 void RingWriter::lock_all() noexcept {
   allocation_lock_.lock();
   launch_lock_.lock();
+  tma_lock_.lock();
   name_lock_.lock();
 }
 
 void RingWriter::unlock_all() noexcept {
   name_lock_.unlock();
+  tma_lock_.unlock();
   launch_lock_.unlock();
   allocation_lock_.unlock();
 }

@@ -2,7 +2,8 @@
 // Records into a ring file (lib/program/ring_format.h) so that a parent can read what
 // happened after the process died at any instruction: lays the file out (or attaches to
 // one already laid out), keeps live allocations' records and overwrites freed ones
-// oldest first, keeps the latest launches in a ring, and stores kernel names once.
+// oldest first, keeps the latest launches and encoded TMA descriptors in rings, stores
+// kernel names once, and counts and times the interposer's own driver calls.
 // No C++ library and no CUDA: compiled into the preloaded interposer and into the tests.
 #include <atomic>
 #include <cstdint>
@@ -14,6 +15,7 @@ namespace cudadiag::interposer {
 struct RingLimits {
   std::uint32_t allocation_slots = ring::kDefaultAllocationSlots;
   std::uint32_t launch_slots = ring::kDefaultLaunchSlots;
+  std::uint32_t tma_slots = ring::kDefaultTmaSlots;
   std::uint32_t name_bytes = ring::kDefaultNameBytes;
 };
 
@@ -65,6 +67,23 @@ struct LaunchEvent {
   const char* name_text = nullptr; // the name itself (its first bytes go into every record)
 };
 
+struct TmaEvent {
+  ring::Api api = ring::Api::unknown;
+  std::uint64_t global_address = 0;
+  std::uint64_t span_bytes = 0;
+  std::uint64_t mapped_after = 0;
+  std::uint64_t allocation_address = 0;
+  std::uint64_t allocation_bytes = 0;
+  std::uint64_t allocation_seq = 0;
+  std::uint8_t data_type = 0;
+  std::uint8_t rank = 0;
+  std::uint8_t interleave = 0;
+  std::uint8_t swizzle = 0;
+  std::uint8_t oob_fill = 0;
+  std::uint8_t flags = 0;  // ring::kTma*
+  std::int32_t result = 0;
+};
+
 // A tiny spinlock: the critical sections copy one record.
 class SpinLock {
  public:
@@ -108,6 +127,10 @@ class RingWriter {
   NameRef add_name(const char* text, std::uint32_t length) noexcept;
   // Counts the launch and records it over the oldest one.
   void add_launch(const LaunchEvent& e) noexcept;
+  // Counts the encode (and one near a guard) and records it over the oldest one.
+  void add_tma_map(const TmaEvent& e) noexcept;
+  // One driver call of the interposer's own and the nanoseconds it took.
+  void add_driver_call(ring::DriverCall c, std::uint64_t ns) noexcept;
 
   // Around fork(): hold every lock so that the child does not inherit one mid-update.
   void lock_all() noexcept;
@@ -119,6 +142,7 @@ class RingWriter {
   bool map(int fd, std::uint64_t bytes, const char** why) noexcept;
   ring::AllocationSlot* allocation_slot(std::uint32_t i) noexcept;
   ring::LaunchSlot* launch_slot(std::uint32_t i) noexcept;
+  ring::TmaSlot* tma_slot(std::uint32_t i) noexcept;
   std::uint32_t take_allocation_slot() noexcept;
 
   ring::Header* header_ = nullptr;
@@ -126,6 +150,7 @@ class RingWriter {
   std::uint64_t mapped_bytes_ = 0;
   SpinLock allocation_lock_;
   SpinLock launch_lock_;
+  SpinLock tma_lock_;
   SpinLock name_lock_;
   // Allocation slots: never used ones first, then freed records, oldest first.
   std::uint32_t next_unused_ = 0;

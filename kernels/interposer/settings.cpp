@@ -72,8 +72,13 @@ Settings read_settings(EnvLookup lookup) noexcept {
   read_number(s, lookup, "CUDADIAG_FENCE_QUARANTINE_MB", 0, 1ull << 24, quarantine_mb);
   s.quarantine_bytes = quarantine_mb << 20;
 
+  std::uint64_t reuse_mb = s.reuse_bytes >> 20;
+  read_number(s, lookup, "CUDADIAG_FENCE_REUSE_MB", 0, 1ull << 24, reuse_mb);
+  s.reuse_bytes = reuse_mb << 20;
+
   read_number(s, lookup, "CUDADIAG_RING_ALLOCATIONS", 1, ring::kMaxSlots, s.limits.allocation_slots);
   read_number(s, lookup, "CUDADIAG_RING_LAUNCHES", 1, ring::kMaxSlots, s.limits.launch_slots);
+  read_number(s, lookup, "CUDADIAG_RING_TMA_MAPS", 1, ring::kMaxSlots, s.limits.tma_slots);
   std::uint32_t names_kb = s.limits.name_bytes >> 10;
   read_number(s, lookup, "CUDADIAG_RING_NAMES_KB", 1, ring::kMaxNameBytes >> 10, names_kb);
   s.limits.name_bytes = names_kb << 10;

@@ -14,7 +14,8 @@ struct Settings {
   std::uint32_t align = 16;                  // CUDADIAG_FENCE_ALIGN: pointer alignment, bytes
   ring::Side side = ring::Side::back;        // CUDADIAG_FENCE_SIDE: back | front | none
   std::uint64_t quarantine_bytes = 1024ull << 20;  // CUDADIAG_FENCE_QUARANTINE_MB
-  RingLimits limits;                         // CUDADIAG_RING_ALLOCATIONS / _LAUNCHES / _NAMES_KB
+  std::uint64_t reuse_bytes = 256ull << 20;  // CUDADIAG_FENCE_REUSE_MB: freed physical memory kept for reuse
+  RingLimits limits;                         // CUDADIAG_RING_ALLOCATIONS / _LAUNCHES / _TMA_MAPS / _NAMES_KB
   bool debug = false;                        // CUDADIAG_FENCE_DEBUG=1: log to stderr
 
   // Variables whose value was rejected (name and value kept for the debug log).

@@ -84,14 +84,27 @@ bool TrackedRanges::remove(std::uint64_t address) noexcept {
   return true;
 }
 
+const Tracked* TrackedRanges::holder(std::uint64_t value) const noexcept {
+  const std::size_t i = lower_bound(value + 1);  // first entry starting after value
+  if (i == 0) return nullptr;
+  const Tracked& t = items_[i - 1];
+  return value < t.end() ? &t : nullptr;
+}
+
 bool TrackedRanges::containing(std::uint64_t value, Tracked& out) noexcept {
   Locked lock(lock_, Locked::shared);
-  const std::size_t i = lower_bound(value + 1);  // first entry starting after value
-  if (i == 0) return false;
-  const Tracked& t = items_[i - 1];
-  if (value >= t.end()) return false;
-  out = t;
+  const Tracked* t = holder(value);
+  if (!t) return false;
+  out = *t;
   return true;
+}
+
+std::size_t TrackedRanges::keep_known(std::uint64_t* values, std::size_t n) noexcept {
+  Locked lock(lock_, Locked::shared);
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < n; ++i)
+    if (holder(values[i])) values[kept++] = values[i];
+  return kept;
 }
 
 }  // namespace cudadiag::interposer

@@ -24,6 +24,7 @@ struct Tracked {
   std::uint64_t mapped_begin = 0;    // fenced: the mapping inside it
   std::uint64_t mapped_size = 0;
   std::uint64_t handle = 0;          // fenced: CUmemGenericAllocationHandle
+  std::int32_t device = -1;          // fenced: where its memory lives
   RecordRef record;
   ring::Api api = ring::Api::unknown;
   Kind kind = Kind::unfenced;
@@ -43,6 +44,9 @@ class TrackedRanges {
   bool remove(std::uint64_t address) noexcept;
   // The entry whose [address, end()) holds `value`.
   bool containing(std::uint64_t value, Tracked& out) noexcept;
+  // Keeps, in order, those of `values[0, n)` that some entry holds (one lookup under one
+  // lock for a whole launch); returns how many.
+  std::size_t keep_known(std::uint64_t* values, std::size_t n) noexcept;
 
   // Held across fork(); the child starts with a fresh lock (a write lock taken by the
   // parent's thread cannot be released by the child's).
@@ -52,6 +56,7 @@ class TrackedRanges {
 
  private:
   std::size_t lower_bound(std::uint64_t address) const noexcept;  // first entry at or after address
+  const Tracked* holder(std::uint64_t value) const noexcept;      // caller holds the lock
   void erase_at(std::size_t i) noexcept;
 
   pthread_rwlock_t lock_ = PTHREAD_RWLOCK_INITIALIZER;

@@ -44,6 +44,23 @@ struct LaunchRecord {
   std::vector<std::uint64_t> pointer_args;
 };
 
+// A TMA descriptor the program encoded (cuTensorMapEncode*), and where its base lies.
+struct TmaMapRecord {
+  std::uint64_t seq = 0;                 // order among all encodes of the process
+  std::string api;                       // "cuTensorMapEncodeTiled", ...
+  std::uint64_t address = 0;             // the tensor's base (globalAddress)
+  std::uint64_t span_bytes = 0;          // bytes from the base its dims and strides cover (0: unknown)
+  std::uint32_t rank = 0;
+  std::int32_t result = 0;               // the encode's CUresult
+  std::uint64_t allocation_address = 0;  // the allocation holding the base (0: none known)
+  std::uint64_t allocation_bytes = 0;
+  bool in_fenced = false;                // the base lies in a live fenced buffer
+  std::uint64_t mapped_after = 0;        // fenced: bytes mapped from the base to the guard
+  bool near_guard = false;               // mapped_after < 128 KiB: TMA's 128 KiB out-of-bounds
+                                         //   address mode may touch the guard
+  bool past_buffer = false;              // the dims and strides reach past the buffer's last byte
+};
+
 // Counters of the whole process, kept even when the rings wrapped.
 struct InterposerSummary {
   bool loaded = false;              // the interposer's constructor ran in the program
@@ -54,8 +71,10 @@ struct InterposerSummary {
   std::uint64_t launches = 0;
   std::uint64_t quarantined_bytes = 0;  // address space still reserved for freed buffers
   std::uint64_t tma_encodes = 0;    // cuTensorMapEncode* calls: a fault may be the fence's
+  std::uint64_t tma_near_guard = 0; // of which with their base less than 128 KiB before a guard
   std::uint64_t dropped_allocations = 0;  // records lost because the ring wrapped
   std::uint64_t dropped_launches = 0;
+  std::uint64_t dropped_tma_maps = 0;
   std::uint32_t fence_align = 16;   // alignment of fenced pointers, bytes
 };
 
@@ -63,6 +82,7 @@ struct InterposerLog {
   InterposerSummary summary;
   std::vector<AllocationRecord> allocations;  // newest last; live and freed
   std::vector<LaunchRecord> launches;         // newest last (the ring's tail)
+  std::vector<TmaMapRecord> tma_maps;         // newest last (the ring's tail)
 };
 
 }  // namespace cudadiag::program

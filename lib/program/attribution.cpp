@@ -228,14 +228,17 @@ FenceEffect fence_effective(const InterposerSummary& s) {
 }
 
 std::optional<std::string> fence_suspicion(const InterposerSummary& s, const Attribution& a) {
-  if (s.tma_encodes == 0) return std::nullopt;
+  // The interposer checks every encode's base against the guards (tma_near_guard): a
+  // descriptor with 128 KiB mapped after its base cannot reach a guard that way.
+  if (s.tma_encodes == 0 || s.tma_near_guard == 0) return std::nullopt;
   const bool near_guard = (a.relation == Relation::past_end || a.relation == Relation::before_start) &&
                           a.distance_min < kTmaOutOfBoundsReach;
   if (!near_guard && a.relation != Relation::unknown) return std::nullopt;
   return fmt::format(
-      "the program encoded {} TMA descriptor(s) (cuTensorMapEncode*): TMA's out-of-bounds handling may touch up "
-      "to 128 KiB around a tensor's base, which is the fence's guard: possibly the fence, not the program",
-      s.tma_encodes);
+      "the program encoded {} TMA descriptor(s) (cuTensorMapEncode*), {} with its base less than 128 KiB before "
+      "a fence guard: TMA's out-of-bounds handling in its 128 KiB address mode may touch the guard: possibly the "
+      "fence, not the program",
+      s.tma_encodes, s.tma_near_guard);
 }
 
 }  // namespace cudadiag::program

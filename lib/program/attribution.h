@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "program/allocation.h"
+#include "program/ring_format.h"
 
 namespace cudadiag::program {
 
@@ -74,9 +75,11 @@ inline constexpr std::uint64_t kLaunchesPerFenced = 100;
 FenceEffect fence_effective(const InterposerSummary& s);
 
 // A fault under the fence that the fence may have caused: the program encoded TMA
-// descriptors, and TMA's out-of-bounds handling may touch up to 128 KiB around a
-// tensor's base, which is the fence's guard. The reason, or nullopt.
-inline constexpr std::uint64_t kTmaOutOfBoundsReach = 128u << 10;
+// descriptors whose base lies less than 128 KiB before a fence's guard (TMA's
+// out-of-bounds handling in its 128 KiB address mode may touch that far from the base,
+// whatever the tensor's extent), and the fault is near a guard or could not be placed.
+// The reason, or nullopt.
+inline constexpr std::uint64_t kTmaOutOfBoundsReach = ring::kTmaOutOfBoundsReach;
 std::optional<std::string> fence_suspicion(const InterposerSummary& s, const Attribution& a);
 
 }  // namespace cudadiag::program

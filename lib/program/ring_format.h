@@ -10,6 +10,8 @@
 //   [allocations_offset, + capacity * 128)     AllocationSlot: live allocations are kept;
 //                                              freed ones are overwritten oldest first
 //   [launches_offset, + capacity * 256)        LaunchSlot: a ring of the latest launches
+//   [tma_offset, + capacity * 96)              TmaSlot: a ring of the latest encoded TMA
+//                                              descriptors (cuTensorMapEncode*)
 //   [names_offset, + names_capacity)           kernel names, each followed by a NUL
 //
 // A slot is complete when its stamp is 2 * seq + 2; the writer sets 2 * seq + 1 before it
@@ -21,16 +23,17 @@
 namespace cudadiag::ring {
 
 inline constexpr std::uint64_t kMagic = 0x00474e4952464443ull;  // "CDFRING\0"
-inline constexpr std::uint32_t kVersion = 1;
+inline constexpr std::uint32_t kVersion = 2;
 inline constexpr std::uint32_t kHeaderBytes = 4096;
 inline constexpr std::uint32_t kMaxPointerArgs = 8;
 inline constexpr std::uint32_t kNamePrefixBytes = 96;
 inline constexpr std::uint32_t kNoName = 0xffffffffu;
 
 // Default and largest record counts (CUDADIAG_RING_ALLOCATIONS, CUDADIAG_RING_LAUNCHES,
-// CUDADIAG_RING_NAMES_KB).
+// CUDADIAG_RING_TMA_MAPS, CUDADIAG_RING_NAMES_KB).
 inline constexpr std::uint32_t kDefaultAllocationSlots = 16384;
 inline constexpr std::uint32_t kDefaultLaunchSlots = 4096;
+inline constexpr std::uint32_t kDefaultTmaSlots = 1024;
 inline constexpr std::uint32_t kDefaultNameBytes = 1u << 20;
 inline constexpr std::uint32_t kMaxSlots = 1u << 22;
 inline constexpr std::uint32_t kMaxNameBytes = 64u << 20;
@@ -60,6 +63,9 @@ enum class Api : std::uint16_t {
   cuLaunchKernelEx_ptsz,
   cuLaunchCooperativeKernel,
   cuLaunchCooperativeKernel_ptsz,
+  cuTensorMapEncodeTiled,
+  cuTensorMapEncodeIm2col,
+  cuTensorMapEncodeIm2colWide,
   count,
 };
 
@@ -84,6 +90,9 @@ constexpr const char* api_name(Api a) {
     case Api::cuLaunchKernelEx_ptsz: return "cuLaunchKernelEx_ptsz";
     case Api::cuLaunchCooperativeKernel: return "cuLaunchCooperativeKernel";
     case Api::cuLaunchCooperativeKernel_ptsz: return "cuLaunchCooperativeKernel_ptsz";
+    case Api::cuTensorMapEncodeTiled: return "cuTensorMapEncodeTiled";
+    case Api::cuTensorMapEncodeIm2col: return "cuTensorMapEncodeIm2col";
+    case Api::cuTensorMapEncodeIm2colWide: return "cuTensorMapEncodeIm2colWide";
     case Api::unknown:
     case Api::count: break;
   }
@@ -154,6 +163,47 @@ enum class State : std::uint8_t {
   freed_unguarded = 3,   // freed but left mapped (freed during graph capture) or unfenced
 };
 
+// The driver calls the interposer makes on its own behalf, counted and timed in the
+// header (`driver_calls`, `driver_ns`): what the fence costs, call by call.
+enum class DriverCall : std::uint8_t {
+  address_reserve = 0,  // cuMemAddressReserve
+  create,               // cuMemCreate
+  map,                  // cuMemMap
+  set_access,           // cuMemSetAccess
+  unmap,                // cuMemUnmap
+  release,              // cuMemRelease
+  address_free,         // cuMemAddressFree
+  ctx_synchronize,      // cuCtxSynchronize before unmapping a freed buffer
+  stream_synchronize,   // cuStreamSynchronize before unmapping a buffer freed stream-ordered
+  kernel_lookup,        // cuFuncGetName + cuFuncGetParamInfo, once per kernel
+  count,
+};
+inline constexpr std::uint32_t kDriverCallKinds = static_cast<std::uint32_t>(DriverCall::count);
+
+constexpr const char* driver_call_name(DriverCall c) {
+  switch (c) {
+    case DriverCall::address_reserve: return "cuMemAddressReserve";
+    case DriverCall::create: return "cuMemCreate";
+    case DriverCall::map: return "cuMemMap";
+    case DriverCall::set_access: return "cuMemSetAccess";
+    case DriverCall::unmap: return "cuMemUnmap";
+    case DriverCall::release: return "cuMemRelease";
+    case DriverCall::address_free: return "cuMemAddressFree";
+    case DriverCall::ctx_synchronize: return "cuCtxSynchronize";
+    case DriverCall::stream_synchronize: return "cuStreamSynchronize";
+    case DriverCall::kernel_lookup: return "kernel_lookup";
+    case DriverCall::count: break;
+  }
+  return "unknown";
+}
+
+// Facts about an encoded TMA descriptor (TmaSlot field `flags`).
+inline constexpr std::uint8_t kTmaInFenced = 1;        // the base lies in a live fenced buffer
+inline constexpr std::uint8_t kTmaNearGuard = 2;       // ... less than kTmaOutOfBoundsReach before its guard
+inline constexpr std::uint8_t kTmaPastBuffer = 4;      // dims and strides reach past the buffer's last byte
+inline constexpr std::uint8_t kTmaInFreed = 8;         // the base lies in a freed (quarantined) buffer
+inline constexpr std::uint8_t kTmaInUnfenced = 16;     // the base lies in memory the driver's allocator made
+
 struct Header {
   std::uint64_t magic;  // kMagic, written last when the file is laid out
   std::uint32_t version;
@@ -186,6 +236,15 @@ struct Header {
   std::uint64_t tma_encodes;            // cuTensorMapEncode* calls
   std::uint64_t dropped_allocations;    // allocation records overwritten or never written
   std::uint64_t names_used;             // bytes of the names region in use
+  // Since version 2.
+  std::uint32_t tma_capacity;           // TmaSlot records
+  std::uint32_t reserved2;
+  std::uint64_t tma_offset;
+  std::uint64_t tma_near_guard;         // encodes whose base lies less than kTmaOutOfBoundsReach before a guard
+  std::uint64_t handles_reused;         // fenced allocations given physical memory a freed buffer had
+  std::uint64_t reservations_reused;    // fenced allocations placed in an address range that left quarantine
+  std::uint64_t driver_calls[kDriverCallKinds];  // the interposer's own driver calls, by DriverCall
+  std::uint64_t driver_ns[kDriverCallKinds];     // nanoseconds spent in them
 };
 
 struct AllocationSlot {
@@ -227,12 +286,41 @@ struct LaunchSlot {
   std::uint64_t reserved1[3];
 };
 
+// An encoded TMA descriptor, recorded after the driver's encode answered.
+struct TmaSlot {
+  std::uint64_t stamp;
+  std::uint64_t seq;
+  std::uint64_t global_address;     // the tensor's base (globalAddress)
+  std::uint64_t span_bytes;         // bytes from the base that globalDim and globalStrides cover
+  std::uint64_t mapped_after;       // fenced: bytes mapped from the base to the guard (0: not fenced)
+  std::uint64_t allocation_address; // the allocation holding the base (0: none the interposer knows)
+  std::uint64_t allocation_bytes;
+  std::uint64_t allocation_seq;     // its record's seq (AllocationSlot::seq)
+  std::uint16_t api;                // Api: which encode
+  std::uint8_t data_type;           // CUtensorMapDataType
+  std::uint8_t rank;
+  std::uint8_t interleave;          // CUtensorMapInterleave
+  std::uint8_t swizzle;             // CUtensorMapSwizzle
+  std::uint8_t oob_fill;            // CUtensorMapFloatOOBfill
+  std::uint8_t flags;               // kTma*
+  std::int32_t result;              // CUresult of the encode
+  std::uint32_t reserved0;
+  std::uint64_t reserved1[2];
+};
+
+// TMA's out-of-bounds handling in its 128 KiB address mode may touch up to this many
+// bytes from a tensor map's base, whatever the tensor's extent: a guard closer than this
+// to the base can fault correct code.
+inline constexpr std::uint64_t kTmaOutOfBoundsReach = 128u << 10;
+
 static_assert(sizeof(Header) <= kHeaderBytes);
-static_assert(sizeof(Header) == 176);
+static_assert(sizeof(Header) == 216 + 16 * kDriverCallKinds);
 static_assert(offsetof(Header, allocations) == 112);
+static_assert(offsetof(Header, tma_capacity) == 176);
 static_assert(sizeof(AllocationSlot) == 128);
 static_assert(sizeof(LaunchSlot) == 256);
 static_assert(offsetof(LaunchSlot, pointer_args) == 72);
+static_assert(sizeof(TmaSlot) == 96);
 
 constexpr std::uint64_t complete_stamp(std::uint64_t seq) { return 2 * seq + 2; }
 constexpr std::uint64_t writing_stamp(std::uint64_t seq) { return 2 * seq + 1; }
@@ -241,16 +329,18 @@ constexpr std::uint64_t writing_stamp(std::uint64_t seq) { return 2 * seq + 1; }
 struct Layout {
   std::uint64_t allocations_offset;
   std::uint64_t launches_offset;
+  std::uint64_t tma_offset;
   std::uint64_t names_offset;
   std::uint64_t file_bytes;
 };
 
 constexpr Layout layout_for(std::uint32_t allocation_capacity, std::uint32_t launch_capacity,
-                            std::uint32_t names_capacity) {
+                            std::uint32_t tma_capacity, std::uint32_t names_capacity) {
   Layout l{};
   l.allocations_offset = kHeaderBytes;
   l.launches_offset = l.allocations_offset + std::uint64_t{allocation_capacity} * sizeof(AllocationSlot);
-  l.names_offset = l.launches_offset + std::uint64_t{launch_capacity} * sizeof(LaunchSlot);
+  l.tma_offset = l.launches_offset + std::uint64_t{launch_capacity} * sizeof(LaunchSlot);
+  l.names_offset = l.tma_offset + std::uint64_t{tma_capacity} * sizeof(TmaSlot);
   l.file_bytes = l.names_offset + names_capacity;
   return l;
 }

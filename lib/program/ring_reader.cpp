@@ -108,6 +108,23 @@ LaunchRecord launch_of(const ring::LaunchSlot& s, const Names& names) {
   return l;
 }
 
+TmaMapRecord tma_map_of(const ring::TmaSlot& s) {
+  TmaMapRecord t;
+  t.seq = s.seq;
+  t.api = api_text(s.api);
+  t.address = s.global_address;
+  t.span_bytes = s.span_bytes;
+  t.rank = s.rank;
+  t.result = s.result;
+  t.allocation_address = s.allocation_address;
+  t.allocation_bytes = s.allocation_bytes;
+  t.in_fenced = (s.flags & ring::kTmaInFenced) != 0;
+  t.mapped_after = s.mapped_after;
+  t.near_guard = (s.flags & ring::kTmaNearGuard) != 0;
+  t.past_buffer = (s.flags & ring::kTmaPastBuffer) != 0;
+  return t;
+}
+
 InterposerSummary summary_of(const ring::Header& h) {
   InterposerSummary s;
   s.loaded = true;
@@ -118,6 +135,7 @@ InterposerSummary summary_of(const ring::Header& h) {
   s.launches = h.launches;
   s.quarantined_bytes = h.quarantined_bytes;
   s.tma_encodes = h.tma_encodes;
+  s.tma_near_guard = h.tma_near_guard;
   s.dropped_allocations = h.dropped_allocations;
   s.fence_align = h.fence_align;
   return s;
@@ -142,16 +160,17 @@ void read_allocations(std::string_view bytes, const ring::Header& h, RingRead& r
   r.log.summary.dropped_allocations += torn;
 }
 
-// The ring's launches from the oldest kept one to the newest; overwritten, torn or cut
-// off ones are counted as dropped.
-void read_launches(std::string_view bytes, const ring::Header& h, const Names& names, RingRead& r) {
-  const std::uint64_t head = h.launches;
-  const std::uint64_t capacity = h.launch_capacity;
+// The records of a ring of the latest ones (launches, TMA descriptors), from the oldest
+// kept one to the newest, handed to `take`; returns how many are lost: overwritten, cut
+// off, or torn (counted in torn_records as well).
+template <class Slot, class Take>
+std::uint64_t read_latest(std::string_view bytes, std::uint64_t offset, std::uint64_t head, std::uint64_t capacity,
+                          RingRead& r, Take&& take) {
   const std::uint64_t first = head > capacity ? head - capacity : 0;
   std::uint64_t dropped = first;
   for (std::uint64_t seq = first; seq < head; ++seq) {
-    ring::LaunchSlot s{};
-    if (!read_at(bytes, h.launches_offset + (seq % capacity) * sizeof s, s)) {
+    Slot s{};
+    if (!read_at(bytes, offset + (seq % capacity) * sizeof s, s)) {
       ++dropped;
       continue;
     }
@@ -160,17 +179,39 @@ void read_launches(std::string_view bytes, const ring::Header& h, const Names& n
       ++r.torn_records;
       continue;
     }
-    r.log.launches.push_back(launch_of(s, names));
+    take(s);
   }
-  r.log.summary.dropped_launches = dropped;
+  return dropped;
+}
+
+void read_launches(std::string_view bytes, const ring::Header& h, const Names& names, RingRead& r) {
+  r.log.summary.dropped_launches = read_latest<ring::LaunchSlot>(
+      bytes, h.launches_offset, h.launches, h.launch_capacity, r,
+      [&](const ring::LaunchSlot& s) { r.log.launches.push_back(launch_of(s, names)); });
+}
+
+void read_tma_maps(std::string_view bytes, const ring::Header& h, RingRead& r) {
+  r.log.summary.dropped_tma_maps =
+      read_latest<ring::TmaSlot>(bytes, h.tma_offset, h.tma_encodes, h.tma_capacity, r,
+                                 [&](const ring::TmaSlot& s) { r.log.tma_maps.push_back(tma_map_of(s)); });
+}
+
+void read_driver_calls(const ring::Header& h, RingRead& r) {
+  for (std::uint32_t i = 0; i < ring::kDriverCallKinds; ++i) {
+    if (h.driver_calls[i] == 0) continue;
+    r.driver_calls.push_back(
+        DriverCallCost{ring::driver_call_name(static_cast<ring::DriverCall>(i)), h.driver_calls[i], h.driver_ns[i]});
+  }
+  r.handles_reused = h.handles_reused;
+  r.reservations_reused = h.reservations_reused;
 }
 
 bool layout_matches(const ring::Header& h) {
-  const ring::Layout l = ring::layout_for(h.allocation_capacity, h.launch_capacity, h.names_capacity);
+  const ring::Layout l = ring::layout_for(h.allocation_capacity, h.launch_capacity, h.tma_capacity, h.names_capacity);
   return h.header_bytes == ring::kHeaderBytes && h.allocation_slot_bytes == sizeof(ring::AllocationSlot) &&
          h.launch_slot_bytes == sizeof(ring::LaunchSlot) && h.allocations_offset == l.allocations_offset &&
-         h.launches_offset == l.launches_offset && h.names_offset == l.names_offset && h.file_bytes == l.file_bytes &&
-         h.launch_capacity > 0 && h.allocation_capacity > 0;
+         h.launches_offset == l.launches_offset && h.tma_offset == l.tma_offset && h.names_offset == l.names_offset &&
+         h.file_bytes == l.file_bytes && h.launch_capacity > 0 && h.allocation_capacity > 0 && h.tma_capacity > 0;
 }
 
 RingRead fail(RingStatus status, std::string message) {
@@ -233,6 +274,8 @@ RingRead parse_ring(std::string_view bytes, const std::string& origin) {
   const Names names(bytes, h);
   read_allocations(bytes, h, r);
   read_launches(bytes, h, names, r);
+  read_tma_maps(bytes, h, r);
+  read_driver_calls(h, r);
   return r;
 }
 

@@ -26,6 +26,13 @@ enum class RingStatus : std::uint8_t {
 
 const char* ring_status_name(RingStatus s);
 
+// One kind of driver call the interposer made on its own behalf, and the time it took.
+struct DriverCallCost {
+  std::string name;  // "cuMemCreate", ..., "kernel_lookup"
+  std::uint64_t calls = 0;
+  std::uint64_t nanoseconds = 0;
+};
+
 struct RingRead {
   RingStatus status = RingStatus::missing;
   std::string message;              // one line naming the file and what is wrong; empty when ok
@@ -34,6 +41,11 @@ struct RingRead {
   std::uint32_t processes_loaded = 0;
   std::uint32_t other_cuda_processes = 0;  // they recorded into "<file>.<pid>" (process_ring_files)
   std::uint64_t torn_records = 0;   // records being written when the process died (counted as dropped)
+  // What the fence cost: its own driver calls, and how often freed buffers' memory and
+  // address ranges served new ones.
+  std::vector<DriverCallCost> driver_calls;
+  std::uint64_t handles_reused = 0;
+  std::uint64_t reservations_reused = 0;
 
   // The log can be used: ok, or truncated with its header intact.
   bool readable() const { return status == RingStatus::ok || status == RingStatus::truncated; }

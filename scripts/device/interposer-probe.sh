@@ -18,26 +18,7 @@
 # Logs and rings: $OUT/interposer-probe-logs.tar.gz (OUT defaults to ./interposer-probe-out).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-OUT=${OUT:-$PWD/interposer-probe-out}
-BIN=${BIN:-$PWD/build/bin}
-LIB=$BIN/libcudadiag_fence.so
-DUMP=$BIN/cudadiag-ring-dump
-NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
-PYTHON=${PYTHON:-python3}  # the one with torch, triton, jax and cupy
-PROGRAMS=tests/programs
-mkdir -p "$OUT"
-for f in "$LIB" "$DUMP" "$NVCC"; do
-  [[ -x $f || -f $f ]] || { echo "interposer-probe: $f not found (build cudadiag_fence and cudadiag-ring-dump first)" >&2; exit 2; }
-done
-work=$(mktemp -d /tmp/interposer-probe.XXXXXX)
-trap 'rm -rf "$work"' EXIT
-logs=$work/logs
-rings=$work/rings
-mkdir -p "$logs" "$rings" "$work/bin"
-started=$(date +%s)
-
-echo "== interposer-probe on $(hostname) at $(date -u +%FT%TZ)"
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || echo "nvidia-smi not available"
+source scripts/device/interposer-env.sh interposer-probe
 
 # --- build (in parallel) --------------------------------------------------------------
 build() {  # NAME NVCC-ARGS...

@@ -191,7 +191,8 @@ print(subprocess.run(["sh", "-c", "echo child"], capture_output=True, text=True)
     expect_line dump 'fenced=8'
     expect_line dump 'frees=10'
     expect_line dump 'launches=8'
-    expect_line dump 'tma_encodes=1'
+    expect_line dump 'tma_encodes=2'
+    expect_line dump 'tma_near_guard=1'
     expect_line dump 'unfenced=host memory: 1; managed memory: 1'
     expect_line dump 'quarantined_bytes=[1-9][0-9]*'
     expect_line dump 'last_kernel=fill_bytes\(unsigned char\*, unsigned long, int\)'
@@ -199,6 +200,19 @@ print(subprocess.run(["sh", "-c", "echo child"], capture_output=True, text=True)
     [[ $(grep -c '^allocation .* side=back .* freed=true released=false api=' "$work/dump.out") == 8 ]] ||
       fail "expected 8 freed fenced allocations kept in quarantine"
     expect_line dump 'allocation .* api=cuMemAllocAsync_ptsz reason='
+    # Each encoded TMA descriptor with where its base lies: the 1 MiB buffer has 1 MiB
+    # mapped after its base, the 4,000-byte one 4,000 bytes (less than TMA's 128 KiB reach).
+    big=$(sed -n 's/^allocation .* address=\(0x[0-9a-f]*\) bytes=1048576 .*/\1/p' "$work/dump.out")
+    small=$(sed -n 's/^allocation .* address=\(0x[0-9a-f]*\) bytes=4000 .*/\1/p' "$work/dump.out")
+    expect_line dump "tma_map seq=0 api=cuTensorMapEncodeTiled address=$big span=16384 rank=2 result=0 allocation=$big bytes=1048576 fenced=true mapped_after=1048576 near_guard=false past_buffer=false"
+    expect_line dump "tma_map seq=1 api=cuTensorMapEncodeTiled address=$small span=4000 rank=2 result=0 allocation=$small bytes=4000 fenced=true mapped_after=4000 near_guard=true past_buffer=false"
+    # The fence's own driver calls, counted and timed.
+    # The stream-ordered buffer was freed first: the pitched one reuses its memory.
+    expect_line dump 'handles_reused=1'
+    expect_line dump 'driver_call.cuMemCreate=calls 7 total_us [0-9.]+ mean_us [0-9.]+'
+    expect_line dump 'driver_call.cuCtxSynchronize=calls 7 total_us [0-9.]+ mean_us [0-9.]+'
+    expect_line dump 'driver_call.cuStreamSynchronize=calls 1 total_us [0-9.]+ mean_us [0-9.]+'
+    expect_line dump 'driver_call.kernel_lookup=calls 1 total_us [0-9.]+ mean_us [0-9.]+'
     # Without a quarantine every freed range is given back at once.
     run noq env "$FAKE" CUDADIAG_RING="$work/ring0" CUDADIAG_FENCE_QUARANTINE_MB=0 "$PRELOAD" \
       "$STATIC_RUNTIME" clean
@@ -293,6 +307,78 @@ print(subprocess.run(["sh", "-c", "echo child"], capture_output=True, text=True)
     dump_ring child "$child_ring"
     expect_line child 'allocations=1'
     expect_line child 'frees=1'
+    ;;
+
+  handle_reuse)
+    # 30 buffer lives of 1, 2 and 4 granules: memory is created once per size and reused;
+    # each life maps, grants access, waits for the context and unmaps once.
+    run native env "$FAKE" "$STATIC_RUNTIME" cycles 30
+    run fenced env "$FAKE" FAKE_CUDA_STATS="$work/stats.out" CUDADIAG_RING="$work/ring" "$PRELOAD" \
+      "$STATIC_RUNTIME" cycles 30
+    expect_rc fenced 0
+    expect_line native 'cycles=30 checksum=[0-9]+'
+    expect_same native fenced
+    for line in cuMemCreate=3 cuMemRelease=0 cuMemMap=30 cuMemSetAccess=30 cuMemUnmap=30 cuCtxSynchronize=30 \
+      cuMemAddressReserve=30 cuMemAddressFree=0; do
+      expect_line stats "$line"
+    done
+    dump_ring dump "$work/ring"
+    expect_line dump 'fenced=30'
+    expect_line dump 'handles_reused=27'
+    expect_line dump 'reservations_reused=0'
+    expect_line dump 'driver_call.cuMemCreate=calls 3 .*'
+    expect_line dump 'driver_call.cuMemMap=calls 30 .*'
+    grep -q '^driver_call.cuMemRelease=' "$work/dump.out" && fail "memory was released instead of reused"
+    # Without a quarantine, freed address ranges serve the next buffer of their size too.
+    run noq env "$FAKE" FAKE_CUDA_STATS="$work/stats_noq.out" CUDADIAG_RING="$work/ring_noq" \
+      CUDADIAG_FENCE_QUARANTINE_MB=0 "$PRELOAD" "$STATIC_RUNTIME" cycles 30
+    expect_same native noq
+    expect_line stats_noq 'cuMemAddressReserve=3'
+    expect_line stats_noq 'cuMemAddressFree=0'
+    dump_ring dump_noq "$work/ring_noq"
+    expect_line dump_noq 'reservations_reused=27'
+    # CUDADIAG_FENCE_REUSE_MB=0: every buffer's memory is created and released.
+    run noreuse env "$FAKE" FAKE_CUDA_STATS="$work/stats_noreuse.out" CUDADIAG_FENCE_REUSE_MB=0 "$PRELOAD" \
+      "$STATIC_RUNTIME" cycles 30
+    expect_same native noreuse
+    expect_line stats_noreuse 'cuMemCreate=30'
+    expect_line stats_noreuse 'cuMemRelease=30'
+    ;;
+
+  reuse_after_free)
+    run native env "$FAKE" "$STATIC_RUNTIME" reuse-after-free
+    expect_rc native 0
+    expect_line native 'use after free: no fault'
+    run fenced env "$FAKE" CUDADIAG_RING="$work/ring" "$PRELOAD" "$STATIC_RUNTIME" reuse-after-free
+    expect_rc fenced $SEGV
+    expect_line fenced 'fresh address=yes'
+    # The second buffer has the first one's memory, as it was (cudaMalloc promises no
+    # contents, and the driver's own allocator reuses memory the same way), mapped at a
+    # fresh address: the first one's address still faults.
+    expect_line fenced 'previous bytes=yes'
+    dump_ring dump "$work/ring"
+    expect_line dump 'handles_reused=1'
+    expect_line dump 'driver_call.cuMemCreate=calls 1 .*'
+    # A failed unmap leaves the mapping: that memory must never serve another buffer.
+    run unmap_fails env "$FAKE" FAKE_CUDA_FAIL_UNMAP=1 FAKE_CUDA_STATS="$work/stats_unmap.out" "$PRELOAD" \
+      "$STATIC_RUNTIME" reuse-after-free
+    expect_rc unmap_fails 0
+    expect_line unmap_fails 'previous bytes=no'
+    expect_line stats_unmap 'cuMemCreate=2'
+    expect_line stats_unmap 'cuMemRelease=1'
+    ;;
+
+  reuse_out_of_memory)
+    # 256 KiB of device memory: three freed 64 KiB buffers are kept, a 256 KiB one needs
+    # them back. It must still be fenced, not refused or left to the driver.
+    run fenced env "$FAKE" FAKE_CUDA_MEMORY_KB=256 FAKE_CUDA_STATS="$work/stats.out" CUDADIAG_RING="$work/ring" \
+      "$PRELOAD" "$STATIC_RUNTIME" big-after-small
+    expect_rc fenced 0
+    expect_line fenced 'big allocation ok'
+    expect_line stats 'cuMemRelease=3'
+    dump_ring dump "$work/ring"
+    expect_line dump 'fenced=4'
+    expect_line dump 'unfenced='
     ;;
 
   *)

@@ -30,8 +30,10 @@ TEST_CASE("interposer settings: defaults without any variable", "[settings]") {
   CHECK(s.align == 16);
   CHECK(s.side == ring::Side::back);
   CHECK(s.quarantine_bytes == 1024ull << 20);
+  CHECK(s.reuse_bytes == 256ull << 20);
   CHECK(s.limits.allocation_slots == ring::kDefaultAllocationSlots);
   CHECK(s.limits.launch_slots == ring::kDefaultLaunchSlots);
+  CHECK(s.limits.tma_slots == ring::kDefaultTmaSlots);
   CHECK(s.limits.name_bytes == ring::kDefaultNameBytes);
   CHECK_FALSE(s.debug);
   CHECK(s.rejected == 0);
@@ -42,16 +44,20 @@ TEST_CASE("interposer settings: every variable read", "[settings]") {
                            {"CUDADIAG_FENCE_ALIGN", "256"},
                            {"CUDADIAG_FENCE_SIDE", "front"},
                            {"CUDADIAG_FENCE_QUARANTINE_MB", "0"},
+                           {"CUDADIAG_FENCE_REUSE_MB", "0"},
                            {"CUDADIAG_RING_ALLOCATIONS", "100"},
                            {"CUDADIAG_RING_LAUNCHES", "50"},
+                           {"CUDADIAG_RING_TMA_MAPS", "7"},
                            {"CUDADIAG_RING_NAMES_KB", "64"},
                            {"CUDADIAG_FENCE_DEBUG", "1"}});
   CHECK(std::string(s.ring_path) == "/tmp/ring");
   CHECK(s.align == 256);
   CHECK(s.side == ring::Side::front);
   CHECK(s.quarantine_bytes == 0);
+  CHECK(s.reuse_bytes == 0);
   CHECK(s.limits.allocation_slots == 100);
   CHECK(s.limits.launch_slots == 50);
+  CHECK(s.limits.tma_slots == 7);
   CHECK(s.limits.name_bytes == 64 * 1024);
   CHECK(s.debug);
   CHECK(s.rejected == 0);
@@ -63,16 +69,18 @@ TEST_CASE("interposer settings: bad values keep the default and are named", "[se
   const Settings s = with({{"CUDADIAG_FENCE_ALIGN", "24"},
                            {"CUDADIAG_FENCE_SIDE", "sideways"},
                            {"CUDADIAG_FENCE_QUARANTINE_MB", "-1"},
+                           {"CUDADIAG_FENCE_REUSE_MB", "lots"},
                            {"CUDADIAG_RING_LAUNCHES", "0"},
                            {"CUDADIAG_RING", ""},
                            {"CUDADIAG_FENCE_DEBUG", "yes"}});
   CHECK(s.align == 16);
   CHECK(s.side == ring::Side::back);
   CHECK(s.quarantine_bytes == 1024ull << 20);
+  CHECK(s.reuse_bytes == 256ull << 20);
   CHECK(s.limits.launch_slots == ring::kDefaultLaunchSlots);
   CHECK(s.ring_path == nullptr);
   CHECK_FALSE(s.debug);
-  REQUIRE(s.rejected == 4);
+  REQUIRE(s.rejected == 5);
   CHECK(std::string(s.rejected_name[0]) == "CUDADIAG_FENCE_ALIGN");
   CHECK(std::string(s.rejected_value[0]) == "24");
   CHECK(std::string(s.rejected_name[1]) == "CUDADIAG_FENCE_SIDE");

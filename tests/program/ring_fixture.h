@@ -60,10 +60,11 @@ class ScopedWriter {
 };
 
 inline interposer::RingLimits small_limits(std::uint32_t allocations, std::uint32_t launches,
-                                           std::uint32_t names = 4096) {
+                                           std::uint32_t names = 4096, std::uint32_t tma_maps = 4) {
   interposer::RingLimits l;
   l.allocation_slots = allocations;
   l.launch_slots = launches;
+  l.tma_slots = tma_maps;
   l.name_bytes = names;
   return l;
 }
@@ -79,6 +80,23 @@ inline interposer::AllocationEvent fenced_event(std::uint64_t address, std::uint
   e.api = ring::Api::cuMemAlloc_v2;
   e.side = ring::Side::back;
   e.device = 0;
+  return e;
+}
+
+// A 2-D float tensor of 1000 elements a row, encoded at `address` inside the buffer of
+// fenced_event(0x7f32309ff060, 4000); `near_guard` says what the interposer found.
+inline interposer::TmaEvent tma_event(std::uint64_t address, bool near_guard) {
+  interposer::TmaEvent e;
+  e.api = ring::Api::cuTensorMapEncodeTiled;
+  e.global_address = address;
+  e.span_bytes = 4000;
+  e.allocation_address = 0x7f32309ff060;
+  e.allocation_bytes = 4000;
+  e.mapped_after = 0x7f3230a00000 - address;
+  e.data_type = 7;  // CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+  e.rank = 2;
+  e.flags = ring::kTmaInFenced;
+  if (near_guard) e.flags |= ring::kTmaNearGuard | ring::kTmaPastBuffer;
   return e;
 }
 

@@ -251,9 +251,13 @@ TEST_CASE("a fault after TMA encodes, near a guard, is possibly the fence") {
   auto r = attribute_fault(log, log.allocations[0].guard_begin, AddressPrecision::page);
   CHECK_FALSE(fence_suspicion(log.summary, r));
   log.summary.tma_encodes = 3;
+  // Every descriptor's base has 128 KiB mapped after it: TMA cannot reach a guard that way.
+  CHECK_FALSE(fence_suspicion(log.summary, r));
+  log.summary.tma_near_guard = 1;
   const auto why = fence_suspicion(log.summary, r);
   REQUIRE(why);
   CHECK(why->find("3 TMA descriptor(s)") != std::string::npos);
+  CHECK(why->find("1 with its base less than 128 KiB before a fence guard") != std::string::npos);
   CHECK(why->find("possibly the fence") != std::string::npos);
   // Far past the end (1 MiB): TMA's 128 KiB reach cannot explain it.
   r = attribute_fault(log, log.allocations[0].guard_begin + (1u << 20), AddressPrecision::page);

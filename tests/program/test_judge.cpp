@@ -170,6 +170,7 @@ TEST_CASE("fence rung: faults the fence may have caused") {
   auto o = exited(Rung::fence, 1, kIllegalAddress);
   o.interposer = fenced_log();
   o.interposer->summary.tma_encodes = 2;
+  o.interposer->summary.tma_near_guard = 1;
   o.xid.push_back(xid31(0x7f0000200000));
   auto j = judge_run(o);
   CHECK(j.outcome == RunOutcome::cuda_error);

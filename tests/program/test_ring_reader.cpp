@@ -33,7 +33,12 @@ TEST_CASE("ring: allocations, launches and counters come back as written", "[rin
   w->add_allocation(failed);
   w->set_state(a, ring::State::freed, ring::Api::cuMemFree_v2);
   w->add(&ring::Header::frees, 1);
-  w->add(&ring::Header::tma_encodes, 3);
+  for (int i = 0; i < 3; ++i) w->add_tma_map(test::tma_event(0x7f32309ff060 + i * 0x100, i == 2));
+  w->add_driver_call(ring::DriverCall::create, 40000);
+  w->add_driver_call(ring::DriverCall::create, 60000);
+  w->add_driver_call(ring::DriverCall::ctx_synchronize, 5000);
+  w->add(&ring::Header::handles_reused, 7);
+  w->add(&ring::Header::reservations_reused, 5);
   w->add_launch(test::launch_event(*w, "_Z10fill_bytesPhmi", 0x7f32309ff060));
 
   const RingRead r = read_ring(file);
@@ -49,9 +54,39 @@ TEST_CASE("ring: allocations, launches and counters come back as written", "[rin
   CHECK(s.frees == 1);
   CHECK(s.launches == 1);
   CHECK(s.tma_encodes == 3);
+  CHECK(s.tma_near_guard == 1);
   CHECK(s.dropped_allocations == 0);
   CHECK(s.dropped_launches == 0);
+  CHECK(s.dropped_tma_maps == 0);
   CHECK(s.fence_align == 16);
+  CHECK(r.torn_records == 0);
+
+  REQUIRE(r.log.tma_maps.size() == 3);
+  const TmaMapRecord& far = r.log.tma_maps[0];
+  CHECK(far.seq == 0);
+  CHECK(far.api == "cuTensorMapEncodeTiled");
+  CHECK(far.address == 0x7f32309ff060);
+  CHECK(far.rank == 2);
+  CHECK(far.span_bytes == 4000);
+  CHECK(far.allocation_address == 0x7f32309ff060);
+  CHECK(far.in_fenced);
+  CHECK_FALSE(far.near_guard);
+  const TmaMapRecord& near = r.log.tma_maps[2];
+  CHECK(near.seq == 2);
+  CHECK(near.address == 0x7f32309ff260);
+  CHECK(near.near_guard);
+  CHECK(near.mapped_after == 0xda0);
+  CHECK(near.past_buffer);
+  CHECK(near.result == 0);
+
+  REQUIRE(r.driver_calls.size() == 2);
+  CHECK(r.driver_calls[0].name == "cuMemCreate");
+  CHECK(r.driver_calls[0].calls == 2);
+  CHECK(r.driver_calls[0].nanoseconds == 100000);
+  CHECK(r.driver_calls[1].name == "cuCtxSynchronize");
+  CHECK(r.driver_calls[1].calls == 1);
+  CHECK(r.handles_reused == 7);
+  CHECK(r.reservations_reused == 5);
 
   REQUIRE(r.log.allocations.size() == 2);
   const AllocationRecord& fenced = r.log.allocations[0];
@@ -112,14 +147,14 @@ TEST_CASE("ring: no file, an empty file, a foreign file, another version", "[rin
     CHECK(r.message.find("not a cudadiag ring file") != std::string::npos);
   }
   SECTION("another format version") {
-    { ScopedWriter w(dir / "v2", test::small_limits(4, 4)); }
-    std::string bytes = test::read_bytes(dir / "v2");
-    const std::uint32_t v2 = 2;
-    std::memcpy(bytes.data() + offsetof(ring::Header, version), &v2, sizeof v2);
-    test::write_bytes(dir / "v2", bytes);
-    const RingRead r = read_ring(dir / "v2");
+    { ScopedWriter w(dir / "next", test::small_limits(4, 4)); }
+    std::string bytes = test::read_bytes(dir / "next");
+    const std::uint32_t next = ring::kVersion + 1;
+    std::memcpy(bytes.data() + offsetof(ring::Header, version), &next, sizeof next);
+    test::write_bytes(dir / "next", bytes);
+    const RingRead r = read_ring(dir / "next");
     CHECK(r.status == RingStatus::bad_version);
-    CHECK(r.message.find("version 2") != std::string::npos);
+    CHECK(r.message.find("version " + std::to_string(next)) != std::string::npos);
   }
   SECTION("a header never completed") {
     test::write_bytes(dir / "zeros", std::string(4096, '\0'));
@@ -165,6 +200,21 @@ TEST_CASE("ring: a wrapped launch ring keeps the newest launches and counts the 
     CHECK(r.log.launches[i].seq == 6 + i);
     CHECK(r.log.launches[i].kernel == "kernel_" + std::to_string(6 + i));
   }
+}
+
+TEST_CASE("ring: a wrapped TMA ring keeps the newest descriptors; the counters keep every one", "[ring_reader]") {
+  test::TempDir dir;
+  ScopedWriter w(dir / "ring", test::small_limits(4, 4, 4096, 2));
+  REQUIRE(w.attached());
+  for (int i = 0; i < 5; ++i) w->add_tma_map(test::tma_event(0x7f32309ff060 + i * 0x10, i == 0));
+  const RingRead r = read_ring(dir / "ring");
+  REQUIRE(r.status == RingStatus::ok);
+  CHECK(r.log.summary.tma_encodes == 5);
+  CHECK(r.log.summary.tma_near_guard == 1);  // the first one, overwritten since
+  CHECK(r.log.summary.dropped_tma_maps == 3);
+  REQUIRE(r.log.tma_maps.size() == 2);
+  CHECK(r.log.tma_maps[0].seq == 3);
+  CHECK(r.log.tma_maps[1].address == 0x7f32309ff0a0);
 }
 
 TEST_CASE("ring: live allocations are kept, freed ones give way oldest first", "[ring_reader]") {

@@ -165,6 +165,7 @@ TEST_CASE("flaky natively but exposed every time under the fence: exposed") {
 TEST_CASE("faults only under the fence that the fence may have caused: inconclusive") {
   auto tma = fence_fault();
   tma.interposer->summary.tma_encodes = 4;
+  tma.interposer->summary.tma_near_guard = 2;
   const auto v = decide_run_verdict({judged(exited(Rung::native, 0)), judged(tma)}, {});
   CHECK(v.kind == VerdictKind::inconclusive);
   CHECK(v.reason.find("faults only under the fence, and the program encoded 4 TMA descriptor(s)") != std::string::npos);

@@ -1,16 +1,26 @@
 // A stand-in for libcuda.so.1 on machines without a GPU, for the interposer's tests.
 // "Device memory" is host memory: cuMemAlloc hands out heap blocks with slack after
 // them (a small overrun stays silent, as in a real driver's rounding), and the VMM calls
-// reserve with mmap(PROT_NONE), map anonymous pages and grant access with mprotect, so a
-// guard is a real unmapped page and touching it raises SIGSEGV. "Kernels" run on the
-// host: fill_bytes(p, n, value) writes n bytes. cuGetProcAddress answers by base name,
-// version and per-thread flag like the driver; FAKE_CUDA_INTERNAL_POINTERS=1 makes it
-// answer with internal functions instead of the exported ones (as a driver may), and
-// FAKE_CUDA_FAIL_CREATE=1 makes cuMemCreate fail with out of memory.
+// reserve with mmap(PROT_NONE), back each cuMemCreate handle with its own memfd (mapping
+// a handle twice shows the same bytes, as physical memory does), map it with
+// MAP_SHARED and grant access with mprotect, so a guard is a real unmapped page and
+// touching it raises SIGSEGV. "Kernels" run on the host: fill_bytes(p, n, value) writes
+// n bytes. cuGetProcAddress answers by base name, version and per-thread flag like the
+// driver. Switches:
+//   FAKE_CUDA_INTERNAL_POINTERS=1  answer with internal functions instead of the exported
+//                                  ones (as a driver may)
+//   FAKE_CUDA_FAIL_CREATE=1        cuMemCreate fails with out of memory
+//   FAKE_CUDA_FAIL_UNMAP=1         cuMemUnmap fails and leaves the mapping
+//   FAKE_CUDA_MEMORY_KB=N          cuMemCreate runs out of memory beyond N KiB of handles
+//                                  not yet released
+//   FAKE_CUDA_STATS=FILE           at exit, how often each VMM call was made, one
+//                                  "name=count" a line
 #include <cuda.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -24,6 +34,46 @@ bool env_on(const char* name) {
 }
 
 std::uint64_t granularity() { return 64 * 1024; }
+
+// How often each VMM call was made, written to FAKE_CUDA_STATS at exit.
+enum Call { kReserve, kAddressFree, kCreate, kRelease, kMap, kUnmap, kSetAccess, kCtxSynchronize, kCallCount };
+const char* const kCallNames[kCallCount] = {"cuMemAddressReserve", "cuMemAddressFree", "cuMemCreate",
+                                            "cuMemRelease",        "cuMemMap",         "cuMemUnmap",
+                                            "cuMemSetAccess",      "cuCtxSynchronize"};
+unsigned long g_calls[kCallCount];
+
+void count(Call c) { __atomic_add_fetch(&g_calls[c], 1, __ATOMIC_RELAXED); }
+
+__attribute__((destructor)) void write_stats() {
+  const char* path = std::getenv("FAKE_CUDA_STATS");
+  if (!path || !*path) return;
+  if (FILE* f = std::fopen(path, "w")) {
+    for (int i = 0; i < kCallCount; ++i) std::fprintf(f, "%s=%lu\n", kCallNames[i], g_calls[i]);
+    std::fclose(f);
+  }
+}
+
+// Physical memory: one memfd per handle; released handles refuse to be mapped.
+struct Handle {
+  int fd = -1;
+  std::uint64_t bytes = 0;
+  bool released = false;
+};
+constexpr int kMaxHandles = 4096;
+Handle g_handles[kMaxHandles];
+int g_handle_count = 0;
+std::uint64_t g_unreleased_bytes = 0;
+
+Handle* handle_of(CUmemGenericAllocationHandle h) {
+  if (h == 0 || h > static_cast<CUmemGenericAllocationHandle>(g_handle_count)) return nullptr;
+  Handle* p = &g_handles[h - 1];
+  return p->released ? nullptr : p;
+}
+
+std::uint64_t memory_limit() {
+  const char* v = std::getenv("FAKE_CUDA_MEMORY_KB");
+  return v && *v ? std::strtoull(v, nullptr, 10) * 1024 : ~0ull;
+}
 
 // Blocks handed out by cuMemAlloc and friends, to refuse a second free like the driver.
 constexpr int kMaxBlocks = 4096;
@@ -146,7 +196,10 @@ CUresult fake_ctx_get_current(CUcontext* c) {
   return CUDA_SUCCESS;
 }
 FAKE_EXPORT CUresult fake_ctx_synchronize() __asm__("cuCtxSynchronize");
-CUresult fake_ctx_synchronize() { return CUDA_SUCCESS; }
+CUresult fake_ctx_synchronize() {
+  count(kCtxSynchronize);
+  return CUDA_SUCCESS;
+}
 FAKE_EXPORT CUresult fake_stream_synchronize(CUstream) __asm__("cuStreamSynchronize");
 CUresult fake_stream_synchronize(CUstream) { return CUDA_SUCCESS; }
 FAKE_EXPORT CUresult fake_stream_is_capturing(CUstream, CUstreamCaptureStatus*) __asm__("cuStreamIsCapturing");
@@ -186,6 +239,7 @@ CUresult fake_mem_get_allocation_granularity(size_t* g, const CUmemAllocationPro
 FAKE_EXPORT CUresult fake_mem_address_reserve(CUdeviceptr*, size_t, size_t, CUdeviceptr, unsigned long long)
     __asm__("cuMemAddressReserve");
 CUresult fake_mem_address_reserve(CUdeviceptr* p, size_t size, size_t, CUdeviceptr, unsigned long long) {
+  count(kReserve);
   const std::uint64_t g = granularity();
   void* raw = mmap(nullptr, size + g, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (raw == MAP_FAILED) return CUDA_ERROR_OUT_OF_MEMORY;
@@ -198,36 +252,61 @@ CUresult fake_mem_address_reserve(CUdeviceptr* p, size_t size, size_t, CUdevicep
 }
 FAKE_EXPORT CUresult fake_mem_address_free(CUdeviceptr, size_t) __asm__("cuMemAddressFree");
 CUresult fake_mem_address_free(CUdeviceptr p, size_t size) {
+  count(kAddressFree);
   return munmap(reinterpret_cast<void*>(p), size) == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 FAKE_EXPORT CUresult fake_mem_create(CUmemGenericAllocationHandle*, size_t, const CUmemAllocationProp*,
                                      unsigned long long) __asm__("cuMemCreate");
 CUresult fake_mem_create(CUmemGenericAllocationHandle* h, size_t size, const CUmemAllocationProp*,
                          unsigned long long) {
+  count(kCreate);
   if (env_on("FAKE_CUDA_FAIL_CREATE")) return CUDA_ERROR_OUT_OF_MEMORY;
-  static CUmemGenericAllocationHandle next = 1;
-  *h = next++;
-  return size % granularity() == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+  if (size == 0 || size % granularity() != 0) return CUDA_ERROR_INVALID_VALUE;
+  if (g_unreleased_bytes + size > memory_limit() || g_handle_count == kMaxHandles) return CUDA_ERROR_OUT_OF_MEMORY;
+  const int fd = memfd_create("fake-cuda-memory", MFD_CLOEXEC);
+  if (fd < 0 || ftruncate(fd, static_cast<off_t>(size)) != 0) {
+    if (fd >= 0) close(fd);
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  g_handles[g_handle_count] = Handle{fd, size, false};
+  *h = static_cast<CUmemGenericAllocationHandle>(++g_handle_count);
+  g_unreleased_bytes += size;
+  return CUDA_SUCCESS;
 }
 FAKE_EXPORT CUresult fake_mem_release(CUmemGenericAllocationHandle) __asm__("cuMemRelease");
-CUresult fake_mem_release(CUmemGenericAllocationHandle) { return CUDA_SUCCESS; }
+// The memory stays while it is mapped (the mapping holds the file), as with the driver.
+CUresult fake_mem_release(CUmemGenericAllocationHandle h) {
+  count(kRelease);
+  Handle* p = handle_of(h);
+  if (!p) return CUDA_ERROR_INVALID_VALUE;
+  close(p->fd);
+  p->released = true;
+  g_unreleased_bytes -= p->bytes;
+  return CUDA_SUCCESS;
+}
 FAKE_EXPORT CUresult fake_mem_map(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle, unsigned long long)
     __asm__("cuMemMap");
-CUresult fake_mem_map(CUdeviceptr p, size_t size, size_t, CUmemGenericAllocationHandle, unsigned long long) {
+CUresult fake_mem_map(CUdeviceptr p, size_t size, size_t offset, CUmemGenericAllocationHandle h, unsigned long long) {
+  count(kMap);
+  const Handle* handle = handle_of(h);
+  if (!handle || offset != 0 || size != handle->bytes) return CUDA_ERROR_INVALID_VALUE;
   if (p % granularity() != 0 || size % granularity() != 0) return CUDA_ERROR_INVALID_VALUE;
-  void* m = mmap(reinterpret_cast<void*>(p), size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+  void* m = mmap(reinterpret_cast<void*>(p), size, PROT_NONE, MAP_SHARED | MAP_FIXED, handle->fd, 0);
   return m == MAP_FAILED ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_SUCCESS;
 }
 FAKE_EXPORT CUresult fake_mem_unmap(CUdeviceptr, size_t) __asm__("cuMemUnmap");
 CUresult fake_mem_unmap(CUdeviceptr p, size_t size) {
+  count(kUnmap);
+  if (env_on("FAKE_CUDA_FAIL_UNMAP")) return CUDA_ERROR_INVALID_VALUE;
   void* m = mmap(reinterpret_cast<void*>(p), size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE,
                  -1, 0);
   return m == MAP_FAILED ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
 }
 FAKE_EXPORT CUresult fake_mem_set_access(CUdeviceptr, size_t, const CUmemAccessDesc*, size_t)
     __asm__("cuMemSetAccess");
-CUresult fake_mem_set_access(CUdeviceptr p, size_t size, const CUmemAccessDesc*, size_t count) {
-  if (count == 0) return CUDA_ERROR_INVALID_VALUE;
+CUresult fake_mem_set_access(CUdeviceptr p, size_t size, const CUmemAccessDesc*, size_t descriptors) {
+  count(kSetAccess);
+  if (descriptors == 0) return CUDA_ERROR_INVALID_VALUE;
   return mprotect(reinterpret_cast<void*>(p), size, PROT_READ | PROT_WRITE) == 0 ? CUDA_SUCCESS
                                                                                   : CUDA_ERROR_INVALID_VALUE;
 }

@@ -11,6 +11,9 @@
 //   static_runtime use-after-free   writes into it after cuMemFree
 //   static_runtime double-free      frees it twice, prints the second answer
 //   static_runtime fork             allocates, then a forked child allocates and frees too
+//   static_runtime cycles N         N buffers of 1, 2 and 4 granules in turn, each filled and freed
+//   static_runtime reuse-after-free frees a buffer, allocates one of its size, writes into the first
+//   static_runtime big-after-small  frees three 1-granule buffers, then allocates a 4-granule one
 #include <cuda.h>
 #include <cudaTypedefs.h>
 #include <dlfcn.h>
@@ -19,6 +22,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -158,12 +162,71 @@ int clean(const Api& api) {
                           box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
                           CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE))
     return fail("cuTensorMapEncodeTiled", rc);
+  // A 4,000-byte buffer as a 10 x 100 float tensor: its base lies 4,000 bytes before the guard.
+  cuuint64_t small_dims[2] = {100, 10}, small_strides[1] = {400};
+  if (int rc = api.encode(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, reinterpret_cast<void*>(buffers[3]), small_dims,
+                          small_strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                          CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+                          CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE))
+    return fail("cuTensorMapEncodeTiled", rc);
   for (CUdeviceptr b : buffers)
     if (int rc = api.free(b)) return fail("cuMemFree", rc);
   if (int rc = api.free(managed)) return fail("cuMemFree (managed)", rc);
   if (int rc = api.free(pitched)) return fail("cuMemFree (pitched)", rc);
   if (int rc = api.free_host(host)) return fail("cuMemFreeHost", rc);
   std::printf("checksum=%llu\nclean ok\n", checksum);
+  return 0;
+}
+
+// Buffer lives of mixed sizes, as a training loop without a caching allocator has them.
+int cycles(const Api& api, int n) {
+  CUfunction f = fill_bytes(api);
+  if (!f) return fail("cuModuleGetFunction", 0);
+  const std::size_t sizes[] = {1000, 70000, 200000};  // 1, 2 and 4 granules of 64 KiB
+  unsigned long long checksum = 0;
+  for (int i = 0; i < n; ++i) {
+    const std::size_t bytes = sizes[i % 3];
+    CUdeviceptr p = 0;
+    if (int rc = api.alloc(&p, bytes)) return fail("cuMemAlloc", rc);
+    if (int rc = fill(api, f, p, bytes, i % 251 + 1)) return fail("cuLaunchKernel", rc);
+    const auto* b = reinterpret_cast<const unsigned char*>(p);
+    checksum += b[0] + b[bytes - 1] * 3ull;
+    if (int rc = api.free(p)) return fail("cuMemFree", rc);
+  }
+  std::printf("cycles=%d checksum=%llu\n", n, checksum);
+  return 0;
+}
+
+// A freed buffer's memory serves the next buffer of its size at another address; the
+// freed address still faults.
+int reuse_after_free(const Api& api) {
+  CUfunction f = fill_bytes(api);
+  if (!f) return fail("cuModuleGetFunction", 0);
+  CUdeviceptr a = 0, b = 0;
+  if (int rc = api.alloc(&a, 4000)) return fail("cuMemAlloc", rc);
+  if (int rc = fill(api, f, a, 4000, 0xab)) return fail("cuLaunchKernel", rc);
+  if (int rc = api.free(a)) return fail("cuMemFree", rc);
+  if (int rc = api.alloc(&b, 4000)) return fail("cuMemAlloc", rc);
+  std::printf("fresh address=%s\n", b != a ? "yes" : "no");
+  std::printf("previous bytes=%s\n", reinterpret_cast<const unsigned char*>(b)[0] == 0xab ? "yes" : "no");
+  std::fflush(stdout);
+  reinterpret_cast<volatile unsigned char*>(a)[0] = 1;
+  std::printf("use after free: no fault\n");
+  return 0;
+}
+
+// Memory kept for reuse must not make a larger allocation fail.
+int big_after_small(const Api& api) {
+  CUdeviceptr small[3] = {};
+  for (auto& p : small)
+    if (int rc = api.alloc(&p, 1000)) return fail("cuMemAlloc", rc);
+  for (auto p : small)
+    if (int rc = api.free(p)) return fail("cuMemFree", rc);
+  CUdeviceptr big = 0;
+  if (int rc = api.alloc(&big, 200000)) return fail("cuMemAlloc (big)", rc);
+  std::memset(reinterpret_cast<void*>(big), 1, 200000);
+  if (int rc = api.free(big)) return fail("cuMemFree (big)", rc);
+  std::printf("big allocation ok\n");
   return 0;
 }
 
@@ -222,5 +285,8 @@ int main(int argc, char** argv) {
   const Api api;
   if (int rc = api.init(0)) return fail("cuInit", rc);
   if (mode == "clean") return clean(api);
+  if (mode == "cycles") return cycles(api, argc > 2 ? std::atoi(argv[2]) : 30);
+  if (mode == "reuse-after-free") return reuse_after_free(api);
+  if (mode == "big-after-small") return big_after_small(api);
   return misuse(api, mode);
 }
