@@ -70,35 +70,53 @@ bool make_pipe(Fd& read_end, Fd& write_end, std::string& error) {
   return true;
 }
 
-// posix_spawn attribute and file-action objects, destroyed on every path.
+// posix_spawn attribute and file-action objects, destroyed on every path. Every setup
+// call is checked: the first failure is kept as "call: reason" for the child's ending.
 struct SpawnSetup {
   posix_spawn_file_actions_t actions;
   posix_spawnattr_t attr;
+  bool actions_ready = false, attr_ready = false;
+  std::string error;
+  int error_code = 0;
+
   SpawnSetup() {
-    posix_spawn_file_actions_init(&actions);
-    posix_spawnattr_init(&attr);
+    actions_ready = check(posix_spawn_file_actions_init(&actions), "posix_spawn_file_actions_init");
+    attr_ready = check(posix_spawnattr_init(&attr), "posix_spawnattr_init");
   }
   ~SpawnSetup() {
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attr);
+    if (actions_ready) posix_spawn_file_actions_destroy(&actions);
+    if (attr_ready) posix_spawnattr_destroy(&attr);
   }
+  SpawnSetup(const SpawnSetup&) = delete;
+  SpawnSetup& operator=(const SpawnSetup&) = delete;
+
+  // rc: the call's return value (an errno value, 0 on success).
+  bool check(int rc, const std::string& call) {
+    if (rc != 0 && error.empty()) {
+      error = call + ": " + std::strerror(rc);
+      error_code = rc;
+    }
+    return rc == 0;
+  }
+  bool ok() const { return error.empty(); }
 };
 
 // Own process group (so the deadline reaches grandchildren too), an empty signal
 // mask and default dispositions whatever the parent has set up.
-void configure_attributes(posix_spawnattr_t& attr) {
-  posix_spawnattr_setpgroup(&attr, 0);
+void configure_attributes(SpawnSetup& s) {
+  if (!s.attr_ready) return;
+  s.check(posix_spawnattr_setpgroup(&s.attr, 0), "posix_spawnattr_setpgroup");
   sigset_t empty;
   sigemptyset(&empty);
-  posix_spawnattr_setsigmask(&attr, &empty);
+  s.check(posix_spawnattr_setsigmask(&s.attr, &empty), "posix_spawnattr_setsigmask");
   sigset_t defaults;
   sigemptyset(&defaults);
   for (int sig : {SIGHUP, SIGINT, SIGQUIT, SIGPIPE, SIGTERM, SIGCHLD, SIGUSR1, SIGUSR2, SIGALRM,
                   SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGTSTP, SIGTTIN, SIGTTOU})
     sigaddset(&defaults, sig);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-                                      POSIX_SPAWN_SETSIGDEF);
+  s.check(posix_spawnattr_setsigdefault(&s.attr, &defaults), "posix_spawnattr_setsigdefault");
+  s.check(posix_spawnattr_setflags(&s.attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF),
+          "posix_spawnattr_setflags");
 }
 
 pid_t waitpid_nohang(pid_t pid, int& status) {
@@ -216,11 +234,22 @@ ChildOutcome run_child_stoppable(const ChildSpec& spec, const std::atomic<bool>*
     return finish();
 
   SpawnSetup setup;
-  configure_attributes(setup.attr);
-  posix_spawn_file_actions_addopen(&setup.actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&setup.actions, out_w.fd, 1);
-  posix_spawn_file_actions_adddup2(&setup.actions, err_w.fd, 2);
-  posix_spawn_file_actions_adddup2(&setup.actions, result_w.fd, spec.result_fd);
+  configure_attributes(setup);
+  if (setup.actions_ready) {
+    setup.check(posix_spawn_file_actions_addopen(&setup.actions, 0, "/dev/null", O_RDONLY, 0),
+                "posix_spawn_file_actions_addopen(stdin, /dev/null)");
+    setup.check(posix_spawn_file_actions_adddup2(&setup.actions, out_w.fd, 1), "posix_spawn_file_actions_adddup2(stdout)");
+    setup.check(posix_spawn_file_actions_adddup2(&setup.actions, err_w.fd, 2), "posix_spawn_file_actions_adddup2(stderr)");
+    setup.check(posix_spawn_file_actions_adddup2(&setup.actions, result_w.fd, spec.result_fd),
+                "posix_spawn_file_actions_adddup2(result fd " + std::to_string(spec.result_fd) + ")");
+  }
+  if (!setup.ok()) {
+    // Nothing was started; the caller sees a spawn failure that names the setup call.
+    o.spawn_error = "starting " + spec.argv[0] + ": " + setup.error;
+    o.spawn_errno = setup.error_code;
+    spdlog::debug("child {}: {}", spec.label, o.spawn_error);
+    return finish();
+  }
 
   const EnvBlock env = child_environment(spec);
   std::vector<char*> argv;

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -239,4 +240,15 @@ TEST_CASE("runner: a child's excerpts are valid UTF-8 in the report", "[runner]"
   CHECK(info.stdout_excerpt.text.find('\xff') == std::string::npos);
   CHECK(info.stdout_excerpt.text.rfind("ok ", 0) == 0);
   CHECK_NOTHROW(cudadiag::report::to_json(info).dump());
+}
+
+TEST_CASE("runner: a spawn setup call that fails names itself", "[runner]") {
+  cudadiag::runner::ChildSpec spec;
+  spec.argv = {FAKE_CHILD, "exit", "0"};
+  spec.result_fd = 1 << 30;  // beyond any fd limit: posix_spawn_file_actions_adddup2 refuses it
+  const auto o = cudadiag::runner::run_child(spec);
+  CHECK(o.ending == cudadiag::runner::Ending::spawn_failed);
+  CHECK(o.pid == 0);
+  CHECK_THAT(o.spawn_error, Catch::Contains("posix_spawn_file_actions_adddup2(result fd") && Catch::Contains(FAKE_CHILD));
+  CHECK(o.spawn_errno == EBADF);
 }
