@@ -54,7 +54,7 @@ TEST_CASE("fleet: 200 real reports, one node on another driver failing one case"
   });
   const CompareOptions options;
   const auto c = compare_digests(std::move(set), options);
-  CHECK(c.verdict.status == "host_specific");
+  CHECK(c.verdict.status == cudadiag::report::VerdictStatus::host_specific);
   REQUIRE_FALSE(c.suspects.empty());
   CHECK(c.suspects[0].field == "driver version");
   const auto& cs = find_case(c, "fa.seed.bm64-bn64-w4.s64");
@@ -103,7 +103,7 @@ TEST_CASE("fleet: 200 real reports, one node on another driver failing one case"
 TEST_CASE("fleet: a host failing far more often than the rest is host-specific", "[compare][fleet]") {
   auto set = fleet_of("identical_a.json", 20, [](std::size_t i, json& doc) { repeat_index_select(doc, i == 4 ? 12 : 0); });
   const auto c = compare_digests(std::move(set), {});
-  CHECK(c.verdict.status == "host_specific");
+  CHECK(c.verdict.status == cudadiag::report::VerdictStatus::host_specific);
   const auto& cs = find_case(c, "index_select.head_slice");
   CHECK(cs.kind == CaseKind::host_specific);
   CHECK(cs.failing == std::vector<std::size_t>{4});
@@ -119,7 +119,7 @@ TEST_CASE("fleet: a host failing far more often than the rest is host-specific",
 TEST_CASE("fleet: one failure in 50 runs on one of 20 hosts is flaky, not the host", "[compare][fleet]") {
   auto set = fleet_of("identical_a.json", 20, [](std::size_t i, json& doc) { repeat_index_select(doc, i == 4 ? 1 : 0); });
   const auto c = compare_digests(std::move(set), {});
-  CHECK(c.verdict.status == "flaky");
+  CHECK(c.verdict.status == cudadiag::report::VerdictStatus::flaky);
   const auto& cs = find_case(c, "index_select.head_slice");
   CHECK(cs.kind == CaseKind::flaky);
   REQUIRE(cs.rate_tests.size() == 1);
@@ -137,7 +137,7 @@ TEST_CASE("fleet: hosts on another driver that fail together are one environment
     r["error"] = {{"code", 1}, {"name", "cudaErrorInvalidValue"}};
   });
   const auto c = compare_digests(std::move(set), {});
-  CHECK(c.verdict.status == "host_specific");
+  CHECK(c.verdict.status == cudadiag::report::VerdictStatus::host_specific);
   CHECK(c.suspects.at(0).field == "driver version");
   REQUIRE(c.grouping.environments.size() == 2);
   CHECK(c.grouping.environments[1].hosts == std::vector<std::size_t>{3, 9, 15, 21, 27});
@@ -152,7 +152,7 @@ TEST_CASE("fleet: hosts on another driver that fail together are one environment
 
 TEST_CASE("fleet: identical hosts are one group and the same", "[compare][fleet]") {
   const auto c = compare_digests(fleet_of("identical_a.json", 6), {});
-  CHECK(c.verdict.status == "same");
+  CHECK(c.verdict.status == cudadiag::report::VerdictStatus::same);
   REQUIRE(c.grouping.groups.size() == 1);
   CHECK(c.grouping.groups[0].hosts.size() == 6);
   CHECK(c.grouping.environments.size() == 1);
@@ -189,7 +189,7 @@ TEST_CASE("fleet: one report per GPU of a host pairs across the reports", "[comp
   const auto c = compare_digests(std::move(set), {});
   CHECK(c.pairing.unpaired.empty());
   CHECK(c.outcomes.cases.size() == 4);
-  CHECK(c.verdict.status == "same");
+  CHECK(c.verdict.status == cudadiag::report::VerdictStatus::same);
   CHECK(c.labels == std::vector<std::string>{"node000.json", "node001.json", "node002.json", "node003.json"});
 }
 

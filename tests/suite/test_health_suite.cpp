@@ -12,10 +12,8 @@ using namespace cudadiag;
 
 namespace {
 
-std::string expectation(const suite::SuiteCase& c, const std::string& profile) {
-  const auto& e = c.def.expected;
-  const auto it = e.count(profile) ? e.find(profile) : e.find("*");
-  return it == e.end() ? "" : it->second;
+std::string expectation(const suite::SuiteCase& c, const profiles::Profile& profile) {
+  return cases::expectation_text(c.def, profile.name);
 }
 
 }  // namespace
@@ -24,11 +22,12 @@ TEST_CASE("health suite: a subset of the default suite, run as the default suite
   const auto health = suite::load_suite("health");
   const auto def = suite::load_suite("default");
   std::map<std::string, std::set<std::string>> default_profiles;
-  for (const auto& c : def.cases) default_profiles[c.def.id].insert(c.profiles.begin(), c.profiles.end());
+  for (const auto& c : def.cases)
+    for (const auto& p : c.profiles) default_profiles[c.def.id].insert(p.name);
   for (const auto& c : health.cases) {
     INFO(c.def.id);
     REQUIRE(default_profiles.count(c.def.id) == 1);
-    for (const auto& p : c.profiles) CHECK(default_profiles[c.def.id].count(p) == 1);
+    for (const auto& p : c.profiles) CHECK(default_profiles[c.def.id].count(p.name) == 1);
     CHECK(c.repeat == 1);
   }
 }
@@ -37,7 +36,7 @@ TEST_CASE("health suite: nothing slow, nothing that crashes or hangs a child", "
   const auto health = suite::load_suite("health");
   for (const auto& c : health.cases) {
     for (const auto& p : c.profiles) {
-      INFO(c.def.id << " [" << p << "]");
+      INFO(c.def.id << " [" << p.name << "]");
       const auto e = expectation(c, p);
       CHECK(e.find("timeout") == std::string::npos);
       CHECK(e.find("710") == std::string::npos);  // device asserts
@@ -53,7 +52,7 @@ TEST_CASE("health suite: nothing slow, nothing that crashes or hangs a child", "
   for (const auto& b : plan.batches) total_ms += b.est_cost_ms;
   CHECK(plan.batches.size() <= 6);
   CHECK(total_ms < 6000);
-  CHECK(plan.skipped.empty());
+  CHECK(plan.count(suite::Venue::skipped) == 0);
 }
 
 TEST_CASE("health suite: catches what makes a machine bad", "[suite][health]") {
@@ -63,9 +62,10 @@ TEST_CASE("health suite: catches what makes a machine bad", "[suite][health]") {
   for (const auto& c : health.cases) {
     for (const auto& p : c.profiles) {
       const auto e = expectation(c, p);
-      if (e == "ok" && !c.def.host_only) families_expected_ok.insert(c.def.kernel);
-      if (p == "fence" && e.find("memory_fault") != std::string::npos) fence_catches.insert(c.def.id);
-      if (c.def.kernel == "tma" && !c.def.host_only && e.find("error") != std::string::npos) driver_check = true;
+      if (e == "ok" && !c.def.host_only) families_expected_ok.insert(std::string(cases::to_string(c.def.family)));
+      if (p.name == "fence" && e.find("memory_fault") != std::string::npos) fence_catches.insert(c.def.id);
+      if (c.def.family == cases::Family::tma && !c.def.host_only && e.find("error") != std::string::npos)
+        driver_check = true;
     }
   }
   // A known-good kernel of every GPU family must pass ...
