@@ -202,7 +202,7 @@ ChildOutcome run_child_stoppable(const ChildSpec& spec, const std::atomic<bool>*
     o.spawn_errno = EINVAL;
     return finish();
   }
-  if (spec.result_fd <= 2) {
+  if (spec.result_pipe && spec.result_fd <= 2) {
     o.spawn_error = "result_fd " + std::to_string(spec.result_fd) + " collides with stdin/stdout/stderr";
     o.spawn_errno = EINVAL;
     return finish();
@@ -212,7 +212,7 @@ ChildOutcome run_child_stoppable(const ChildSpec& spec, const std::atomic<bool>*
   Fd out_w, err_w, result_w;
   if (!make_pipe(streams.out, out_w, o.spawn_error) ||
       !make_pipe(streams.err, err_w, o.spawn_error) ||
-      !make_pipe(streams.result, result_w, o.spawn_error))
+      (spec.result_pipe && !make_pipe(streams.result, result_w, o.spawn_error)))
     return finish();
 
   SpawnSetup setup;
@@ -220,7 +220,7 @@ ChildOutcome run_child_stoppable(const ChildSpec& spec, const std::atomic<bool>*
   posix_spawn_file_actions_addopen(&setup.actions, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&setup.actions, out_w.fd, 1);
   posix_spawn_file_actions_adddup2(&setup.actions, err_w.fd, 2);
-  posix_spawn_file_actions_adddup2(&setup.actions, result_w.fd, spec.result_fd);
+  if (spec.result_pipe) posix_spawn_file_actions_adddup2(&setup.actions, result_w.fd, spec.result_fd);
 
   const EnvBlock env = child_environment(spec);
   std::vector<char*> argv;
