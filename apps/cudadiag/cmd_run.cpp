@@ -5,8 +5,8 @@
 //
 // Exit codes: 0 clean; 1 exposed, flaky, inconclusive, or interrupted; 2 bad input, or a
 // command that cannot be found or started; 3 CUDA could not start in the program.
+#include <algorithm>
 #include <cstdlib>
-#include <filesystem>
 #include <memory>
 
 #include "cli_common.h"
@@ -20,6 +20,7 @@
 #include "util/errors.h"
 #include "util/interrupt.h"
 #include "util/log.h"
+#include "util/scratch_dir.h"
 
 namespace cudadiag::app {
 namespace {
@@ -39,27 +40,6 @@ struct RunCliOptions {
   bool fence_front = false;
   long long quarantine_mb = -1;
   bool no_kernel_log = false;
-};
-
-// A scratch directory for the rings and the sanitizer's XML, removed however we leave.
-class WorkDir {
- public:
-  WorkDir() {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/cudadiag-run-XXXXXX";
-    if (!::mkdtemp(tmpl.data())) throw EnvironmentError("cannot create a scratch directory under " + tmpl);
-    path_ = tmpl;
-  }
-  ~WorkDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  WorkDir(const WorkDir&) = delete;
-  WorkDir& operator=(const WorkDir&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
 };
 
 program::SessionOptions session_options(const RunCliOptions& o, const std::string& work_dir) {
@@ -101,7 +81,7 @@ program::SessionOptions session_options(const RunCliOptions& o, const std::strin
 
 void run_run(const RunCliOptions& o) {
   configure_logging(o.common);
-  WorkDir work;
+  const ScratchDir work("run");  // the rings and memcheck's XML
   auto s = session_options(o, work.path());
 
   program::RunFacts facts;
