@@ -21,25 +21,13 @@ set -uo pipefail
 source "$(dirname "$0")/lib/common.sh"
 dir="$OUT/60-run"
 rm -rf "$dir" && mkdir -p "$dir/bin" "$dir/progs"
-NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 PYTHON=${PYTHON:-python3}  # the one with torch, triton, jax and cupy
 PROGRAMS=tests/programs
 started=$(date +%s)
 
-# --- nvcc programs (static cudart, nvcc's default) -------------------------------------
-build() {  # NAME NVCC-ARGS...
-  local name=$1
-  shift
-  "$NVCC" -O2 -arch=native -o "$dir/bin/$name" "$@" >"$dir/build.$name.log" 2>&1 ||
-    echo "60-run: building $name failed (see $dir/build.$name.log)"
-}
-build oob_static "$PROGRAMS/oob_write.cu" &
-build use_after_free "$PROGRAMS/use_after_free.cu" &
-build misaligned "$PROGRAMS/misaligned.cu" &
-build device_assert "$PROGRAMS/device_assert.cu" &
-build clean "$PROGRAMS/clean.cu" &
-build libwrite_past_end.so -shared -Xcompiler -fPIC "$PROGRAMS/write_past_end.cu" &
-wait
+# --- nvcc programs (oob_static: nvcc's default, static cudart) -------------------------
+source "$(dirname "$0")/../lib/test-programs.sh"
+build_test_programs "$dir/bin" "$dir"
 
 # --- programs that are not in the repository ------------------------------------------
 # CuPy with its default memory pool: 1024 floats (a multiple of the pool's 512-byte
