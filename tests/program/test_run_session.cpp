@@ -244,11 +244,20 @@ TEST_CASE("session: a failing program that never uses CUDA is not exposed", "[ru
 #endif
 
 #if defined(INTERPOSER) && defined(STATIC_RUNTIME) && defined(FAKE_DRIVER_DIR)
+namespace {
+
+// The probe of tests/interposer in `mode`, its libcuda the fake driver.
+SessionOptions on_fake_driver(const test::TempDir& dir, const std::string& mode, const std::string& rungs) {
+  auto o = options(dir, {STATIC_RUNTIME, mode}, rungs);
+  o.env = {{"LD_LIBRARY_PATH", FAKE_DRIVER_DIR}};
+  return o;
+}
+
+}  // namespace
+
 TEST_CASE("session: the fence exposes an overrun that native runs miss (fake driver)", "[run_session]") {
   test::TempDir dir;
-  auto o = options(dir, {STATIC_RUNTIME, "kernel-overrun"}, "native,blocking,fence");
-  o.env = {{"LD_LIBRARY_PATH", FAKE_DRIVER_DIR}};
-  const auto out = run_session(o);
+  const auto out = run_session(on_fake_driver(dir, "kernel-overrun", "native,blocking,fence"));
   REQUIRE(out.runs.size() == 3);
   CHECK(out.runs[0].judgement.outcome == RunOutcome::clean);
   CHECK(out.runs[1].judgement.outcome == RunOutcome::clean);
@@ -273,9 +282,7 @@ TEST_CASE("session: the fence exposes an overrun that native runs miss (fake dri
 
 TEST_CASE("session: a correct program on the fake driver is clean with an effective fence", "[run_session]") {
   test::TempDir dir;
-  auto o = options(dir, {STATIC_RUNTIME, "clean"}, "native,fence");
-  o.env = {{"LD_LIBRARY_PATH", FAKE_DRIVER_DIR}};
-  const auto out = run_session(o);
+  const auto out = run_session(on_fake_driver(dir, "clean", "native,fence"));
   REQUIRE(out.runs.size() == 2);
   CHECK(out.runs[0].observation.child.out.text() == out.runs[1].observation.child.out.text());
   REQUIRE(out.runs[1].judgement.fence);
