@@ -143,6 +143,7 @@ void set_run_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--timeout", opts->timeout_s,
                   "Seconds one run may take before its process group is ended (memcheck runs get 10 times this)")
+      ->check(CLI::Range(0.0, 1e7))
       ->capture_default_str();
   // One value per --env: the command after -- must never be taken for more values.
   cmd->add_option("--env", opts->env, "NAME=VALUE for the program, in every rung (repeatable)")
