@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "cli_common.h"
@@ -28,6 +29,7 @@
 #include "util/errors.h"
 #include "util/interrupt.h"
 #include "util/log.h"
+#include "util/scratch_dir.h"
 
 namespace cudadiag::app {
 namespace {
@@ -70,13 +72,6 @@ class Progress {
   bool enabled_, drawn_ = false;
   std::chrono::steady_clock::time_point t0_;
 };
-
-std::string make_scratch_dir() {
-  const char* tmp = std::getenv("TMPDIR");
-  std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/cudadiag-repro-XXXXXX";
-  if (!::mkdtemp(tmpl.data())) throw EnvironmentError("cannot create a scratch directory under " + tmpl);
-  return tmpl;
-}
 
 // With -v: where the time went (setup, host cases, children, the longest children).
 void log_phases(const suite::Plan& plan, const suite::RunOutcome& outcome, double setup_ms) {
@@ -159,9 +154,8 @@ void run_repro(const ReproOptions& opts) {
   ropts.devices = popts.devices;
   ropts.default_deadline = std::chrono::milliseconds(opts.deadline_ms);
   ropts.sanitizer_path = facts.sanitizer.path;
-  std::string scratch;
-  if (facts.sanitizer.found) scratch = make_scratch_dir();
-  ropts.scratch_dir = scratch;
+  std::optional<ScratchDir> scratch;  // the sanitizer's XML files
+  if (facts.sanitizer.found) ropts.scratch_dir = scratch.emplace("repro").path();
   ropts.stop = &stop_flag();
   Progress progress(plan.total_runs(), ::isatty(STDERR_FILENO) != 0 && !opts.common.quiet);
   ropts.on_result = [&](const report::Result& res) { progress.add(res); };
@@ -171,7 +165,6 @@ void run_repro(const ReproOptions& opts) {
   auto outcome = suite::run_plan(s, plan, ropts);
   log_phases(plan, outcome, setup_ms);
   progress.finish();
-  if (!scratch.empty()) ::rmdir(scratch.c_str());
 
   const double wall_s = outcome.wall_ms / 1000.0;
   const bool interrupted = outcome.interrupted;

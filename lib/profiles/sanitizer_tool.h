@@ -23,6 +23,12 @@ SanitizerTool find_compute_sanitizer(const EnvLookup& getenv_fn = nullptr,
 // Candidate paths in search order (exposed for tests and for the skip reason).
 std::vector<std::string> compute_sanitizer_candidates(const EnvLookup& getenv_fn);
 
+// memcheck's --padding in every sanitizer run (repro's `sanitizer` profile and the
+// sanitizer rung of `run`): bytes of unallocated memory after every allocation. Small
+// cudaMallocs are packed back to back, and memcheck accepts an access that lands in any
+// live allocation: without padding an overrun into the neighbour goes unreported.
+inline constexpr unsigned long long kSanitizerPaddingBytes = 64 * 1024;
+
 // argv prefix: memcheck, XML saved to xml_path, at most 100 records. The child's own exit
 // code is kept (no --error-exitcode): the parent judges the result lines and the XML,
 // not the sanitizer's exit status. padding_bytes > 0 adds `--padding N`: memcheck puts N

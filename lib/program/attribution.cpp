@@ -210,7 +210,9 @@ FenceEffect fence_effective(const InterposerSummary& s) {
     e.reason = "the interposer was not loaded in the program (LD_PRELOAD ignored: a static or setuid binary, or "
                "a launcher that cleared the environment)";
   } else if (!s.cuda_seen) {
-    e.reason = "the program never resolved a CUDA driver entry point through the interposer: nothing was fenced";
+    e.cuda_unused = true;
+    e.reason = "the program never resolved a CUDA driver entry point through the interposer: it did not use CUDA "
+               "(or only through a library loaded with RTLD_DEEPBIND, which the interposer cannot see), nothing to fence";
   } else if (s.allocations == 0) {
     e.reason = "no device allocation went through the interposer: the program allocates in a way it does not see";
   } else if (s.fenced == 0) {

@@ -65,8 +65,11 @@ std::string describe_distance(const Attribution& a);
 // interposer did not load, the program never used CUDA through it, no allocation was
 // fenced, or a handful of fenced allocations served many launches (a pool: the fence
 // guards the slab, not the pieces the program overruns).
+// A program that never used CUDA (the interposer loaded and saw no driver entry point
+// resolved) had nothing to fence: not effective, but no blind spot either (cuda_unused).
 struct FenceEffect {
   bool effective = false;
+  bool cuda_unused = false;
   std::string reason;  // one line, with the counts
 };
 inline constexpr std::uint64_t kFewFenced = 8;

@@ -102,6 +102,7 @@ void judge_fence(const RunObservation& obs, RunJudgement& j) {
   if (const auto* p = j.text.first_of(FindingKind::preload_failed);
       p && p->line.find(kInterposerFile) != std::string::npos) {
     j.fence->effective = false;
+    j.fence->cuda_unused = false;
     j.fence->reason = "ld.so could not preload the interposer: " + p->line;
   }
 }
@@ -216,13 +217,14 @@ RunJudgement judge_run(const RunObservation& obs) {
       j.outcome = RunOutcome::exit_code;
       j.reason = fmt::format("exited with {} with no CUDA error in its output or the kernel log", *j.exit_code);
     }
-  } else if (j.fence && !j.fence->effective) {
+  } else if (j.fence && !j.fence->effective && !j.fence->cuda_unused) {
     j.outcome = RunOutcome::fence_not_effective;
     j.reason = "exited 0, but the fence could not have caught an overrun: " + j.fence->reason;
   } else {
     j.outcome = RunOutcome::clean;
-    j.reason = "exited 0 with no CUDA error in its output or the kernel log";
-    if (j.fence) j.reason += "; fence: " + j.fence->reason;
+    j.reason = j.fence && j.fence->cuda_unused ? "exited 0 and never used CUDA: nothing to fence"
+                                               : "exited 0 with no CUDA error in its output or the kernel log";
+    if (j.fence && !j.fence->cuda_unused) j.reason += "; fence: " + j.fence->reason;
     if (j.sanitizer) j.reason += fmt::format("; memcheck: {} finding(s)", j.sanitizer->findings.size());
   }
 

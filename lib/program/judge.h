@@ -3,7 +3,7 @@
 // printed, the Xid lines of its pid, what the interposer recorded, what memcheck
 // reported) becomes one outcome with the evidence behind it:
 //   clean                exit 0, no CUDA error anywhere (and, on the fence rung, a fence
-//                        that could have caught one)
+//                        that could have caught one, or a program that never used CUDA)
 //   cuda_error           a CUDA error in its output, memcheck's report or the kernel log,
 //                        however it ended
 //   crashed              killed by a signal (or a shell said so), no CUDA error

@@ -72,8 +72,13 @@ std::pair<int, std::string> evidence_of(const RunJudgement& j) {
   if (const auto* f = j.text.first_of(FindingKind::sanitizer); f && f->access) return {4, rung + memcheck_line(*f)};
   if (j.attribution && j.attribution->allocation) return {3, rung + j.attribution->summary};
   if (const auto* f = j.text.first_of(FindingKind::device_assert); f && f->assertion) return {2, rung + assert_line(*f)};
-  if (j.error) return {1, rung + j.error->name + ": " + j.error->line};
-  return {0, rung + j.reason};
+  // Without an address (no readable kernel log) the fence still knows what ran last.
+  const std::string last_kernel =
+      j.attribution && j.attribution->suspect && !j.attribution->suspect->kernel.empty()
+          ? "; the last kernel launched: " + j.attribution->suspect->kernel
+          : std::string();
+  if (j.error) return {1, rung + j.error->name + ": " + j.error->line + last_kernel};
+  return {0, rung + j.reason + last_kernel};
 }
 
 bool genuine_fault(const RunJudgement& j) {
@@ -104,6 +109,18 @@ std::string blind_spots(const std::vector<RunJudgement>& runs, const std::vector
   std::string out;
   for (const auto& w : why) out += (out.empty() ? "" : "; ") + w;
   return out;
+}
+
+// Every failing run failed because CUDA found no driver or no device: the machine, not
+// the program.
+bool cuda_unavailable(const std::vector<RunJudgement>& runs) {
+  bool any = false;
+  for (const auto& j : runs) {
+    if (!j.failed()) continue;
+    if (!j.error || j.error->error_class != "no_device") return false;
+    any = true;
+  }
+  return any;
 }
 
 }  // namespace
@@ -196,7 +213,9 @@ RunVerdict decide_run_verdict(const std::vector<RunJudgement>& runs, const std::
       }
       return any;
     };
-    const bool fence_ok = all_of_rung(Rung::fence, [](const RunJudgement& j) { return j.fence && j.fence->effective; });
+    const bool fence_ok = all_of_rung(
+        Rung::fence, [](const RunJudgement& j) { return j.fence && (j.fence->effective || j.fence->cuda_unused); });
+    const bool no_cuda = all_of_rung(Rung::fence, [](const RunJudgement& j) { return j.fence && j.fence->cuda_unused; });
     const bool memcheck_ok = all_of_rung(Rung::sanitizer, [](const RunJudgement& j) {
       return j.outcome == RunOutcome::clean && j.sanitizer && j.sanitizer->findings.empty();
     });
@@ -204,13 +223,24 @@ RunVerdict decide_run_verdict(const std::vector<RunJudgement>& runs, const std::
       v.kind = VerdictKind::clean;
       v.exit_code = 0;
       v.reason = fmt::format("all {} runs clean; {}", runs.size(),
-                             fence_ok ? "the fence was effective in every fenced run" : "memcheck found nothing");
+                             no_cuda    ? "the program never used CUDA (the interposer loaded and saw no CUDA driver "
+                                          "call): nothing to fence"
+                             : fence_ok ? "the fence was effective in every fenced run"
+                                        : "memcheck found nothing");
     } else {
       v.kind = VerdictKind::inconclusive;
       v.reason = "no run failed, but nothing could have seen a silent overrun: " + blind_spots(runs, skipped);
       if (std::none_of(runs.begin(), runs.end(), [](const RunJudgement& j) { return j.rung == Rung::sanitizer; }))
         v.notes.push_back("run with --sanitize always to put the program under memcheck anyway");
     }
+    return v;
+  }
+
+  if (cuda_unavailable(runs)) {
+    v.kind = VerdictKind::inconclusive;
+    v.exit_code = 3;
+    v.reason = "CUDA could not start in the program (no driver or no device here), so nothing was tested: " +
+               v.evidence;
     return v;
   }
 

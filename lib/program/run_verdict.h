@@ -7,15 +7,17 @@
 //   flaky           failures, but no rung failed in all of its runs: failure rates with
 //                   95% Wilson intervals
 //   clean           every run clean, and a rung that can see silent overruns ran and
-//                   could: the fence was effective, or memcheck ran clean
+//                   could: the fence was effective, or memcheck ran clean (a program
+//                   that never used CUDA had nothing to fence: clean too)
 //   does_not_start  the command did not start
 //   inconclusive    nothing failed but nothing could have seen an overrun (fence not
 //                   effective or not run, no sanitizer), only the fence failed and the
-//                   fence may be the cause, or the program fails the same way everywhere
-//                   without a CUDA error
+//                   fence may be the cause, the program fails the same way everywhere
+//                   without a CUDA error, or CUDA could not start (no driver, no device)
 // Exit codes: 0 clean; 1 exposed, flaky, inconclusive (findings, or none that can be
 // trusted); 2 does_not_start: a command that does not exist or cannot be executed is
-// an input error, like a file that does not exist.
+// an input error, like a file that does not exist; 3 CUDA could not start in the
+// program: the GPU part could not run.
 #include <map>
 #include <optional>
 #include <string>

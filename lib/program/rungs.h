@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "profiles/sanitizer_tool.h"
 #include "program/allocation.h"
 
 namespace cudadiag::program {
@@ -74,7 +75,7 @@ struct RunOptions {
   std::uint32_t fence_align = 16;        // --fence-align: power of two, 1..4096
   FenceSide fence_side = FenceSide::back;  // --fence-front: FenceSide::front
   std::optional<std::uint64_t> quarantine_mb;  // --fence-quarantine-mb; the interposer's default when absent
-  std::uint64_t sanitizer_padding = 64 * 1024;  // compute-sanitizer --padding, bytes (0: none)
+  std::uint64_t sanitizer_padding = profiles::kSanitizerPaddingBytes;  // --padding, bytes (0: none)
   // Looked up by the caller, so that planning stays pure:
   std::string interposer_path;            // "" when not found next to the binary
   std::string interposer_missing_reason;  // why, when not found

@@ -220,7 +220,7 @@ ChildOutcome run_child_stoppable(const ChildSpec& spec, const std::atomic<bool>*
     o.spawn_errno = EINVAL;
     return finish();
   }
-  if (spec.result_fd <= 2) {
+  if (spec.result_pipe && spec.result_fd <= 2) {
     o.spawn_error = "result_fd " + std::to_string(spec.result_fd) + " collides with stdin/stdout/stderr";
     o.spawn_errno = EINVAL;
     return finish();
@@ -230,7 +230,7 @@ ChildOutcome run_child_stoppable(const ChildSpec& spec, const std::atomic<bool>*
   Fd out_w, err_w, result_w;
   if (!make_pipe(streams.out, out_w, o.spawn_error) ||
       !make_pipe(streams.err, err_w, o.spawn_error) ||
-      !make_pipe(streams.result, result_w, o.spawn_error))
+      (spec.result_pipe && !make_pipe(streams.result, result_w, o.spawn_error)))
     return finish();
 
   SpawnSetup setup;
@@ -240,8 +240,9 @@ ChildOutcome run_child_stoppable(const ChildSpec& spec, const std::atomic<bool>*
                 "posix_spawn_file_actions_addopen(stdin, /dev/null)");
     setup.check(posix_spawn_file_actions_adddup2(&setup.actions, out_w.fd, 1), "posix_spawn_file_actions_adddup2(stdout)");
     setup.check(posix_spawn_file_actions_adddup2(&setup.actions, err_w.fd, 2), "posix_spawn_file_actions_adddup2(stderr)");
-    setup.check(posix_spawn_file_actions_adddup2(&setup.actions, result_w.fd, spec.result_fd),
-                "posix_spawn_file_actions_adddup2(result fd " + std::to_string(spec.result_fd) + ")");
+    if (spec.result_pipe)
+      setup.check(posix_spawn_file_actions_adddup2(&setup.actions, result_w.fd, spec.result_fd),
+                  "posix_spawn_file_actions_adddup2(result fd " + std::to_string(spec.result_fd) + ")");
   }
   if (!setup.ok()) {
     // Nothing was started; the caller sees a spawn failure that names the setup call.

@@ -27,7 +27,7 @@ EnvBlock child_environment(const ChildSpec& spec, char* const* parent) {
     if (name == spec.result_fd_env) continue;  // the runner owns this one
     entries.push_back(name + "=" + value);
   }
-  entries.push_back(spec.result_fd_env + "=" + std::to_string(spec.result_fd));
+  if (spec.result_pipe) entries.push_back(spec.result_fd_env + "=" + std::to_string(spec.result_fd));
   return EnvBlock(std::move(entries));
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // The child's environment, built explicitly from the parent's: env_unset removed,
-// env_set applied, and result_fd_env=<result_fd> added.
+// env_set applied, and result_fd_env=<result_fd> added (removed instead when the spec
+// asks for no result pipe).
 #include <string>
 #include <vector>
 

@@ -25,6 +25,9 @@ struct ChildSpec {
   size_t result_limit = 16 * 1024 * 1024;      // bytes read from the result fd at most
   int result_fd = 3;                           // fd number the child writes its result to
   std::string result_fd_env = "CUDADIAG_RESULT_FD";  // env var telling the child that number
+  // false: no result pipe at all, for a program that is not ours: no fd result_fd, and
+  // result_fd_env absent from its environment (removed when inherited).
+  bool result_pipe = true;
   std::string label;                           // for logs
 };
 

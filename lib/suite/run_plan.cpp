@@ -54,15 +54,16 @@ std::shared_ptr<const ChildSettings> settings_for(const Batch& b, const Plan& pl
   }
   if (b.sanitizer) {
     const std::string tool = opts.sanitizer_path, dir = opts.scratch_dir;
-    s->wrap = [tool, dir](size_t child) {
-      const std::string xml = dir + "/sanitizer-" + std::to_string(child) + ".xml";
-      return Wrap{profiles::sanitizer_argv(tool, xml), xml};
-    };
+    s->wrap = [tool, dir](size_t child) { return sanitizer_wrap(tool, dir + "/sanitizer-" + std::to_string(child) + ".xml"); };
   }
   return s;
 }
 
 }  // namespace
+
+Wrap sanitizer_wrap(const std::string& tool, const std::string& xml) {
+  return Wrap{profiles::sanitizer_argv(tool, xml, profiles::kSanitizerPaddingBytes), xml};
+}
 
 std::map<std::string, std::string> child_env(const profiles::Profile& profile, int slot,
                                              const std::vector<DeviceTarget>& devices) {

@@ -14,6 +14,7 @@
 
 #include "report/report.h"
 #include "util/interrupt.h"
+#include "suite/executor.h"
 #include "suite/plan.h"
 #include "suite/suite.h"
 
@@ -52,6 +53,11 @@ struct RunOutcome {
 };
 
 RunOutcome run_plan(const Suite& s, const Plan& plan, const RunOptions& opts);
+
+// The argv prefix of a child of the `sanitizer` profile: memcheck with its XML saved to
+// `xml` and profiles::kSanitizerPaddingBytes of padding (the sanitizer rung of `run`
+// pads the same).
+Wrap sanitizer_wrap(const std::string& tool, const std::string& xml);
 
 // Environment of a child running under `profile` on device slot `slot`: the profile's
 // variables, and the device pinned by UUID (CUDA_DEVICE_ORDER=PCI_BUS_ID so that

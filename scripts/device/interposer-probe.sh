@@ -21,20 +21,8 @@ cd "$(dirname "$0")/../.."
 source scripts/device/interposer-env.sh interposer-probe
 
 # --- build (in parallel) --------------------------------------------------------------
-build() {  # NAME NVCC-ARGS...
-  local name=$1
-  shift
-  "$NVCC" -O2 -arch=native -o "$work/bin/$name" "$@" >"$logs/build.$name.log" 2>&1 ||
-    echo "interposer-probe: building $name failed (see build.$name.log)"
-}
-build oob_static "$PROGRAMS/oob_write.cu" &
-build oob_shared -cudart shared "$PROGRAMS/oob_write.cu" &
-build use_after_free "$PROGRAMS/use_after_free.cu" &
-build misaligned "$PROGRAMS/misaligned.cu" &
-build device_assert "$PROGRAMS/device_assert.cu" &
-build clean "$PROGRAMS/clean.cu" &
-build libwrite_past_end.so -shared -Xcompiler -fPIC "$PROGRAMS/write_past_end.cu" &
-wait
+source scripts/lib/test-programs.sh
+build_test_programs "$work/bin" "$logs"
 echo "built in $(($(date +%s) - started)) s"
 
 # --- runs -----------------------------------------------------------------------------

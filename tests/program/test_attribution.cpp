@@ -226,9 +226,13 @@ TEST_CASE("fence effectiveness") {
   InterposerSummary s;
   CHECK_FALSE(fence_effective(s).effective);
   CHECK(fence_effective(s).reason.find("not loaded") != std::string::npos);
+  CHECK_FALSE(fence_effective(s).cuda_unused);  // not loaded: nothing is known
   s.loaded = true;
   CHECK(fence_effective(s).reason.find("never resolved a CUDA driver entry point") != std::string::npos);
+  CHECK(fence_effective(s).cuda_unused);  // loaded, no CUDA: nothing to fence
+  CHECK_FALSE(fence_effective(s).effective);
   s.cuda_seen = true;
+  CHECK_FALSE(fence_effective(s).cuda_unused);
   CHECK(fence_effective(s).reason.find("no device allocation") != std::string::npos);
   s.allocations = 12;
   CHECK(fence_effective(s).reason == "none of the 12 device allocations could be fenced");

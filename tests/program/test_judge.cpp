@@ -166,6 +166,29 @@ TEST_CASE("fence rung: clean only when the fence could see; the preload failure 
   CHECK(j.reason.find("left no record: /tmp/r/fence-0.ring") != std::string::npos);
 }
 
+TEST_CASE("fence rung: a program that never used CUDA is clean, unless ld.so refused the interposer") {
+  auto o = exited(Rung::fence, 0);
+  InterposerLog log;
+  log.summary.loaded = true;  // the constructor ran; no driver entry point was resolved
+  o.interposer = log;
+  auto j = judge_run(o);
+  CHECK(j.outcome == RunOutcome::clean);
+  CHECK(j.reason == "exited 0 and never used CUDA: nothing to fence");
+  REQUIRE(j.fence);
+  CHECK(j.fence->cuda_unused);
+
+  // Loaded in a shell, refused by ld.so in the program it started: not known to be CUDA-free.
+  o.child.err = capture("ERROR: ld.so: object '/opt/cd/libcudadiag_fence.so' from LD_PRELOAD cannot be preloaded "
+                        "(wrong ELF class: ELFCLASS64): ignored.\n");
+  j = judge_run(o);
+  CHECK(j.outcome == RunOutcome::fence_not_effective);
+
+  // Failing without using CUDA is the program's own failure, not clean.
+  o = exited(Rung::fence, 3);
+  o.interposer = log;
+  CHECK(judge_run(o).outcome == RunOutcome::exit_code);
+}
+
 TEST_CASE("fence rung: faults the fence may have caused") {
   auto o = exited(Rung::fence, 1, kIllegalAddress);
   o.interposer = fenced_log();

@@ -183,6 +183,30 @@ TEST_CASE("failures without any CUDA error: the program's own, or flaky") {
   CHECK(v.reason.rfind("flaky, without a CUDA error: native failed 1/2 runs", 0) == 0);
 }
 
+TEST_CASE("clean: a program that never used CUDA had nothing to fence") {
+  auto fence = exited(Rung::fence, 0);
+  InterposerLog log;
+  log.summary.loaded = true;
+  fence.interposer = log;
+  const auto v = decide_run_verdict({judged(exited(Rung::native, 0)), judged(fence)}, {});
+  CHECK(v.kind == VerdictKind::clean);
+  CHECK(v.exit_code == 0);
+  CHECK(v.reason.find("never used CUDA") != std::string::npos);
+}
+
+TEST_CASE("CUDA that cannot start is the machine's: inconclusive, exit 3") {
+  const char* no_driver = "RuntimeError: CUDA error: CUDA driver version is insufficient for CUDA runtime version\n";
+  const char* no_device = "cudaErrorNoDevice: no CUDA-capable device is detected\n";
+  auto v = decide_run_verdict({judged(exited(Rung::native, 1, no_driver)), judged(exited(Rung::blocking, 1, no_device))}, {});
+  CHECK(v.kind == VerdictKind::inconclusive);
+  CHECK(v.exit_code == 3);
+  CHECK(v.reason.find("CUDA could not start in the program") != std::string::npos);
+  // A real fault beside it is not the machine's.
+  v = decide_run_verdict({judged(exited(Rung::native, 1, no_driver)), judged(fence_fault())}, {});
+  CHECK(v.kind != VerdictKind::inconclusive);
+  CHECK(v.exit_code == 1);
+}
+
 TEST_CASE("does not start: exit code 2") {
   const auto v = decide_run_verdict({judged(exited(Rung::native, 127, "sh: 1: trian.py: not found\n"))}, {});
   CHECK(v.kind == VerdictKind::does_not_start);

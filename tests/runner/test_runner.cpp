@@ -2,6 +2,8 @@
 // through the fake_child helper.
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <atomic>
@@ -149,6 +151,29 @@ TEST_CASE("runner: environment set and unset reach the child", "[runner]") {
   spec.result_fd = 5;
   CHECK(run_child(spec).result == "5");
   ::unsetenv("CUDADIAG_TEST_INHERITED");
+}
+
+TEST_CASE("runner: a child without a result pipe sees no fd and no variable", "[runner]") {
+  // An fd 3 this test process may have inherited must not stand in for the pipe.
+  if (const int flags = ::fcntl(3, F_GETFD); flags != -1) ::fcntl(3, F_SETFD, flags | FD_CLOEXEC);
+  ::setenv("CUDADIAG_RESULT_FD", "3", 1);  // as if cudadiag ran inside another cudadiag child
+  auto with = run_child(fake({"fd-open", "3"}));
+  CHECK(with.out.text() == "fd 3 open; CUDADIAG_RESULT_FD=3\n");
+
+  auto spec = fake({"fd-open", "3"});
+  spec.result_pipe = false;
+  const auto without = run_child(spec);
+  CHECK(without.out.text() == "fd 3 closed; CUDADIAG_RESULT_FD=<unset>\n");
+  CHECK(without.ending == Ending::no_result);
+  CHECK(without.exit_code == 0);
+  CHECK(without.result.empty());
+  ::unsetenv("CUDADIAG_RESULT_FD");
+
+  // The block: the inherited variable is removed, none is added.
+  const char* parent[] = {"A=1", "CUDADIAG_RESULT_FD=9", nullptr};
+  ChildSpec bare;
+  bare.result_pipe = false;
+  CHECK(child_environment(bare, const_cast<char* const*>(parent)).entries() == std::vector<std::string>{"A=1"});
 }
 
 TEST_CASE("runner: environment block", "[runner]") {

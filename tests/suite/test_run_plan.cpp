@@ -2,11 +2,18 @@
 // params {"fake": "ok" | "sticky" | "segv" | "hang" | "slow"} pick its behaviour.
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <thread>
 
+#include "profiles/sanitizer_tool.h"
 #include "suite/plan.h"
 #include "suite/post_steps.h"
 #include "suite/run_plan.h"
@@ -156,6 +163,44 @@ TEST_CASE("run_plan: skipped runs and batch environment", "[run_plan]") {
   CHECK(env.at("CUDA_DEVICE_ORDER") == "PCI_BUS_ID");
   CHECK(env.at("CUDA_LAUNCH_BLOCKING") == "1");
   CHECK(child_env(profile, -1, {}).count("CUDA_VISIBLE_DEVICES") == 0);
+}
+
+TEST_CASE("run_plan: sanitizer children run under memcheck with the shared padding", "[run_plan]") {
+  // A stand-in compute-sanitizer: records its arguments, then runs the child it wraps.
+  char dir_template[] = "/tmp/cudadiag-sanitizer-argv-XXXXXX";
+  REQUIRE(::mkdtemp(dir_template) != nullptr);
+  const std::string dir = dir_template;
+  const std::string tool = dir + "/compute-sanitizer";
+  {
+    std::ofstream script(tool);
+    script << "#!/bin/sh\nprintf '%s\\n' \"$@\" > \"$0.args\"\n"
+              "while [ \"$1\" != --print-limit ]; do shift; done\nshift 2\nexec \"$@\"\n";
+  }
+  REQUIRE(::chmod(tool.c_str(), 0755) == 0);
+  Suite s;
+  s.cases = {fake_case("fault.ok-control", "ok", "ok")};
+  Plan p;
+  p.batches.push_back(batch_of(p, s, {0}, true));
+  p.batches.back().sanitizer = true;
+  auto o = fake_options();
+  o.sanitizer_path = tool;
+  o.scratch_dir = dir;
+  const auto out = run_plan(s, p, o);
+  REQUIRE(out.results.size() == 1);
+  CHECK(out.results[0].outcome == report::Outcome::ok);  // the wrapped child ran
+
+  std::ifstream in(tool + ".args");
+  std::vector<std::string> args;
+  for (std::string line; std::getline(in, line);) args.push_back(line);
+  const auto at = [&](const std::string& word) { return std::find(args.begin(), args.end(), word); };
+  REQUIRE(at("--padding") != args.end());
+  CHECK(*(at("--padding") + 1) == std::to_string(profiles::kSanitizerPaddingBytes));
+  CHECK(*(at("--tool") + 1) == "memcheck");
+  REQUIRE(at("--save") != args.end());
+  CHECK(*(at("--save") + 1) == dir + "/sanitizer-0.xml");
+  CHECK(*(at("--print-limit") + 3) == "__run-case");
+  CHECK(sanitizer_wrap(tool, "/x.xml").argv == profiles::sanitizer_argv(tool, "/x.xml", profiles::kSanitizerPaddingBytes));
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("run_plan: sanitizer XML is parsed into the result", "[run_plan]") {

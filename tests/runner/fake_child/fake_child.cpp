@@ -1,5 +1,6 @@
 // Stand-in for a cudadiag child in the runner and executor tests: the first
 // argument picks a behaviour (see usage()). No CUDA, no project libraries.
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -106,7 +107,7 @@ int protocol(int argc, char** argv) {
 int usage() {
   std::fprintf(stderr,
                "usage: fake_child exit N | segv | abort | sleep S | ignore-term S | flood BYTES"
-               " | result TEXT | env NAME | protocol|__run-case --spec JSON\n");
+               " | result TEXT | env NAME | fd-open N | protocol|__run-case --spec JSON\n");
   return 64;
 }
 
@@ -139,6 +140,13 @@ int main(int argc, char** argv) {
   if (mode == "env" && arg) {
     const char* v = std::getenv(arg);
     write_all(result_fd(), v ? v : "<unset>");
+    return 0;
+  }
+  if (mode == "fd-open" && arg) {
+    // What a program sees of the result pipe: on stdout, never on the pipe itself.
+    const char* v = std::getenv("CUDADIAG_RESULT_FD");
+    const bool open = ::fcntl(std::atoi(arg), F_GETFD) != -1;
+    std::printf("fd %s %s; CUDADIAG_RESULT_FD=%s\n", arg, open ? "open" : "closed", v ? v : "<unset>");
     return 0;
   }
   // `__run-case` is what the executor passes to the real binary.

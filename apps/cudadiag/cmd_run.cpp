@@ -1,0 +1,166 @@
+// `cudadiag run [options] -- CMD [ARGS...]`: the user's own program on the ladder of
+// rungs (native, blocking, fence, sanitizer), judged run by run, with one verdict:
+// exposed (which rung, and the most precise evidence), clean, flaky, does_not_start or
+// inconclusive. The parent never calls CUDA; lib/program does the work.
+//
+// Exit codes: 0 clean; 1 exposed, flaky, inconclusive, or interrupted; 2 bad input, or a
+// command that cannot be found or started; 3 CUDA could not start in the program.
+#include <algorithm>
+#include <cstdlib>
+#include <memory>
+
+#include "cli_common.h"
+#include "commands.h"
+#include "host/devices.h"
+#include "host/nvml.h"
+#include "host/system_info.h"
+#include "program/command_path.h"
+#include "program/run_report.h"
+#include "program/run_session.h"
+#include "util/errors.h"
+#include "util/interrupt.h"
+#include "util/log.h"
+#include "util/scratch_dir.h"
+
+namespace cudadiag::app {
+namespace {
+
+using report::json;
+
+struct RunCliOptions {
+  CommonOptions common;
+  std::vector<std::string> command;
+  std::string rungs = "native,blocking,fence,sanitizer";
+  std::string sanitize = "auto";
+  bool stop_at_first = false;
+  int repeat = 1;
+  double timeout_s = 3600;
+  std::vector<std::string> env;
+  std::uint32_t fence_align = 16;
+  bool fence_front = false;
+  long long quarantine_mb = -1;
+  bool no_kernel_log = false;
+};
+
+program::SessionOptions session_options(const RunCliOptions& o, const std::string& work_dir) {
+  program::SessionOptions s;
+  s.env = program::parse_env_assignments(o.env);
+  auto& run = s.run;
+  run.rungs = program::parse_rungs(o.rungs);
+  run.sanitize = program::parse_sanitize_mode(o.sanitize);
+  run.stop_at_first = o.stop_at_first;
+  run.repeat = o.repeat;
+  run.fence_align = o.fence_align;
+  run.fence_side = o.fence_front ? program::FenceSide::front : program::FenceSide::back;
+  if (o.quarantine_mb >= 0) run.quarantine_mb = static_cast<std::uint64_t>(o.quarantine_mb);
+  run.work_dir = work_dir;
+  if (const char* p = std::getenv("LD_PRELOAD")) run.user_ld_preload = p;
+  if (o.timeout_s <= 0) throw UsageError("--timeout: expected a positive number of seconds");
+  s.timeout = std::chrono::milliseconds(static_cast<long long>(o.timeout_s * 1000.0));
+  s.stop = &stop_flag();
+  if (o.no_kernel_log) s.kernel_log.clear();
+
+  // The command is looked up on the PATH it will get, before anything runs.
+  s.command_as_given = o.command;
+  if (o.command.empty()) throw UsageError("run: no command given (usage: cudadiag run [options] -- CMD [ARGS...])");
+  const auto path_it = s.env.find("PATH");
+  const char* inherited_path = std::getenv("PATH");
+  const auto found = program::find_command(
+      o.command.front(), path_it != s.env.end() ? path_it->second : (inherited_path ? inherited_path : ""));
+  if (!found.found()) throw UsageError("run: cannot run the command: " + found.error);
+  run.command = o.command;
+  run.command.front() = found.path;
+
+  run.interposer_path = program::interposer_next_to(invocation().self_exe);
+  if (program::probe_file(run.interposer_path) == program::FileKind::missing) {
+    run.interposer_missing_reason = run.interposer_path + " does not exist (it is built next to the cudadiag binary)";
+    run.interposer_path.clear();
+  }
+  return s;
+}
+
+void run_run(const RunCliOptions& o) {
+  configure_logging(o.common);
+  const ScratchDir work("run");  // the rings and memcheck's XML
+  auto s = session_options(o, work.path());
+
+  program::RunFacts facts;
+  const bool wants_sanitizer = s.run.sanitize == program::SanitizeMode::always ||
+                               (s.run.sanitize == program::SanitizeMode::automatic &&
+                                std::find(s.run.rungs.begin(), s.run.rungs.end(), program::Rung::sanitizer) !=
+                                    s.run.rungs.end());
+  if (wants_sanitizer) {
+    facts.sanitizer = profiles::find_compute_sanitizer();
+    s.run.sanitizer_path = facts.sanitizer.path;
+    s.run.sanitizer_missing_reason = facts.sanitizer.reason;
+  }
+  if (s.run.interposer_path.empty()) spdlog::warn("fence rung skipped: {}", s.run.interposer_missing_reason);
+
+  program::SessionProgress progress;
+  progress.started = [](const program::PlannedRun& p) {
+    spdlog::info("run: {} rung{}...", program::to_string(p.rung),
+                 p.repeat_index > 0 ? " #" + std::to_string(p.repeat_index) : std::string());
+  };
+  progress.judged = [](const program::SessionRun& r) {
+    spdlog::info("run: {}: {} ({:.1f} s)", program::to_string(r.judgement.rung), program::to_string(r.judgement.outcome),
+                 r.observation.child.wall_ms / 1000.0);
+  };
+  const auto outcome = program::run_session(s, progress);
+
+  const auto& inv = invocation();
+  facts.argv = inv.argv;
+  facts.envp = inv.envp;
+  facts.host = host::host_json();
+  facts.nvml_snapshot = host::nvml_snapshot();
+  facts.devices = host::merge_devices(facts.nvml_snapshot.value("devices", json::array()), nullptr);
+  auto r = program::run_report(s, outcome, facts);
+  emit_report(r, o.common);
+  spdlog::info("verdict: {} ({} runs, {:.1f} s)", report::to_string(r.verdict.status), outcome.runs.size(),
+               outcome.wall_ms / 1000.0);
+  set_exit_code(program::run_exit_code(outcome));
+}
+
+}  // namespace
+
+void set_run_command(CLI::App& app) {
+  auto opts = std::make_shared<RunCliOptions>();
+  auto* cmd = app.add_subcommand(
+      "run", "Run your own program on a ladder of rungs (native, blocking + caching off, guard-page fence, "
+             "memcheck) and say which rung exposes its memory fault, and where");
+  add_common_options(cmd, opts->common);
+  cmd->add_option("command", opts->command, "The command to run, after --: cudadiag run [options] -- CMD [ARGS...]")
+      ->expected(-1);
+  cmd->add_option("--rungs", opts->rungs, "Rungs to run, in any order (they run bottom-up): native, blocking, fence, "
+                                          "sanitizer")
+      ->capture_default_str();
+  cmd->add_option("--sanitize", opts->sanitize,
+                  "auto: memcheck only when an earlier rung found something; always; never")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->capture_default_str();
+  cmd->add_flag("--stop-at-first", opts->stop_at_first, "Stop after the first rung that fails (all its repeats run)");
+  cmd->add_option("--repeat", opts->repeat, "Run every rung N times (failure rates with 95% Wilson intervals)")
+      ->check(CLI::Range(1, 10000))
+      ->capture_default_str();
+  cmd->add_option("--timeout", opts->timeout_s,
+                  "Seconds one run may take before its process group is ended (memcheck runs get 10 times this)")
+      ->check(CLI::Range(0.0, 1e7))
+      ->capture_default_str();
+  // One value per --env: the command after -- must never be taken for more values.
+  cmd->add_option("--env", opts->env, "NAME=VALUE for the program, in every rung (repeatable)")
+      ->allow_extra_args(false);
+  cmd->add_option("--fence-align", opts->fence_align,
+                  "Alignment of fenced pointers, a power of two from 1 to 4096 (larger: an overrun may land in "
+                  "rounding slack)")
+      ->capture_default_str();
+  cmd->add_flag("--fence-front", opts->fence_front, "Fence the start of every allocation instead (underruns fault)");
+  cmd->add_option("--fence-quarantine-mb", opts->quarantine_mb,
+                  "Address space kept reserved for freed buffers, MiB (default: the interposer's, 1024)")
+      ->check(CLI::Range(0LL, 1LL << 30));
+  cmd->add_flag("--no-kernel-log", opts->no_kernel_log, "Do not read the kernel log (Xid lines)");
+  cmd->footer(
+      "Exit codes: 0 clean, 1 exposed/flaky/inconclusive (or interrupted), 2 bad input or a command that "
+      "cannot be found or started, 3 CUDA could not start in the program.");
+  cmd->callback([opts] { run_run(*opts); });
+}
+
+}  // namespace cudadiag::app

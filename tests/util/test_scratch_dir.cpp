@@ -1,0 +1,34 @@
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "util/errors.h"
+#include "util/scratch_dir.h"
+
+using cudadiag::ScratchDir;
+
+TEST_CASE("scratch dir: private, named for its purpose, removed with its files", "[scratch_dir]") {
+  std::filesystem::path kept;
+  {
+    const ScratchDir d("test");
+    kept = d.path();
+    CHECK(std::filesystem::is_directory(kept));
+    CHECK(kept.filename().string().rfind("cudadiag-test-", 0) == 0);
+    std::filesystem::create_directories(kept / "sub");
+    std::ofstream(kept / "sub" / "ring") << "x";
+    const ScratchDir other("test");
+    CHECK(other.path() != d.path());
+  }
+  CHECK_FALSE(std::filesystem::exists(kept));
+}
+
+TEST_CASE("scratch dir: a TMPDIR that does not exist is an environment error", "[scratch_dir]") {
+  const char* old = std::getenv("TMPDIR");
+  const std::string saved = old ? old : "";
+  ::setenv("TMPDIR", "/nonexistent/cudadiag-tmp", 1);
+  CHECK_THROWS_AS(ScratchDir("test"), cudadiag::EnvironmentError);
+  if (old) ::setenv("TMPDIR", saved.c_str(), 1);
+  else ::unsetenv("TMPDIR");
+}
