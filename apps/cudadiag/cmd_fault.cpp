@@ -5,6 +5,7 @@
 
 #include "cases/catalog.h"
 #include "cases/run_expectation.h"
+#include "cases/run_seed.h"
 #include "cli_common.h"
 #include "commands.h"
 #include "single_case.h"
@@ -26,6 +27,8 @@ struct FaultOptions {
   long long k = kNotGiven;
   long long elements = kNotGiven;
   bool no_bisect = false;
+  std::string seed;    // first seed of the series (decimal or 0x hex)
+  std::string replay;  // one run with exactly this seed
 };
 
 const cases::CaseDef& find_fault_case(const std::string& id) {
@@ -43,6 +46,11 @@ void run_fault(const FaultOptions& o) {
   cases::json params = def.params;
   if (o.k != kNotGiven) params["k"] = o.k;
   if (o.elements != kNotGiven) params["elements"] = o.elements;
+  try {
+    cases::add_seed_params(o.seed, o.replay, params);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
   try {
     params = cases::normalize_params("fault", params);
   } catch (const std::invalid_argument& e) {
@@ -101,6 +109,9 @@ void set_fault_command(CLI::App& app) {
   cmd->add_option("-k", opts->k, "Overrun/underrun distance in elements (oob-*, underrun-*)");
   cmd->add_option("--elements", opts->elements, "fp32 elements per buffer (multiple of 4)");
   cmd->add_flag("--no-bisect", opts->no_bisect, "Do not bisect a fence fault to its buffer");
+  cmd->add_option("--seed", opts->seed, "First seed of the repeat series (default: a fresh one); run i uses its own seed");
+  cmd->add_option("--replay", opts->replay,
+                  "Run once with exactly this run seed (a report's first_failure.seed), checked on the host too");
   add_common_options(cmd, opts->common);
   cmd->callback([opts] { run_fault(*opts); });
 }

@@ -117,11 +117,19 @@ json normalize_fault_params(const json& in) {
     throw std::invalid_argument("reproducer: missing (one of the fault catalog names, see `cudadiag list`)");
   const std::string name = in["reproducer"].get<std::string>();
   if (!find_reproducer(name)) throw std::invalid_argument("reproducer: unknown '" + name + "'");
-  static const std::set<std::string> known = {"reproducer", "elements", "k", "offset_bytes"};
+  static const std::set<std::string> known = {"reproducer", "elements", "k", "offset_bytes", "seed",
+                                              "replay_seed"};
   for (const auto& [key, value] : in.items())
     if (!known.count(key)) throw std::invalid_argument("unknown fault parameter '" + key + "'");
 
   json out{{"reproducer", name}};
+  // seed: first seed of a repeat series; replay_seed: one run with exactly this seed.
+  for (const char* key : {"seed", "replay_seed"}) {
+    if (!in.contains(key)) continue;
+    if (!in[key].is_number_unsigned() && !(in[key].is_number_integer() && in[key].get<long long>() >= 0))
+      throw std::invalid_argument(std::string(key) + ": expected a non-negative integer");
+    out[key] = in[key].get<unsigned long long>();
+  }
   const long long elements = int_param(in, "elements", 4096);
   if (elements < 64 || elements > (1ll << 28))
     throw std::invalid_argument("elements: " + std::to_string(elements) + " is outside 64..268435456");
