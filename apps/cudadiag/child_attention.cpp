@@ -1,7 +1,9 @@
-// Child side of `attention`: validates the configuration against this device, then
-// runs the kernel `repeat` times (fresh random inputs and a NaN-poisoned output each
-// time) and compares every run with a reference, until a sticky error ends the
-// context. With params.bench it times the kernel instead (after one verified run).
+// Child side of `attention`: validates the configuration against this device, prepares
+// the case once, then runs it `repeat` times, every run verified on the device (fresh
+// seeded inputs, poisoned output, an fp32 device reference, the comparison reduced
+// there) until a CUDA error ends the series. The first run (and a replay) is also
+// checked against the CPU float64 reference where the size allows. With params.bench it
+// times the kernel after one verified run.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -14,10 +16,12 @@
 
 #include "cases/attention_config.h"
 #include "cases/attention_reference.h"
+#include "cases/run_seed.h"
 #include "child_cases.h"
 #include "kernels/attention/attention.h"
+#include "kernels/attention/attention_runner.h"
+#include "kernels/runtime/repeat_runs.h"
 #include "stats/wilson.h"
-#include "taxonomy/taxonomy.h"
 
 namespace cudadiag::app::child {
 namespace {
@@ -25,97 +29,35 @@ namespace {
 namespace ak = cudadiag::attention;
 using cases::AttentionConfig;
 
+// Runs per wait once the series is under way (the first run is alone).
+constexpr int kMaxBatch = 64;
+
 ak::Problem problem_of(const AttentionConfig& c) {
   ak::Problem p;
   p.dtype = c.dtype == "bf16" ? ak::DType::bf16 : ak::DType::fp16;
+  p.engine = c.engine == "wgmma" ? ak::Engine::wgmma : ak::Engine::mma;
   p.batch = c.batch, p.heads = c.heads, p.seq_len = c.seq_len, p.head_dim = c.head_dim;
   p.causal = c.causal;
   p.block_m = c.block_m, p.block_n = c.block_n, p.warps = c.warps;
   ak::Strides* dst[] = {&p.q, &p.k, &p.v, &p.o};
   for (size_t i = 0; i < 4; ++i) *dst[i] = {c.strides[i].batch, c.strides[i].head, c.strides[i].seq};
-  p.knobs = {c.misalign_bytes, c.no_tail_mask, c.drop_barrier, c.smem_overflow};
+  p.knobs.misalign_bytes = c.misalign_bytes;
+  p.knobs.no_tail_mask = c.no_tail_mask;
+  p.knobs.drop_barrier = c.drop_barrier;
+  p.knobs.smem_overflow = c.smem_overflow;
+  p.knobs.race_window = c.race_window;
+  p.knobs.race_rate = c.race_rate;
   return p;
 }
 
-// Device buffers of one case. Sized to the exact extent so that a fenced buffer
-// faults on the first element past it; the misalign knob adds its offset as slack.
-struct Buffers {
-  std::vector<size_t> elems;  // extent per tensor (q, k, v, o)
-  ak::DeviceTensors t;
-  void* raw[4] = {};
-  float* ref = nullptr;  // fp32 GPU reference output, when used
-};
-
-Buffers allocate(gpu::Session& s, const AttentionConfig& c, bool gpu_reference) {
-  Buffers b;
-  for (int i = 0; i < 4; ++i) {
-    b.elems.push_back(cases::tensor_extent_elems(c, i));
-    const size_t slack = i < 3 ? static_cast<size_t>(c.misalign_bytes) : 0;
-    b.raw[i] = s.alloc(cases::kTensorNames[static_cast<size_t>(i)], b.elems.back() * 2 + slack);
-  }
-  auto shifted = [&](int i) { return static_cast<char*>(b.raw[i]) + c.misalign_bytes; };
-  b.t = {shifted(0), shifted(1), shifted(2), b.raw[3]};
-  if (gpu_reference)
-    b.ref = s.alloc_n<float>("reference_out", static_cast<size_t>(c.batch) * c.heads * c.seq_len * c.head_dim);
-  return b;
+json comparison_json(const cases::AttentionComparison& r) {
+  return json{{"rel_err", r.rel_err},
+              {"non_finite", r.non_finite},
+              {"first_bad_row", r.first_bad_row},
+              {"reference_non_finite", r.ref_non_finite}};
 }
 
-struct RunResult {
-  std::string outcome;  // ok | mismatch
-  cases::AttentionComparison cmp;
-};
-
-// Fresh uniform [-1, 1] inputs, rounded to the dtype; returns them as floats (the
-// values the kernel sees) for the CPU reference.
-std::vector<float> upload_random(gpu::Session& s, ak::DType dt, void* dst, size_t n, std::mt19937_64& rng) {
-  std::uniform_real_distribution<float> u(-1.f, 1.f);
-  std::vector<float> x(n);
-  for (auto& e : x) e = u(rng);
-  std::vector<uint16_t> bits(n);
-  ak::to_device_format(dt, x.data(), bits.data(), n);
-  ak::from_device_format(dt, bits.data(), x.data(), n);
-  s.copy_to_device(dst, bits.data(), n * 2);
-  return x;
-}
-
-RunResult run_once(gpu::Session& s, const AttentionConfig& c, const ak::Problem& p, const Buffers& b,
-                   std::mt19937_64& rng) {
-  const auto q = upload_random(s, p.dtype, const_cast<void*>(b.t.q), b.elems[0], rng);
-  const auto k = upload_random(s, p.dtype, const_cast<void*>(b.t.k), b.elems[1], rng);
-  const auto v = upload_random(s, p.dtype, const_cast<void*>(b.t.v), b.elems[2], rng);
-  // 0xFFFF is NaN in both fp16 and bf16: any output element not written stays NaN.
-  s.memset(b.t.o, 0xFF, b.elems[3] * 2);
-  ak::launch_attention(s, p, b.t);
-  s.synchronize();
-
-  std::vector<uint16_t> bits(b.elems[3]);
-  s.copy_to_host(bits.data(), b.t.o, bits.size() * 2);
-  std::vector<float> out(bits.size());
-  ak::from_device_format(p.dtype, bits.data(), out.data(), bits.size());
-
-  std::vector<double> ref;
-  if (b.ref) {
-    s.memset(b.ref, 0xFF, static_cast<size_t>(c.batch) * c.heads * c.seq_len * c.head_dim * sizeof(float));
-    ak::launch_reference(s, p, b.t, b.ref);
-    s.synchronize();
-    std::vector<float> r(static_cast<size_t>(c.batch) * c.heads * c.seq_len * c.head_dim);
-    s.copy_to_host(r.data(), b.ref, r.size() * sizeof(float));
-    ref.assign(r.begin(), r.end());
-  } else {
-    ref = cases::attention_reference_cpu(c, q.data(), k.data(), v.data());
-  }
-  RunResult rr;
-  rr.cmp = cases::compare_attention(c, out.data(), ref, cases::attention_tolerance(c.dtype));
-  rr.outcome = rr.cmp.pass ? "ok" : "mismatch";
-  return rr;
-}
-
-bool sticky(const gpu::CudaFailure& f) {
-  const auto* e = f.driver ? taxonomy::find_driver(f.code) : taxonomy::find_runtime(f.code);
-  return e ? e->sticky : true;
-}
-
-json repeats_json(const std::map<std::string, int>& hist, int runs) {
+json repeats_json(const std::map<std::string, int>& hist, int runs, const gpu::RepeatResult& r) {
   int failures = 0;
   for (const auto& [k, n] : hist)
     if (k != "ok") failures += n;
@@ -125,12 +67,35 @@ json repeats_json(const std::map<std::string, int>& hist, int runs) {
               {"failure_rate", runs ? static_cast<double>(failures) / runs : 0.0},
               {"ci95_low", ci.low},
               {"ci95_high", ci.high},
-              {"histogram", hist}};
+              {"histogram", hist},
+              {"timing", {{"seconds", r.seconds},
+                          {"host_check_seconds", r.on_run_seconds},
+                          {"verified_runs_per_s", r.seconds > 0 ? r.runs / r.seconds : 0.0}}}};
 }
 
-json bench(gpu::Session& s, const AttentionConfig& c, const ak::Problem& p, const Buffers& b, json line) {
+// The CPU float64 check of the last run: the kernel's output judged by the original
+// rule, and the device's fp32 reference against the float64 one.
+json host_check(ak::AttentionRunner& runner, const AttentionConfig& c, const cases::AttentionComparison& device,
+                std::string& disagreement) {
+  const auto snap = runner.snapshot();
+  const auto cpu = cases::attention_reference_cpu(c, snap.q.data(), snap.k.data(), snap.v.data());
+  const auto kernel = cases::compare_attention(c, snap.o.data(), cpu, cases::attention_tolerance(c.dtype));
+  const double ref_err = cases::reference_rel_err(snap.ref, cpu);
+  const bool ref_ok = ref_err <= cases::kReferenceAgreement;
+  const bool same_verdict = kernel.pass == device.pass;
+  if (!ref_ok)
+    disagreement = "the device reference differs from the CPU float64 reference (rel err " + std::to_string(ref_err) + ")";
+  else if (!same_verdict)
+    disagreement = "the device check and the CPU float64 check disagree on this run";
+  json j = comparison_json(kernel);
+  j["device_reference_rel_err"] = ref_err;
+  j["agrees"] = ref_ok && same_verdict;
+  return j;
+}
+
+json bench(ak::AttentionRunner& runner, const AttentionConfig& c, json line) {
   constexpr int kWarmup = 5, kIters = 30;
-  auto ms = ak::time_attention(s, p, b.t, kWarmup, kIters);
+  auto ms = runner.time(kWarmup, kIters);
   std::sort(ms.begin(), ms.end());
   const double median = ms[ms.size() / 2];
   line["details"]["bench"] = json{{"warmup", kWarmup},
@@ -161,17 +126,29 @@ json run_attention_case(const cases::CaseSpec& spec) {
     return json{{"outcome", "invalid_config"},
                 {"reason", why.front()},
                 {"details", {{"reasons", why}, {"smem_optin", smem_optin}}}};
+  // The wgmma engine is sm_90a machine code: it loads on compute capability 9.0 only.
+  int cc_major = 0, cc_minor = 0;
+  CD_CHECK(s, cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, device), "attribute");
+  CD_CHECK(s, cudaDeviceGetAttribute(&cc_minor, cudaDevAttrComputeCapabilityMinor, device), "attribute");
+  if (c.engine == "wgmma" && !(cc_major == 9 && cc_minor == 0))
+    return json{{"outcome", "invalid_config"},
+                {"reason", "the wgmma engine is sm_90a code; this device is sm_" + std::to_string(cc_major) +
+                               std::to_string(cc_minor)}};
 
   const ak::Problem p = problem_of(c);
   const double work = static_cast<double>(c.batch) * c.heads * c.seq_len * c.seq_len * c.head_dim;
-  const bool gpu_reference = work > cases::kCpuReferenceWork;
+  const bool cpu_check = work <= cases::kCpuReferenceWork;
   const bool is_bench = spec.params.value("bench", false);
+  std::optional<uint64_t> replay;
+  if (spec.params.contains("replay_seed")) replay = spec.params["replay_seed"].get<uint64_t>();
   int repeat = std::max(1, spec.repeat);
   if (repeat == 1 && spec.params.contains("repeat") && spec.params["repeat"].is_number_integer())
     repeat = std::max(1, spec.params["repeat"].get<int>());
-  if (is_bench) repeat = 1;
-  const auto seed = spec.params.value("seed", static_cast<unsigned long long>(std::random_device{}()));
-  std::mt19937_64 rng(seed);
+  if (is_bench || replay) repeat = 1;
+  const uint64_t base = spec.params.contains("seed") ? spec.params["seed"].get<uint64_t>()
+                                                     : (static_cast<uint64_t>(std::random_device{}()) << 32) ^
+                                                           std::random_device{}();
+  const double tol = cases::attention_tolerance(c.dtype);
 
   json details{{"kernel", ak::kernel_name(p)},
                {"smem_bytes", cases::attention_smem_bytes(c)},
@@ -179,54 +156,60 @@ json run_attention_case(const cases::CaseSpec& spec) {
                {"threads", cases::attention_threads(c)},
                {"grid", {(c.seq_len + c.block_m - 1) / c.block_m, c.heads, c.batch}},
                {"slabs_per_warp", ak::slabs_per_warp(c.block_m, c.warps)},
-               {"reference", gpu_reference ? "gpu_fp32" : "cpu_fp64"},
-               {"tolerance", cases::attention_tolerance(c.dtype)},
-               {"seed", seed}};
+               {"slabs_at_once", ak::slabs_at_once(c.block_m, c.block_n, c.warps)},
+               {"reference", cpu_check ? "gpu_fp32, run 0 also cpu_fp64" : "gpu_fp32"},
+               {"tolerance", tol},
+               {"seed", base}};
+  if (replay) details["replay_seed"] = *replay;
   std::map<std::string, int> hist;
-  int runs = 0;
   double max_err = 0.0;
   json first_failure = nullptr;
-  std::optional<gpu::CudaFailure> error;
   try {
-    Buffers b = allocate(s, c, gpu_reference);
-    for (int i = 0; i < repeat; ++i) {
-      RunResult rr;
-      try {
-        rr = run_once(s, c, p, b, rng);
-      } catch (const gpu::CudaError& e) {
-        ++runs;
-        ++hist["cuda_error"];
-        if (!error) error = e.failure();
-        if (sticky(e.failure())) break;  // the context is gone: report the runs so far
-        continue;
-      }
-      ++runs;
-      ++hist[rr.outcome];
-      max_err = std::max(max_err, std::isfinite(rr.cmp.rel_err) ? rr.cmp.rel_err : 1e300);
-      if (rr.outcome != "ok" && first_failure.is_null())
-        first_failure = json{{"run", i},
-                             {"rel_err", rr.cmp.rel_err},
-                             {"non_finite", rr.cmp.non_finite},
-                             {"first_bad_row", rr.cmp.first_bad_row}};
-    }
+    ak::AttentionRunner runner(s, p, {cases::tensor_extent_elems(c, 0), cases::tensor_extent_elems(c, 1),
+                                      cases::tensor_extent_elems(c, 2), cases::tensor_extent_elems(c, 3)},
+                               tol, kMaxBatch);
+    const auto result = gpu::repeat_runs(
+        repeat, kMaxBatch, base, replay, [&](const std::vector<uint64_t>& seeds) { return runner.run(seeds); },
+        [&](int run, uint64_t seed, const gpu::RunCounters& counters) {
+          const auto device_cmp = cases::judge_attention(cases::attention_sums(counters, c.head_dim), tol);
+          bool failed = !device_cmp.pass;
+          std::string disagreement;
+          if (run == 0 && cpu_check) {
+            details["host_check"] = host_check(runner, c, device_cmp, disagreement);
+            if (!disagreement.empty()) failed = true;
+          }
+          ++hist[failed ? "mismatch" : "ok"];
+          max_err = std::max(max_err, std::isfinite(device_cmp.rel_err) ? device_cmp.rel_err : 1e300);
+          if (failed && first_failure.is_null()) {
+            first_failure = comparison_json(device_cmp);
+            first_failure["run"] = run;
+            first_failure["seed"] = seed;
+            first_failure["replay"] = "--replay " + cases::format_seed(seed);
+            if (!disagreement.empty()) first_failure["disagreement"] = disagreement;
+          }
+          return failed;
+        });
+    if (result.error) ++hist["cuda_error"];
     details["max_rel_err"] = max_err;
     if (!first_failure.is_null()) details["first_failure"] = first_failure;
-    json line{{"outcome", error ? "cuda_error" : (hist.count("mismatch") ? "mismatch" : "ok")},
-              {"repeats", repeats_json(hist, runs)},
+    json line{{"outcome", result.error ? "cuda_error" : (hist.count("mismatch") ? "mismatch" : "ok")},
+              {"repeats", repeats_json(hist, result.runs, result)},
               {"details", details}};
-    if (error) {
-      line["error"] = failure_json(*error);
+    if (result.error) {
+      line["details"]["error_run"] = result.error_run;
+      line["details"]["error_seed"] = result.error_seed;
+      line["details"]["replay"] = "--replay " + cases::format_seed(result.error_seed);
+      line["error"] = failure_json(*result.error);
       line["launch_log"] = launch_log_json(s);
       line["buffers"] = buffers_json(s);
     }
-    if (is_bench && !error && hist.count("ok")) line = bench(s, c, p, b, line);
+    if (is_bench && !result.error && hist.count("ok")) line = bench(runner, c, line);
     return line;
   } catch (const gpu::CudaError& e) {
-    // Allocation or timing failed outside a verified run.
+    // Allocation, preparation or timing failed outside a verified run.
     json line = cuda_error_line(e.failure(), &s);
     details["max_rel_err"] = max_err;
     line["details"] = details;
-    if (runs > 0) line["repeats"] = repeats_json(hist, runs);
     return line;
   }
 }

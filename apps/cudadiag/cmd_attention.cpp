@@ -12,6 +12,7 @@
 #include "cases/attention_sweep.h"
 #include "cases/case_spec.h"
 #include "cases/expectation.h"
+#include "cases/run_seed.h"
 #include "child_probe.h"
 #include "cli_common.h"
 #include "commands.h"
@@ -38,14 +39,15 @@ struct AttentionOptions {
   int jobs = 1;
   bool bench = false;
   double timeout_s = 120.0;
-  long long seed = -1;
+  std::string seed;    // first seed of the series (decimal or 0x hex)
+  std::string replay;  // one run with exactly this seed
 };
 
 std::string normalized_allocator(const std::string& a) { return a == "fence" ? "fence-back" : a; }
 
 std::string case_id_of(const cases::AttentionConfig& c) {
   return "attention." + c.dtype + ".d" + std::to_string(c.head_dim) + ".bm" + std::to_string(c.block_m) +
-         "-bn" + std::to_string(c.block_n) + "-w" + std::to_string(c.warps);
+         "-bn" + std::to_string(c.block_n) + "-w" + std::to_string(c.warps) + (c.engine == "mma" ? "" : "." + c.engine);
 }
 
 std::vector<cases::AttentionConfig> planned_configs(const AttentionOptions& o) {
@@ -109,6 +111,13 @@ void run_attention(AttentionOptions& o) {
   o.allocator = normalized_allocator(o.allocator);
   if (!o.sweep && !o.sweep_filter.empty()) throw UsageError("--sweep-filter needs --sweep");
   if (o.bench && o.sweep) throw UsageError("--bench times one configuration; it cannot be combined with --sweep");
+  if (!o.replay.empty() && o.sweep) throw UsageError("--replay runs one configuration once; it cannot be combined with --sweep");
+  json seed_params = json::object();
+  try {
+    cases::add_seed_params(o.seed, o.replay, seed_params);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
   const auto configs = planned_configs(o);
 
   const auto& inv = invocation();
@@ -157,7 +166,7 @@ void run_attention(AttentionOptions& o) {
         spec.kernel = "attention";
         spec.params = cases::attention_params_to_json(configs[i]);
         if (o.bench) spec.params["bench"] = true;
-        if (o.seed >= 0) spec.params["seed"] = o.seed;
+        for (const auto& [key, value] : seed_params.items()) spec.params[key] = value;
         spec.allocator = o.allocator;
         spec.repeat = o.repeat;
         batches.push_back({spec});
@@ -210,6 +219,10 @@ void set_attention_command(CLI::App& app) {
   cmd->add_option("--head-dim", c.head_dim, "Head dimension (compiled: 64, 128)")->capture_default_str();
   cmd->add_option("--dtype", c.dtype, "fp16 or bf16")->check(CLI::IsMember({"fp16", "bf16"}))->capture_default_str();
   cmd->add_flag("--causal", c.causal, "Causal mask");
+  cmd->add_option("--engine", c.engine,
+                  "mma (mma.sync, every compiled tile) or wgmma (sm_90a: head dim 128, block 128 x 64|128, 8 warps)")
+      ->check(CLI::IsMember({"mma", "wgmma"}))
+      ->capture_default_str();
   cmd->add_option("--block-m", c.block_m, "Query rows per CTA (compiled: 16, 32, 64, 80, 128)")->capture_default_str();
   cmd->add_option("--block-n", c.block_n, "Key rows per tile (compiled: 16, 32, 64, 128)")->capture_default_str();
   cmd->add_option("--warps", c.warps, "Warps per CTA (compiled: 1, 2, 4, 8)")->capture_default_str();
@@ -235,8 +248,17 @@ void set_attention_command(CLI::App& app) {
   cmd->add_option("--timeout", o->timeout_s, "Seconds per child before it is terminated")
       ->check(CLI::Range(1.0, 86400.0))
       ->capture_default_str();
-  cmd->add_option("--seed", o->seed, "Seed of the random inputs (default: a fresh one per child)")
-      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--seed", o->seed,
+                  "First seed of the repeat series (default: a fresh one per child); run i's inputs come from its own seed");
+  cmd->add_option("--replay", o->replay,
+                  "Run once with exactly this run seed (a report's first_failure.seed), checked against the CPU "
+                  "float64 reference too");
+  cmd->add_option("--race-window", c.race_window,
+                  "Drop-barrier race: cycles the late warps of a late CTA wait before their copies")
+      ->capture_default_str();
+  cmd->add_option("--race-rate", c.race_rate,
+                  "Drop-barrier race: probability that a CTA is late in a run (drawn from the run's seed)")
+      ->capture_default_str();
   // Used by scripts/bench-attention.sh: time one configuration (cudaEvents, median of 30).
   cmd->add_flag("--bench", o->bench, "")->group("");
   add_common_options(cmd, o->common);
