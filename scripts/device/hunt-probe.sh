@@ -152,6 +152,9 @@ rate attention.seed.s512.race attention --block-m 64 --block-n 64 --warps 4 --se
 echo "== 4. attention throughput, B=4 H=8 S=4096 D=128 fp16 (scripts/bench-attention.sh)"
 OUT="$LOG/bench" bash scripts/bench-attention.sh 2>&1 | tee "$LOG/bench.txt"
 while read -r l; do summary+=("bench $l"); done < <(grep '^| B=' "$LOG/bench.txt")
+for c in 0 1; do  # every configuration: TFLOP/s bm bn warps[-engine] outcome max_rel_err (0 = not verified)
+  while read -r l; do summary+=("bench causal=$c: $l"); done <"$LOG/bench/ours.$c.txt"
+done
 if command -v cuobjdump >/dev/null; then
   cuobjdump --dump-resource-usage "$CUDADIAG" 2>/dev/null | grep -A1 fa2_fwd_kernel >"$LOG/resource-usage.txt"
 fi
