@@ -66,7 +66,7 @@ __device__ __forceinline__ void pv(float (&o)[64], const uint32_t (&p)[4], uint6
 }
 
 template <typename T, int BN>
-__global__ void __launch_bounds__(kThreads, 1) fa_wgmma_kernel(const KernelArgs a) {
+__global__ void __launch_bounds__(kThreads, BN == 64 ? 2 : 1) fa_wgmma_kernel(const KernelArgs a) {
   constexpr int NB = BN / 8;
   constexpr int kTileBytes = BN * kRowBytes;
   using Mma = MmaOp<T>;
