@@ -88,7 +88,7 @@ check_attention "fp16.wgmma.s64" --engine wgmma --head-dim 128 --seq-len 64 --bl
 REPEAT=3 check_attention "fp16.d128.2slab.bench-shape.gpu-ref-only" --head-dim 128 --seq-len 4096 --batch 1 --heads 8 \
   --block-m 128 --block-n 64 --warps 4
 check_attention "fp16.d64.replay" --seq-len 512 --replay 0x0123456789abcdef
-check_attention "fp16.strided.misalign16" --seq-len 300 --misalign-bytes 16
+check_attention "fp16.misalign16.s300" --seq-len 300 --misalign-bytes 16
 
 echo "== 1b. fault catalog under every allocator (scripts/gpu-check.d/20-faults.sh)"
 if bash scripts/gpu-check.d/20-faults.sh >"$LOG/faults-matrix.txt" 2>&1; then
