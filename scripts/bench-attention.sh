@@ -3,32 +3,38 @@
 # scaled_dot_product_attention on the same shapes, in one run on the device.
 #   scripts/bench-attention.sh            # B=4 H=8 S=4096 D=128 fp16, causal and not
 # Our kernel: `cudadiag attention --bench` (cudaEvents, 5 warm-up launches, median of
-# 30, verified once before timing) for several tile configurations; the best is
-# compared with SDPA (5 warm-up calls, median of 30 timed with cuda events).
+# 30, after one run verified on the device against its fp32 reference) for several
+# tile configurations; (128, 64|32, 4) run the two-slab kernel (each warp owns 32 rows,
+# the FlashAttention-2 tiling). The best verified one is compared with SDPA (5 warm-up
+# calls, median of 30 timed with cuda events); a configuration whose verified run did
+# not pass is never the best.
 # FLOPs = 4*B*H*S^2*D, halved when causal.
 set -uo pipefail
 CUDADIAG=${CUDADIAG:-./build/bin/cudadiag}
 OUT=${OUT:-./bench-out}
 mkdir -p "$OUT"
 B=${B:-4} H=${H:-8} S=${S:-4096} D=${D:-128} DTYPE=${DTYPE:-fp16}
-CONFIGS=${CONFIGS:-"128 64 4|128 64 8|128 32 4|64 64 4|128 128 8|64 32 4|80 64 4"}
+# "block_m block_n warps [engine]"; the wgmma engine (sm_90a) only where the device is sm_90.
+CONFIGS=${CONFIGS:-"128 64 4|128 32 4|128 128 8|128 64 8|64 64 4|128 64 8 wgmma|128 128 8 wgmma"}
 
-ours() {  # ours CAUSAL_FLAG -> lines "tflops bm bn w"
+ours() {  # ours CAUSAL_FLAG -> lines "tflops bm bn w outcome max_rel_err"
   local causal=$1
   IFS='|' read -ra cfgs <<<"$CONFIGS"
   for cfg in "${cfgs[@]}"; do
-    read -r bm bn w <<<"$cfg"
-    local f="$OUT/ours.c${causal:+1}.bm$bm-bn$bn-w$w.json"
+    read -r bm bn w engine <<<"$cfg"
+    engine=${engine:-mma}
+    local f="$OUT/ours.c${causal:+1}.bm$bm-bn$bn-w$w.$engine.json"
     "$CUDADIAG" attention --bench --batch "$B" --heads "$H" --seq-len "$S" --head-dim "$D" --dtype "$DTYPE" \
-      $causal --block-m "$bm" --block-n "$bn" --warps "$w" --format json -o "$f" -q --timeout 600 \
+      $causal --block-m "$bm" --block-n "$bn" --warps "$w" --engine "$engine" --format json -o "$f" -q --timeout 600 \
       >"$f.log" 2>&1
-    python3 - "$f" "$bm" "$bn" "$w" <<'PY'
+    python3 - "$f" "$bm" "$bn" "$w$([[ $engine == mma ]] || echo "-$engine")" <<'PY'
 import json, sys
 f, bm, bn, w = sys.argv[1:]
 try:
     r = json.load(open(f))["results"][0]
     b = r["details"]["bench"]
-    print("%.2f %s %s %s %s %.2e" % (b["tflops"], bm, bn, w, r["outcome"], r["details"].get("max_rel_err", float("nan"))))
+    tf = b["tflops"] if r["outcome"] == "ok" else 0.0
+    print("%.2f %s %s %s %s %.2e" % (tf, bm, bn, w, r["outcome"], r["details"].get("max_rel_err", float("nan"))))
 except Exception as e:
     print("0 %s %s %s failed -" % (bm, bn, w))
 PY
