@@ -17,7 +17,7 @@ namespace {
 std::vector<std::string> schema_errors(const cudadiag::report::Result& r) {
   auto rep = cudadiag::report::new_report({"cudadiag", "run", "--", "python3", "train.py"}, "run");
   rep.results.push_back(r);
-  rep.verdict.status = "exposed";
+  rep.verdict.status = cudadiag::report::VerdictStatus::exposed;
   cudadiag::report::finish_report(rep);
   return cudadiag::report::validate_report(cudadiag::report::to_json(rep));
 }
