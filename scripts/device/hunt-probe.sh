@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# One device run for the hunting-speed work (about 3 minutes on an H100):
+# One device run for the hunting-speed work (about 4 minutes on an H100):
 #   1. correctness: every attention kernel variant (one-slab seed tiles, two-slab tiles,
 #      the wgmma engine; fp16/bf16, D=64/128, causal, ragged S, B*H > 1) verified on the device on every run
 #      and against the CPU float64 reference on run 0; the fault catalog under every
-#      allocator (scripts/gpu-check.d/20-faults.sh); the default repro suite;
+#      allocator (scripts/gpu-check.d/20-faults.sh); the attention section
+#      (scripts/gpu-check.d/30-attention.sh: the race at the seed tile, S=512, the
+#      defaults, required strictly between 0 and 1 at 1000 runs); the default repro suite;
 #   2. the drop-barrier race at the seed tile (64,64,4), S=512, 1000 runs per point:
 #      race_window swept with every CTA late (where the race starts to fire), then
 #      race_rate swept at fixed windows (the tunable intermittent rate), each with its
 #      Wilson 95% interval; S=64 as the control;
-#   3. verified runs per second inside the child (repeats.timing) for
+#   3. verified runs per second inside the child (repeats.runs_per_second) for
 #      `fault fault.ok-control --repeat` and `attention` at the seed tile, S=512, D=64;
 #   4. the tuned attention tiles against SDPA at B=4 H=8 S=4096 D=128 fp16, causal and
 #      not (scripts/bench-attention.sh: TFLOP/s and the ratio in one run).
@@ -99,7 +101,16 @@ fi
 "$CUDADIAG" fault fault.ok-control --replay 42 --format json -o "$LOG/fault.replay.json" -q >/dev/null 2>&1
 echo "fault replay: rc $? host_check $(field "$LOG/fault.replay.json" 'r["details"]["host_check"]')"
 
-echo "== 1c. default repro suite"
+echo "== 1c. attention section (scripts/gpu-check.d/30-attention.sh: tiles, knobs, the race required intermittent at S=512, replay, wgmma)"
+if bash scripts/gpu-check.d/30-attention.sh >"$LOG/attention-section.txt" 2>&1; then
+  echo "attention section: all as expected"; summary+=("attention section: all as expected")
+else
+  fail=1; grep -E 'UNEXPECTED|NO_RACE|NOT_INTERMITTENT' "$LOG/attention-section.txt" | head -n 20
+  summary+=("attention section: FAIL (see $LOG/attention-section.txt)")
+fi
+grep -E '^knob.drop-barrier' "$LOG/attention-section.txt" | while read -r l; do echo "  $l"; done
+
+echo "== 1d. default repro suite"
 "$CUDADIAG" repro --format json -o "$LOG/repro.json" -q >"$LOG/repro.log" 2>&1
 rc=$?
 echo "repro default suite: rc $rc, verdict $(python3 -c "import json;print(json.load(open('$LOG/repro.json'))['verdict'])" 2>/dev/null)"
@@ -113,7 +124,7 @@ race() {  # NAME ARGS...
   "$CUDADIAG" attention --format json -o "$f" -q --drop-barrier --block-m 64 --block-n 64 --warps 4 --repeat 1000 "$@" \
     >"$f.log" 2>&1
   local line
-  line=$(field "$f" '"%d/%d %.3f [%.3f, %.3f] %s %.0f/s" % (r["repeats"]["failures"], r["repeats"]["runs"], r["repeats"]["failure_rate"], r["repeats"]["ci95_low"], r["repeats"]["ci95_high"], r["outcome"], r["repeats"]["timing"]["verified_runs_per_s"])')
+  line=$(field "$f" '"%d/%d %.3f [%.3f, %.3f] %s %.0f/s" % (r["repeats"]["failures"], r["repeats"]["runs"], r["repeats"]["failure_rate"], r["repeats"]["ci95_low"], r["repeats"]["ci95_high"], r["outcome"], r["repeats"]["runs_per_second"])')
   printf '%-34s %s\n' "$name" "$line"
   echo "$name $line" >>"$LOG/race-table.txt"
 }
@@ -128,7 +139,7 @@ race "s64.rate1.window2000" --seq-len 64 --race-rate 1 --race-window 2000
 summary+=("race at (64,64,4) S=512, defaults: $(grep '^s512.defaults ' "$LOG/race-table.txt" | cut -d' ' -f2-)")
 
 # ---- 3. verified runs per second in the child ------------------------------------------
-echo "== 3. verified runs/s (in the child: repeats.timing; whole command: wall)"
+echo "== 3. verified runs/s (in the child: repeats.runs_per_second; whole command: wall)"
 rate() {  # NAME ARGS...
   local name=$1; shift
   local f="$LOG/rate.$name.json" t0 t1
@@ -137,7 +148,7 @@ rate() {  # NAME ARGS...
   local rc=$?
   t1=$(date +%s.%N)
   local line
-  line=$(field "$f" '"%s runs=%d in-child %.0f runs/s (%.3f s, host check %.3f s)" % (r["outcome"], r["repeats"]["runs"], r["repeats"]["timing"]["verified_runs_per_s"], r["repeats"]["timing"]["seconds"], r["repeats"]["timing"]["host_check_seconds"])')
+  line=$(field "$f" '"%s runs=%d in-child %.0f runs/s (%.3f s, host check %.3f s)" % (r["outcome"], r["repeats"]["runs"], r["repeats"]["runs_per_second"], r["repeats"]["seconds"], r["details"].get("host_check", {}).get("seconds", 0.0))')
   local wall
   wall=$(python3 -c "print('%.2f' % ($t1 - $t0))")
   printf '%-28s %s; command %s s (rc %d)\n' "$name" "$line" "$wall" "$rc"
@@ -159,7 +170,7 @@ if command -v cuobjdump >/dev/null; then
   cuobjdump --dump-resource-usage "$CUDADIAG" 2>/dev/null | grep -A1 fa2_fwd_kernel >"$LOG/resource-usage.txt"
 fi
 
-tar -czf "$OUT/hunt-probe.tgz" -C "$OUT" hunt 20-faults 2>/dev/null
+tar -czf "$OUT/hunt-probe.tgz" -C "$OUT" hunt 20-faults attention 2>/dev/null
 echo
 echo "== hunt-probe summary ($(( $(date +%s) - t_start )) s; logs: $OUT/hunt-probe.tgz)"
 printf '%s\n' "${summary[@]}"
