@@ -2,33 +2,55 @@
 # Throughput of the bundled attention kernel against PyTorch's
 # scaled_dot_product_attention on the same shapes, in one run on the device.
 #   scripts/bench-attention.sh            # B=4 H=8 S=4096 D=128 fp16, causal and not
-# Our kernel: `cudadiag attention --bench` (cudaEvents, 5 warm-up launches, median of
-# 30, verified once before timing) for several tile configurations; the best is
-# compared with SDPA (5 warm-up calls, median of 30 timed with cuda events).
+# Engines first: each engine (mma: mma.sync, every tile; wgmma: the sm_90a engine) runs
+# a short verified series on this device (20 runs, checked on the device every run and
+# on the CPU float64 reference for run 0, causal, ragged S); an engine that is not `ok`
+# here (another architecture, a wrong result) is not timed. Then `cudadiag attention
+# --bench` (cudaEvents, 5 warm-up launches, median of 30, after one run verified on the
+# device against its fp32 reference) for each tile configuration of the verified
+# engines; (128, 64|32, 4) run the two-slab mma kernel (each warp owns 32 rows, the
+# FlashAttention-2 tiling). The best verified configuration, whatever its engine, is
+# compared with SDPA (5 warm-up calls, median of 30 timed with cuda events); a
+# configuration whose verified run did not pass is never the best.
 # FLOPs = 4*B*H*S^2*D, halved when causal.
 set -uo pipefail
 CUDADIAG=${CUDADIAG:-./build/bin/cudadiag}
 OUT=${OUT:-./bench-out}
 mkdir -p "$OUT"
 B=${B:-4} H=${H:-8} S=${S:-4096} D=${D:-128} DTYPE=${DTYPE:-fp16}
-CONFIGS=${CONFIGS:-"128 64 4|128 64 8|128 32 4|64 64 4|128 128 8|64 32 4|80 64 4"}
+# "block_m block_n warps [engine]" (engine default mma).
+CONFIGS=${CONFIGS:-"128 64 4|128 32 4|128 128 8|128 64 8|64 64 4|128 64 8 wgmma|128 128 8 wgmma"}
 
-ours() {  # ours CAUSAL_FLAG -> lines "tflops bm bn w"
+# The engines that verify on this device, each at one of its own tiles.
+verified_engines=" "
+for probe in "mma 128 64 4" "wgmma 128 64 8"; do
+  read -r engine bm bn w <<<"$probe"
+  f="$OUT/verify.$engine.json"
+  "$CUDADIAG" attention --engine "$engine" --dtype "$DTYPE" --head-dim "$D" --seq-len 777 --batch 1 --heads 2 \
+    --causal --block-m "$bm" --block-n "$bn" --warps "$w" --repeat 20 --format json -o "$f" -q >"$f.log" 2>&1
+  outcome=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"][0]; print(r["outcome"], r.get("reason", "").replace(" ", "_") or "-")' "$f" 2>/dev/null || echo "no_report -")
+  echo "engine $engine: $outcome"
+  [[ $outcome == "ok "* ]] && verified_engines+="$engine "
+done
+ours() {  # ours CAUSAL_FLAG -> lines "tflops bm bn w outcome max_rel_err"
   local causal=$1
   IFS='|' read -ra cfgs <<<"$CONFIGS"
   for cfg in "${cfgs[@]}"; do
-    read -r bm bn w <<<"$cfg"
-    local f="$OUT/ours.c${causal:+1}.bm$bm-bn$bn-w$w.json"
+    read -r bm bn w engine <<<"$cfg"
+    engine=${engine:-mma}
+    [[ $verified_engines == *" $engine "* ]] || continue
+    local f="$OUT/ours.c${causal:+1}.bm$bm-bn$bn-w$w.$engine.json"
     "$CUDADIAG" attention --bench --batch "$B" --heads "$H" --seq-len "$S" --head-dim "$D" --dtype "$DTYPE" \
-      $causal --block-m "$bm" --block-n "$bn" --warps "$w" --format json -o "$f" -q --timeout 600 \
+      $causal --block-m "$bm" --block-n "$bn" --warps "$w" --engine "$engine" --format json -o "$f" -q --timeout 600 \
       >"$f.log" 2>&1
-    python3 - "$f" "$bm" "$bn" "$w" <<'PY'
+    python3 - "$f" "$bm" "$bn" "$w$([[ $engine == mma ]] || echo "-$engine")" <<'PY'
 import json, sys
 f, bm, bn, w = sys.argv[1:]
 try:
     r = json.load(open(f))["results"][0]
     b = r["details"]["bench"]
-    print("%.2f %s %s %s %s %.2e" % (b["tflops"], bm, bn, w, r["outcome"], r["details"].get("max_rel_err", float("nan"))))
+    tf = b["tflops"] if r["outcome"] == "ok" else 0.0
+    print("%.2f %s %s %s %s %.2e" % (tf, bm, bn, w, r["outcome"], r["details"].get("max_rel_err", float("nan"))))
 except Exception as e:
     print("0 %s %s %s failed -" % (bm, bn, w))
 PY
@@ -61,11 +83,13 @@ for causal in 0 1; do
   flag=""; [[ $causal == 1 ]] && flag="--causal"
   echo "-- causal=$causal: our tile configurations (TFLOP/s bm bn warps outcome max_rel_err)"
   ours "$flag" | tee "$OUT/ours.$causal.txt"
-  best=$(sort -g -r "$OUT/ours.$causal.txt" | head -1)
-  read -r tf bm bn w _ <<<"$best"
+  best=$(awk '$5 == "ok"' "$OUT/ours.$causal.txt" | sort -g -r | head -1)
+  read -r tf bm bn w _ <<<"${best:-0 - - - none}"
+  engine=mma
+  [[ $w == *-* ]] && engine=${w#*-} && w=${w%%-*}
   ref=$(sdpa $causal)
   ratio=$(python3 -c "print('%.2f' % ($tf / $ref if float('$ref') > 0 else 0))" 2>/dev/null || echo "-")
-  rows+=("$(printf '| B=%s H=%s S=%s D=%s %s | %s | %s (%sx%s, %s warps) | %s | %s |' "$B" "$H" "$S" "$D" "$DTYPE" "$causal" "$tf" "$bm" "$bn" "$w" "$ref" "$ratio")")
+  rows+=("$(printf '| B=%s H=%s S=%s D=%s %s | %s | %s (%s %sx%s, %s warps) | %s | %s |' "$B" "$H" "$S" "$D" "$DTYPE" "$causal" "$tf" "$engine" "$bm" "$bn" "$w" "$ref" "$ratio")")
 done
 echo
 echo "| shape | causal | ours TFLOP/s (config) | SDPA TFLOP/s | ratio |"

@@ -1,16 +1,18 @@
 #include "child_harness.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
-#include <map>
 #include <random>
 
-#include "stats/wilson.h"
+#include "repeat/series.h"
 #include "taxonomy/taxonomy.h"
 
 namespace cudadiag::app::child {
 namespace {
 
 using report::Outcome;
+using clock = std::chrono::steady_clock;
 
 std::uint64_t fresh_seed() {
   static std::random_device entropy;
@@ -24,24 +26,46 @@ int repeats_of(const runner::CaseSpec& spec) {
   return 1;
 }
 
-std::optional<std::uint64_t> given_seed(const runner::CaseSpec& spec) {
+std::optional<repeat::SeedRequest> seed_request_of(const runner::CaseSpec& spec) {
   if (spec.seed) return spec.seed;
   if (spec.params.contains("seed") && spec.params["seed"].is_number_unsigned())
-    return spec.params["seed"].get<std::uint64_t>();
+    return repeat::SeedRequest{repeat::SeedRequest::Kind::series, spec.params["seed"].get<std::uint64_t>()};
   return std::nullopt;
 }
 
-report::RepeatStats repeat_stats(const std::map<std::string, int>& histogram, int runs) {
-  report::RepeatStats s;
-  s.runs = runs;
-  for (const auto& [outcome, n] : histogram)
-    if (outcome != report::to_string(Outcome::ok)) s.failures += n;
-  s.failure_rate = runs ? static_cast<double>(s.failures) / runs : 0.0;
-  const auto ci = stats::wilson_interval(s.failures, runs);
-  s.ci_low = ci.low;
-  s.ci_high = ci.high;
-  s.histogram = histogram;
-  return s;
+double seconds_since(clock::time_point t0) { return std::chrono::duration<double>(clock::now() - t0).count(); }
+
+// What the result keeps of a series beyond the counts (repeat::Series keeps those): the
+// first failing trial, the latest one, the first CUDA error, and the host cross-check.
+struct Kept {
+  std::optional<Trial> first_bad, last;
+  std::optional<gpu::CudaFailure> failure;
+  json host_check = nullptr;
+  double host_check_seconds = 0.0;
+
+  void trial(Trial t) {
+    if (t.outcome != Outcome::ok && !first_bad) first_bad = t;
+    last = std::move(t);
+  }
+};
+
+// The host's check of run 0 folded into its trial: a disagreement makes it a mismatch.
+void cross_check(CaseRun& run, std::uint64_t seed, Trial& t, Kept& kept) {
+  const auto t0 = clock::now();
+  const std::optional<HostCheck> hc = run.host_check(seed, t);
+  kept.host_check_seconds = seconds_since(t0);
+  if (!hc) return;
+  kept.host_check = hc->details;
+  kept.host_check["agrees"] = hc->agrees;
+  kept.host_check["seconds"] = kept.host_check_seconds;
+  if (hc->agrees) return;
+  kept.host_check["disagreement"] = hc->disagreement;
+  t.outcome = Outcome::mismatch;
+  t.reason = hc->disagreement;
+}
+
+void merge_into(json& into, const json& from) {
+  for (const auto& [k, v] : from.items()) into[k] = v;
 }
 
 }  // namespace
@@ -102,6 +126,26 @@ bool is_sticky(const gpu::CudaFailure& f) {
   return e ? e->sticky : true;  // unknown errors: assume the context is gone
 }
 
+Batch CaseRun::run_batch(const std::vector<std::uint64_t>& seeds) {
+  Batch b;
+  for (std::uint64_t seed : seeds) {
+    try {
+      b.trials.push_back(run(seed));
+    } catch (const gpu::CudaError& e) {
+      b.error = e.failure();
+      break;
+    }
+  }
+  return b;
+}
+
+Trial run_alone(CaseRun& c, std::uint64_t seed) {
+  Batch b = c.run_batch({seed});
+  if (b.error) throw gpu::CudaError(*b.error);
+  if (b.trials.size() != 1) throw std::logic_error("run_batch returned no run and no error");
+  return std::move(b.trials.front());
+}
+
 report::Result run_case(const runner::CaseSpec& spec, CaseFactory factory) {
   report::Result r;
   r.case_id = spec.case_id;
@@ -127,66 +171,62 @@ report::Result run_case(const runner::CaseSpec& spec, CaseFactory factory) {
     return r;
   }
 
-  const int repeat = repeats_of(spec);
-  const auto seed0 = given_seed(spec);
-  std::map<std::string, int> histogram;
-  int runs = 0;
-  std::optional<gpu::CudaFailure> failure;
-  std::optional<Trial> first_bad, last;
-  std::uint64_t first_bad_seed = 0, last_seed = 0;
-  int first_bad_run = -1;
-  bool ended_by_sticky_error = false;
-  for (int i = 0; i < repeat; ++i) {
-    const std::uint64_t seed = seed0 ? *seed0 + static_cast<std::uint64_t>(i) : fresh_seed();
-    ++runs;
-    try {
-      Trial t = run->run(seed);
-      ++histogram[std::string(report::to_string(t.outcome))];
-      if (t.outcome != Outcome::ok && !first_bad) {
-        first_bad = t;
-        first_bad_seed = seed;
-        first_bad_run = i;
+  repeat::Series series(repeats_of(spec), seed_request_of(spec), fresh_seed());
+  Kept kept;
+  const auto t0 = clock::now();
+  while (!series.finished()) {
+    const std::vector<std::uint64_t> seeds = series.next_batch();
+    Batch b = run->run_batch(seeds);
+    if (b.trials.size() > seeds.size() || (!b.error && b.trials.size() < seeds.size()))
+      throw std::logic_error("run_batch returned " + std::to_string(b.trials.size()) + " runs for " +
+                             std::to_string(seeds.size()) + " seeds");
+    for (size_t i = 0; i < b.trials.size(); ++i) {
+      Trial& t = b.trials[i];
+      if (series.next_run() == 0) {
+        try {
+          cross_check(*run, seeds[i], t, kept);
+        } catch (const gpu::CudaError& e) {
+          b.error = e.failure();  // the check's copies failed: this run ends with that error
+          b.trials.resize(i);
+          break;
+        }
       }
-      last = std::move(t);
-      last_seed = seed;
-    } catch (const gpu::CudaError& e) {
-      ++histogram[std::string(report::to_string(Outcome::cuda_error))];
-      if (!failure) {
-        failure = e.failure();
-        first_bad_seed = seed;
-        first_bad_run = i;
-      }
-      if (is_sticky(e.failure())) {
-        ended_by_sticky_error = true;
-        break;  // the context is gone: report the runs so far
-      }
+      series.record(t.outcome);
+      kept.trial(std::move(t));
+    }
+    if (b.error) {
+      series.record_error(is_sticky(*b.error));
+      if (!kept.failure) kept.failure = *b.error;
     }
   }
+  const double seconds = seconds_since(t0) - kept.host_check_seconds;
 
-  const Trial* shown = first_bad ? &*first_bad : last ? &*last : nullptr;
-  if (failure) {
+  const Trial* shown = kept.first_bad ? &*kept.first_bad : kept.last ? &*kept.last : nullptr;
+  if (kept.failure) {
     r.outcome = Outcome::cuda_error;
-    r.error = error_info(*failure);
-    r.reason = failure->message;
+    r.error = error_info(*kept.failure);
+    r.reason = kept.failure->message;
   } else if (shown) {
     r.outcome = shown->outcome;
     r.reason = shown->reason;
     r.error = shown->error;
   }
   r.details = run->facts();
-  if (shown)
-    for (auto& [k, v] : shown->details.items()) r.details[k] = v;
-  r.details["seed"] = failure || first_bad ? first_bad_seed : last_seed;
-  if (first_bad_run >= 0) r.details["first_failing_run"] = first_bad_run;
-  if (!ended_by_sticky_error) {
+  if (shown) merge_into(r.details, shown->details);
+  if (const auto reported = series.reported()) r.details["seed"] = reported->seed;
+  if (series.replay()) r.details["replayed"] = true;
+  else r.details["series_seed"] = series.base();
+  if (const auto& f = series.first_failure())
+    r.details["first_failure"] = json{{"run", f->index}, {"seed", f->seed}, {"replay", repeat::replay_hint(f->seed)}};
+  if (!kept.host_check.is_null()) r.details["host_check"] = kept.host_check;
+  if (!series.stopped()) {
     try {
-      const json summary = run->summary();
-      for (const auto& [k, v] : summary.items()) r.details[k] = v;
+      merge_into(r.details, run->summary());
     } catch (const gpu::CudaError& e) {
       r.details["summary_error"] = e.failure().name + " at " + e.failure().api_call;
     }
   }
-  r.repeats = repeat_stats(histogram, runs);
+  r.repeats = series.stats(seconds);
   if (const gpu::Session* s = run->session()) {
     r.launch_log = launch_log_json(*s);
     r.buffers = buffers_json(*s);

@@ -1,16 +1,20 @@
 #pragma once
 // Child side of the process model: the one repeat harness every family runs through.
-// A family prepares a case in this process (which owns a CUDA context) and provides
-// "one verified run with this seed"; the harness does the rest, the same for all:
-// fresh seeds (or the replayed one), the outcome histogram, the failure rate with its
-// 95% Wilson interval, the first failing run's details and seed kept, and a stop at the
-// first sticky CUDA error (the context is gone; the parent re-runs what follows).
-// Never called in the parent.
+// A family prepares a case in this process (which owns a CUDA context) and runs it for
+// given seeds; the harness does the rest, the same for all (lib/repeat/series.h keeps
+// the books): fresh seeds, a given series or one replayed seed; runs in growing batches
+// (1, 2, 4, ... repeat::kMaxBatch per call, so a family that verifies on the device
+// waits once per batch); the host cross-check of run 0 (and so of a replay) through the
+// family; the outcome histogram, the failure rate with its 95% Wilson interval, the
+// in-child wall time and runs per second; the first failing run's seed with a
+// `--replay` hint; and a stop at the first sticky CUDA error (the context is gone; the
+// parent re-runs what follows). Never called in the parent.
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "kernels/runtime/gpu_runtime.h"
 #include "report/report.h"
@@ -26,6 +30,20 @@ struct Trial {
   std::string reason;
   json details = json::object();
   std::optional<report::ErrorInfo> error;  // an error the family reports without throwing (an encode result)
+};
+
+// The runs of one batch: trials of the runs that came back, in seed order, and the CUDA
+// error that ended run trials.size() when one did (the runs after it did not run).
+struct Batch {
+  std::vector<Trial> trials;
+  std::optional<gpu::CudaFailure> error;
+};
+
+// The host's own check of a run whose buffers still hold its data.
+struct HostCheck {
+  bool agrees = true;        // false: the run counts as a mismatch, for this reason
+  std::string disagreement;
+  json details = json::object();
 };
 
 // A configuration that cannot run here: the case's result is invalid_config.
@@ -44,6 +62,16 @@ class CaseRun {
   virtual ~CaseRun() = default;
   // One verified run with inputs drawn from `seed`. Throws gpu::CudaError.
   virtual Trial run(std::uint64_t seed) = 0;
+  // One run per seed, in order (at most repeat::kMaxBatch). The default calls run() per
+  // seed and stops at the first CUDA error; a family that verifies on the device queues
+  // the whole batch and waits once.
+  virtual Batch run_batch(const std::vector<std::uint64_t>& seeds);
+  // The host's check of the run just finished, called for run 0 of every series (a
+  // replay included) right after its batch of one; nullopt: the family has none here.
+  // Throws gpu::CudaError.
+  virtual std::optional<HostCheck> host_check(std::uint64_t /*seed*/, const Trial& /*device*/) {
+    return std::nullopt;
+  }
   // The session whose launch log and buffers the result shows (the latest run's).
   virtual const gpu::Session* session() const = 0;
   // What the case is, independent of any run (its geometry, the kernel chosen): always
@@ -54,12 +82,15 @@ class CaseRun {
   virtual json summary() { return json::object(); }
 };
 
+// run() of a family that batches: its run_batch with one seed, the error rethrown.
+Trial run_alone(CaseRun& c, std::uint64_t seed);
+
 // A family's entry: validates and prepares one case. Throws InvalidConfig or
 // std::invalid_argument (the result is invalid_config), gpu::CudaError.
 using CaseFactory = std::unique_ptr<CaseRun> (*)(const runner::CaseSpec& spec);
 
-// Runs the case: spec.repeat runs (params.repeat when the spec asks for one), seeded
-// from spec.seed (replay; run i uses seed + i), else from params.seed, else fresh.
+// Runs the case: spec.repeat runs (params.repeat when the spec asks for one) seeded from
+// spec.seed (a series base, or one replayed run), else from params.seed, else fresh.
 report::Result run_case(const runner::CaseSpec& spec, CaseFactory factory);
 
 // Helpers for families.

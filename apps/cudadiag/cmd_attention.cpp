@@ -15,6 +15,7 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "report/redact.h"
+#include "repeat/seeds.h"
 #include "report/render.h"
 #include "suite/executor.h"
 #include "util/errors.h"
@@ -39,7 +40,9 @@ struct AttentionOptions {
   int jobs = 1;
   bool bench = false;
   double timeout_s = 120.0;
-  long long seed = -1;
+  std::string seed;    // --seed, as typed
+  std::string replay;  // --replay, as typed
+  std::optional<repeat::SeedRequest> seed_request;  // both, parsed
 };
 
 std::vector<at::AttentionConfig> planned_configs(const AttentionOptions& o) {
@@ -68,7 +71,7 @@ runner::CaseSpec spec_of(const at::AttentionConfig& c, const AttentionOptions& o
   spec.family = cases::Family::attention;
   spec.params = at::attention_params_to_json(c);
   if (o.bench) spec.params["bench"] = true;
-  if (o.seed >= 0) spec.seed = static_cast<std::uint64_t>(o.seed);
+  spec.seed = o.seed_request;
   spec.allocator = o.allocator;
   spec.repeat = o.repeat;
   return spec;
@@ -112,6 +115,13 @@ void run_attention(AttentionOptions& o) {
   configure_logging(o.common);
   if (!o.sweep && !o.sweep_filter.empty()) throw UsageError("--sweep-filter needs --sweep");
   if (o.bench && o.sweep) throw UsageError("--bench times one configuration; it cannot be combined with --sweep");
+  if (!o.replay.empty() && o.sweep)
+    throw UsageError("--replay runs one configuration once; it cannot be combined with --sweep");
+  try {
+    o.seed_request = repeat::seed_request(o.seed, o.replay);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
   const auto configs = planned_configs(o);
 
   const auto& inv = invocation();
@@ -194,6 +204,11 @@ void set_attention_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--dtype", c.dtype, "fp16 or bf16")->check(CLI::IsMember({"fp16", "bf16"}))->capture_default_str();
   cmd->add_flag("--causal", c.causal, "Causal mask");
+  cmd->add_option_function<std::string>(
+         "--engine", [&c](const std::string& s) { c.engine = *parse_choice(at::kEngineChoices, s); },
+         "mma (mma.sync, every compiled tile) or wgmma (sm_90a: head dim 128, block 128 x 64|128, 8 warps; "
+         "default mma)")
+      ->check(CLI::IsMember(choice_names(at::kEngineChoices)));
   cmd->add_option("--block-m", c.block_m, "Query rows per CTA (compiled: " + at::compiled_list(at::Knob::block_m) + ")")
       ->capture_default_str();
   cmd->add_option("--block-n", c.block_n, "Key rows per tile (compiled: " + at::compiled_list(at::Knob::block_n) + ")")
@@ -220,8 +235,20 @@ void set_attention_command(CLI::App& app) {
   cmd->add_option("--timeout", o->timeout_s, "Seconds per child before it is terminated (the CUDA probe too)")
       ->check(seconds_between(1.0, 86400.0))
       ->capture_default_str();
-  cmd->add_option("--seed", o->seed, "Seed of the first run's random inputs (replays a failing run; default: fresh)")
-      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--seed", o->seed,
+                  "Base seed of the repeat series, decimal or 0x hex (default: a fresh one per child; the report's "
+                  "details.series_seed); run i draws its inputs from its own seed");
+  cmd->add_option("--replay", o->replay,
+                  "Run once with exactly this run seed (a report's details.first_failure.seed), checked against the "
+                  "CPU float64 reference too");
+  cmd->add_option("--race-window", c.race_window,
+                  "Drop-barrier race: cycles the late warps of a late CTA wait before their first copies")
+      ->check(CLI::Range(0, at::kMaxRaceWindowCycles))
+      ->capture_default_str();
+  cmd->add_option("--race-rate", c.race_rate,
+                  "Drop-barrier race: probability that a CTA is late in a run (drawn from the run's seed)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   // Used by scripts/bench-attention.sh: time one configuration (cudaEvents, median of 30).
   cmd->add_flag("--bench", o->bench, "")->group("");
   add_common_options(cmd, o->common);

@@ -7,6 +7,7 @@
 #include "cases/run_expectation.h"
 #include "cli_common.h"
 #include "commands.h"
+#include "repeat/seeds.h"
 #include "suite/single_case.h"
 #include "util/errors.h"
 #include "util/interrupt.h"
@@ -26,6 +27,8 @@ struct FaultOptions {
   long long k = kNotGiven;
   long long elements = kNotGiven;
   bool no_bisect = false;
+  std::string seed;    // first seed of the series (decimal or 0x hex)
+  std::string replay;  // one run with exactly this seed
 };
 
 const cases::CaseDef& find_fault_case(const std::string& id) {
@@ -50,6 +53,11 @@ void run_fault(const FaultOptions& o) {
   }
 
   runner::CaseSpec spec;
+  try {
+    spec.seed = repeat::seed_request(o.seed, o.replay);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
   spec.case_id = def.id;
   spec.family = def.family;
   spec.params = params;
@@ -92,6 +100,11 @@ void set_fault_command(CLI::App& app) {
   cmd->add_option("-k", opts->k, "Overrun/underrun distance in elements (oob-*, underrun-*)");
   cmd->add_option("--elements", opts->elements, "fp32 elements per buffer (multiple of 4)");
   cmd->add_flag("--no-bisect", opts->no_bisect, "Do not bisect a fence fault to its buffer");
+  cmd->add_option("--seed", opts->seed,
+                  "Base seed of the repeat series, decimal or 0x hex (default: a fresh one; the report's "
+                  "details.series_seed); run i draws its input from its own seed");
+  cmd->add_option("--replay", opts->replay,
+                  "Run once with exactly this run seed (a report's details.first_failure.seed), checked on the host too");
   add_common_options(cmd, opts->common);
   cmd->callback([opts] { run_fault(*opts); });
 }

@@ -5,6 +5,8 @@
 
 namespace cudadiag::attention::detail {
 
-const void* kernel_bf16_d128(int block_n, int warps) { return pick_kernel<__nv_bfloat16, 128>(block_n, warps); }
+const void* kernel_bf16_d128(int block_n, int warps, int slabs) {
+  return pick_kernel<__nv_bfloat16, 128>(block_n, warps, slabs);
+}
 
 }  // namespace cudadiag::attention::detail

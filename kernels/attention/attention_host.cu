@@ -1,5 +1,5 @@
 // Host side of the attention kernel: kernel selection, launch (with the dynamic
-// shared-memory opt-in), the naive fp32 GPU reference, dtype conversion and timing.
+// shared-memory opt-in), dtype conversion and timing.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -15,11 +15,18 @@
 namespace cudadiag::attention {
 namespace {
 
+int slabs_of(const Problem& p) { return slabs_at_once(p.block_m, p.block_n, p.warps); }
+
 const void* find_kernel(const Problem& p) {
-  if (p.dtype == DType::fp16 && p.head_dim == 64) return detail::kernel_fp16_d64(p.block_n, p.warps);
-  if (p.dtype == DType::fp16 && p.head_dim == 128) return detail::kernel_fp16_d128(p.block_n, p.warps);
-  if (p.dtype == DType::bf16 && p.head_dim == 64) return detail::kernel_bf16_d64(p.block_n, p.warps);
-  if (p.dtype == DType::bf16 && p.head_dim == 128) return detail::kernel_bf16_d128(p.block_n, p.warps);
+  if (p.engine == Engine::wgmma)
+    return p.head_dim == kWgmmaHeadDim && p.block_m == kWgmmaBlockM && p.warps == kWgmmaWarps
+               ? detail::kernel_wgmma(p.dtype == DType::bf16, p.block_n)
+               : nullptr;
+  const int m = slabs_of(p);
+  if (p.dtype == DType::fp16 && p.head_dim == 64) return detail::kernel_fp16_d64(p.block_n, p.warps, m);
+  if (p.dtype == DType::fp16 && p.head_dim == 128) return detail::kernel_fp16_d128(p.block_n, p.warps, m);
+  if (p.dtype == DType::bf16 && p.head_dim == 64) return detail::kernel_bf16_d64(p.block_n, p.warps, m);
+  if (p.dtype == DType::bf16 && p.head_dim == 128) return detail::kernel_bf16_d128(p.block_n, p.warps, m);
   return nullptr;
 }
 
@@ -40,6 +47,8 @@ device::KernelArgs kernel_args(const Problem& p, const DeviceTensors& t) {
   a.no_tail_mask = p.knobs.no_tail_mask ? 1 : 0;
   a.drop_barrier = p.knobs.drop_barrier ? 1 : 0;
   a.smem_overflow = p.knobs.smem_overflow ? 1 : 0;
+  a.race_window = p.knobs.race_window;
+  a.race_rate = static_cast<float>(p.knobs.race_rate);
   return a;
 }
 
@@ -48,105 +57,47 @@ dim3 grid_of(const Problem& p) {
               static_cast<unsigned>(p.heads), static_cast<unsigned>(p.batch));
 }
 
-// Naive fp32 reference: one thread per (batch, head, query row), online softmax in fp32.
-template <typename T, int D>
-__global__ void reference_kernel(const device::KernelArgs a, int heads, int batch, float* out) {
-  const long long idx = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
-  const long long total = static_cast<long long>(batch) * heads * a.seq_len;
-  if (idx >= total) return;
-  const int row = static_cast<int>(idx % a.seq_len);
-  const int h = static_cast<int>((idx / a.seq_len) % heads);
-  const int b = static_cast<int>(idx / (static_cast<long long>(a.seq_len) * heads));
-  const T* q = static_cast<const T*>(a.q) + b * a.q_sb + h * a.q_sh + row * a.q_ss;
-  const T* k = static_cast<const T*>(a.k) + b * a.k_sb + h * a.k_sh;
-  const T* v = static_cast<const T*>(a.v) + b * a.v_sb + h * a.v_sh;
-  float qv[D], acc[D];
-  for (int d = 0; d < D; ++d) {
-    qv[d] = static_cast<float>(q[d]);
-    acc[d] = 0.f;
-  }
-  const float scale = rsqrtf(static_cast<float>(D));
-  float m = -INFINITY, l = 0.f;
-  const int end = a.causal ? row + 1 : a.seq_len;
-  for (int j = 0; j < end; ++j) {
-    const T* kr = k + j * a.k_ss;
-    float s = 0.f;
-    for (int d = 0; d < D; ++d) s += qv[d] * static_cast<float>(kr[d]);
-    s *= scale;
-    const float m_new = fmaxf(m, s);
-    const float alpha = expf(m - m_new);
-    const float p = expf(s - m_new);
-    l = l * alpha + p;
-    const T* vr = v + j * a.v_ss;
-    for (int d = 0; d < D; ++d) acc[d] = acc[d] * alpha + p * static_cast<float>(vr[d]);
-    m = m_new;
-  }
-  float* o = out + idx * D;
-  for (int d = 0; d < D; ++d) o[d] = acc[d] / l;
-}
-
-template <typename T>
-const void* reference_for(int head_dim) {
-  if (head_dim == 64) return reinterpret_cast<const void*>(&reference_kernel<T, 64>);
-  if (head_dim == 128) return reinterpret_cast<const void*>(&reference_kernel<T, 128>);
-  return nullptr;
-}
-
 }  // namespace
 
 bool has_kernel(const Problem& p) { return find_kernel(p) != nullptr; }
 
 std::string kernel_name(const Problem& p) {
-  return std::string("fa2_fwd<") + (p.dtype == DType::fp16 ? "fp16" : "bf16") + ",d" +
+  return std::string(p.engine == Engine::wgmma ? "fa_wgmma<" : "fa2_fwd<") + (p.dtype == DType::fp16 ? "fp16" : "bf16") + ",d" +
          std::to_string(p.head_dim) + ",bm" + std::to_string(p.block_m) + ",bn" +
-         std::to_string(p.block_n) + ",w" + std::to_string(p.warps) + (p.causal ? ",causal" : "") +
-         ">";
+         std::to_string(p.block_n) + ",w" + std::to_string(p.warps) + (slabs_of(p) == 2 ? ",2slab" : "") +
+         (p.causal ? ",causal" : "") + ">";
 }
 
-void launch_attention(gpu::Session& s, const Problem& p, const DeviceTensors& t) {
-  const void* fn = find_kernel(p);
-  if (!fn) throw std::invalid_argument("no compiled attention kernel for " + kernel_name(p));
-  const size_t smem = smem_bytes(p.block_m, p.block_n, p.head_dim);
+PreparedLaunch prepare_launch(gpu::Session& s, const Problem& p) {
+  PreparedLaunch l;
+  l.fn = find_kernel(p);
+  if (!l.fn) throw std::invalid_argument("no compiled attention kernel for " + kernel_name(p));
+  l.name = kernel_name(p);
+  l.smem = p.engine == Engine::wgmma ? wgmma_smem_bytes(p.block_n) : smem_bytes(p.block_m, p.block_n, p.head_dim);
+  l.grid = grid_of(p);
+  l.block = dim3(static_cast<unsigned>(p.warps * 32));
   // Above 48 KB a kernel needs an explicit opt-in to more dynamic shared memory.
-  CD_CHECK(s, cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)),
+  CD_CHECK(s, cudaFuncSetAttribute(l.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(l.smem)),
            "attribute");
+  return l;
+}
+
+void launch_prepared(gpu::Session& s, const PreparedLaunch& l, const Problem& p, const DeviceTensors& t,
+                     uint64_t run_seed) {
   device::KernelArgs a = kernel_args(p, t);
+  a.run_seed = run_seed;
   void* args[] = {&a};
-  const dim3 grid = grid_of(p);
-  const dim3 block(static_cast<unsigned>(p.warps * 32));
-  s.record_launch(kernel_name(p).c_str(), grid, block, smem, {t.q, t.k, t.v, t.o});
-  CD_CHECK(s, cudaLaunchKernel(fn, grid, block, args, smem, nullptr), "launch");
+  s.record_launch(l.name.c_str(), l.grid, l.block, l.smem, {t.q, t.k, t.v, t.o});
+  CD_CHECK(s, cudaLaunchKernel(l.fn, l.grid, l.block, args, l.smem, nullptr), "launch");
   CD_CHECK_LAUNCH(s);
 }
 
-void launch_reference(gpu::Session& s, const Problem& p, const DeviceTensors& t, float* out) {
-  const void* fn = p.dtype == DType::fp16 ? reference_for<__half>(p.head_dim)
-                                          : reference_for<__nv_bfloat16>(p.head_dim);
-  if (!fn) throw std::invalid_argument("no reference kernel for head_dim " + std::to_string(p.head_dim));
-  device::KernelArgs a = kernel_args(p, t);
-  a.causal = p.causal ? 1 : 0;
-  int heads = p.heads, batch = p.batch;
-  void* args[] = {&a, &heads, &batch, &out};
-  const long long rows = static_cast<long long>(p.batch) * p.heads * p.seq_len;
-  const dim3 block(128);
-  const dim3 grid(static_cast<unsigned>((rows + 127) / 128));
-  s.record_launch("attention_reference_fp32", grid, block, 0, {t.q, t.k, t.v, out});
-  CD_CHECK(s, cudaLaunchKernel(fn, grid, block, args, 0, nullptr), "launch");
-  CD_CHECK_LAUNCH(s);
+void launch_attention(gpu::Session& s, const Problem& p, const DeviceTensors& t, uint64_t run_seed) {
+  launch_prepared(s, prepare_launch(s, p), p, t, run_seed);
 }
 
 // The raw structs carry the bit pattern; constructing the value types from them
 // avoids copying bytes into a class with protected members.
-void to_device_format(DType dt, const float* in, uint16_t* out, size_t n) {
-  for (size_t i = 0; i < n; ++i) {
-    if (dt == DType::fp16) {
-      out[i] = static_cast<__half_raw>(__float2half_rn(in[i])).x;
-    } else {
-      out[i] = static_cast<__nv_bfloat16_raw>(__float2bfloat16_rn(in[i])).x;
-    }
-  }
-}
-
 void from_device_format(DType dt, const uint16_t* in, float* out, size_t n) {
   for (size_t i = 0; i < n; ++i) {
     if (dt == DType::fp16) {
@@ -163,7 +114,8 @@ void from_device_format(DType dt, const uint16_t* in, float* out, size_t n) {
 
 std::vector<float> time_attention(gpu::Session& s, const Problem& p, const DeviceTensors& t,
                                   int warmup, int iters) {
-  for (int i = 0; i < warmup; ++i) launch_attention(s, p, t);
+  const PreparedLaunch l = prepare_launch(s, p);
+  for (int i = 0; i < warmup; ++i) launch_prepared(s, l, p, t, 0);
   s.synchronize();
   cudaEvent_t start = nullptr, stop = nullptr;
   CD_CHECK(s, cudaEventCreate(&start), "event");
@@ -172,7 +124,7 @@ std::vector<float> time_attention(gpu::Session& s, const Problem& p, const Devic
   ms.reserve(static_cast<size_t>(iters));
   for (int i = 0; i < iters; ++i) {
     CD_CHECK(s, cudaEventRecord(start), "event");
-    launch_attention(s, p, t);
+    launch_prepared(s, l, p, t, 0);
     CD_CHECK(s, cudaEventRecord(stop), "event");
     CD_CHECK(s, cudaEventSynchronize(stop), "synchronize");
     float x = 0.f;

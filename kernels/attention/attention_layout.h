@@ -1,7 +1,7 @@
 #pragma once
 // Facts about the bundled attention kernel that the host must know without CUDA:
 // the compiled tile set and the exact shared-memory layout. Plain C++ (no CUDA
-// headers), shared by the kernels and by lib/cases/attention_config.cpp so that the
+// headers), shared by the kernels and by lib/attention/attention_config.cpp so that the
 // host-side validation and the kernel can never disagree.
 #include <array>
 #include <cstddef>
@@ -15,6 +15,13 @@ inline constexpr std::array<int, 5> kBlockMs = {16, 32, 64, 80, 128};
 inline constexpr std::array<int, 4> kBlockNs = {16, 32, 64, 128};
 inline constexpr std::array<int, 4> kWarpCounts = {1, 2, 4, 8};
 inline constexpr std::array<int, 2> kHeadDims = {64, 128};
+
+template <size_t N>
+constexpr bool contains(const std::array<int, N>& set, int v) {
+  for (int x : set)
+    if (x == v) return true;
+  return false;
+}
 
 // Each warp computes 16-row slabs of the BLOCK_M query rows (mma.m16n8k16).
 inline constexpr int kSlabRows = 16;
@@ -44,17 +51,51 @@ constexpr size_t smem_bytes(int block_m, int block_n, int head_dim) {
   return smem_total_rows(block_m, block_n) * size_t(smem_row_elems(head_dim)) * kElemBytes;
 }
 
+// The drop-barrier knob's race: in every run each CTA draws from the run's seed whether
+// its warps 1.. start late (probability race_rate), and if so they wait race_window
+// cycles before their first copies. Measured on an H100 (driver 580.159.04) at the seed
+// tile (64, 64, 4), S=512 (scripts/device/hunt-probe.sh): these defaults fail 327 of 1000
+// runs (95% Wilson interval 0.299-0.357); with every CTA late (rate 1) 1000 of 1000 from
+// a 2000-cycle window up. See kernels/attention/TUNING.md.
+inline constexpr int kDefaultRaceWindowCycles = 20000;
+inline constexpr double kDefaultRaceRate = 0.05;
+inline constexpr int kMaxRaceWindowCycles = 10000000;  // 10M cycles: ~5 ms per run
+
+// Two slabs at once: where a kernel for it is compiled (4 warps, these BLOCK_Ns) and
+// BLOCK_M is exactly two slabs per warp per round, each warp computes its two 16-row
+// slabs together, so every K and V fragment it loads from shared memory feeds two mma
+// instead of one (the FlashAttention-2 tiling: 128 x BLOCK_N with 4 warps of 32 rows).
+inline constexpr std::array<int, 2> kTwoSlabBlockNs = {32, 64};
+inline constexpr int kTwoSlabWarps = 4;
+constexpr int slabs_at_once(int block_m, int block_n, int warps) {
+  return warps == kTwoSlabWarps && contains(kTwoSlabBlockNs, block_n) && block_m % (2 * kSlabRows * warps) == 0
+             ? 2
+             : 1;
+}
+
+// mma: the mma.sync kernel (sm_80 and later, every compiled tile); wgmma: the sm_90a
+// engine (kernels/attention/sm90a: head dim 128, BLOCK_M 128, 8 warps, BLOCK_N 64/128).
+enum class Engine { mma, wgmma };
+
+// The wgmma engine (sm_90a, kernels/attention/sm90a): two warpgroups of 64 query rows,
+// head dim 128, Q/K/V tiles in 128-byte-swizzled shared memory read by wgmma, P passed
+// to the P V product from registers. One tile shape per BLOCK_N.
+inline constexpr int kWgmmaBlockM = 128;
+inline constexpr int kWgmmaWarps = 8;
+inline constexpr int kWgmmaHeadDim = 128;
+inline constexpr std::array<int, 2> kWgmmaBlockNs = {64, 128};
+// Q [BM x D] and two stages of K and V [BN x D], 2-byte elements, plus 1 KiB to align
+// the swizzle atoms to 1024 bytes.
+constexpr size_t wgmma_smem_bytes(int block_n) {
+  return 1024 + size_t(kWgmmaBlockM) * kWgmmaHeadDim * kElemBytes +
+         2 * size_t(kStages) * size_t(block_n) * kWgmmaHeadDim * kElemBytes;
+}
+
 // Slabs of one CTA and how many slab rounds each warp runs.
 constexpr int slabs_per_block(int block_m) { return block_m / kSlabRows; }
 constexpr int slabs_per_warp(int block_m, int warps) {
   return (slabs_per_block(block_m) + warps - 1) / warps;
 }
 
-template <size_t N>
-constexpr bool contains(const std::array<int, N>& set, int v) {
-  for (int x : set)
-    if (x == v) return true;
-  return false;
-}
 
 }  // namespace cudadiag::attention

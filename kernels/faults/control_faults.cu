@@ -33,48 +33,52 @@ __global__ void hang_kernel(const int* flag, float* out) {
   out[0] = 1.0f;
 }
 
+// Reaching the end of a run means the assert did not fire: the caller sees "ok".
+void prepare_device_assert(FaultContext& c) {
+  const long long n = c.p.elements;
+  std::vector<long long> host_idx(static_cast<size_t>(n));
+  for (long long i = 0; i < n; ++i) host_idx[static_cast<size_t>(i)] = n - 1 - i;
+  host_idx[static_cast<size_t>(n / 2)] = n;  // the one bad index
+  c.in = c.s.alloc_n<float>("in", static_cast<size_t>(n));
+  c.idx = c.s.alloc_n<long long>("idx", host_idx.size());
+  c.make_slots();
+  c.out = c.s.alloc_n<float>("out", static_cast<size_t>(n));
+  c.in_elems = c.out_elems = n;
+  c.s.copy_to_device(c.idx, host_idx.data(), host_idx.size() * sizeof(long long));
+}
+void launch_device_assert(FaultContext& c) {
+  const long long n = c.p.elements;
+  c.s.record_launch("device_assert_kernel", dim3(blocks_for(n)), dim3(kThreads), 0, {c.in, c.idx, c.out});
+  device_assert_kernel<<<blocks_for(n), kThreads>>>(c.in, c.idx, c.out, n);
+  CD_CHECK_LAUNCH(c.s);
+}
+
+void prepare_trap(FaultContext& c) { alloc_in_out(c); }
+void launch_trap(FaultContext& c) {
+  const long long n = c.p.elements;
+  c.s.record_launch("trap_kernel", dim3(blocks_for(n)), dim3(kThreads), 0, {c.in, c.out});
+  trap_kernel<<<blocks_for(n), kThreads>>>(c.in, c.out, n);
+  CD_CHECK_LAUNCH(c.s);
+}
+
+// The run's wait never returns: the parent kills the child at the case's deadline.
+void prepare_hang(FaultContext& c) {
+  c.flag = c.s.alloc_n<int>("flag", 1);
+  c.make_slots();
+  c.out = c.s.alloc_n<float>("out", 1);
+  c.out_elems = 1;
+  c.s.memset(c.flag, 0, sizeof(int));
+}
+void launch_hang(FaultContext& c) {
+  c.s.record_launch("hang_kernel", dim3(1), dim3(1), 0, {c.flag, c.out});
+  hang_kernel<<<1, 1>>>(c.flag, c.out);
+  CD_CHECK_LAUNCH(c.s);
+}
+
 }  // namespace
 
-FaultRun run_device_assert(gpu::Session& s, const FaultParams& p) {
-  const auto host_in = random_floats(p.elements, p.seed);
-  std::vector<long long> host_idx(static_cast<size_t>(p.elements));
-  for (long long i = 0; i < p.elements; ++i) host_idx[static_cast<size_t>(i)] = p.elements - 1 - i;
-  host_idx[static_cast<size_t>(p.elements / 2)] = p.elements;  // the one bad index
-  float* in = s.alloc_n<float>("in", host_in.size());
-  long long* idx = s.alloc_n<long long>("idx", host_idx.size());
-  float* out = s.alloc_n<float>("out", host_in.size());
-  s.copy_to_device(in, host_in.data(), host_in.size() * sizeof(float));
-  s.copy_to_device(idx, host_idx.data(), host_idx.size() * sizeof(long long));
-  s.memset(out, 0xFF, host_in.size() * sizeof(float));
-  s.record_launch("device_assert_kernel", dim3(blocks_for(p.elements)), dim3(kThreads), 0, {in, idx, out});
-  device_assert_kernel<<<blocks_for(p.elements), kThreads>>>(in, idx, out, p.elements);
-  CD_CHECK_LAUNCH(s);
-  s.synchronize();
-  return FaultRun{};  // reaching here means the assert did not fire: the caller sees "ok"
-}
-
-FaultRun run_trap(gpu::Session& s, const FaultParams& p) {
-  const auto host_in = random_floats(p.elements, p.seed);
-  float* in = s.alloc_n<float>("in", host_in.size());
-  float* out = s.alloc_n<float>("out", host_in.size());
-  s.copy_to_device(in, host_in.data(), host_in.size() * sizeof(float));
-  s.memset(out, 0xFF, host_in.size() * sizeof(float));
-  s.record_launch("trap_kernel", dim3(blocks_for(p.elements)), dim3(kThreads), 0, {in, out});
-  trap_kernel<<<blocks_for(p.elements), kThreads>>>(in, out, p.elements);
-  CD_CHECK_LAUNCH(s);
-  s.synchronize();
-  return FaultRun{};
-}
-
-FaultRun run_hang(gpu::Session& s, const FaultParams&) {
-  int* flag = s.alloc_n<int>("flag", 1);
-  float* out = s.alloc_n<float>("out", 1);
-  s.memset(flag, 0, sizeof(int));
-  s.record_launch("hang_kernel", dim3(1), dim3(1), 0, {flag, out});
-  hang_kernel<<<1, 1>>>(flag, out);
-  CD_CHECK_LAUNCH(s);
-  s.synchronize();  // never returns: the parent kills the child at the case's deadline
-  return FaultRun{};
-}
+const ReproducerOps kDeviceAssert{"device-assert", prepare_device_assert, launch_device_assert};
+const ReproducerOps kTrap{"trap", prepare_trap, launch_trap};
+const ReproducerOps kHang{"hang", prepare_hang, launch_hang};
 
 }  // namespace cudadiag::faults

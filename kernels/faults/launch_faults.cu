@@ -1,8 +1,6 @@
 // Reproducers rejected at launch or allocation (not sticky: the context survives):
 // too many threads per block, dynamic shared memory above the opt-in limit, out of
 // memory, and a register-hungry kernel launched with 1024 threads.
-#include <vector>
-
 #include "kernels/faults/fault_support.h"
 
 namespace cudadiag::faults {
@@ -42,76 +40,70 @@ __global__ void register_hungry_kernel(const float* in, float* out, long long n)
   out[i] = sum;
 }
 
-struct Pair {
-  float* in = nullptr;
-  float* out = nullptr;
-};
+constexpr unsigned kTooMany = 2048;  // every CUDA GPU allows at most 1024 per block
+constexpr unsigned kBigBlock = 1024;
 
-Pair make_pair_buffers(gpu::Session& s, const FaultParams& p) {
-  const auto host_in = random_floats(p.elements, p.seed);
-  Pair b;
-  b.in = s.alloc_n<float>("in", host_in.size());
-  b.out = s.alloc_n<float>("out", host_in.size());
-  s.copy_to_device(b.in, host_in.data(), host_in.size() * sizeof(float));
-  s.memset(b.out, 0xFF, host_in.size() * sizeof(float));
-  return b;
+void prepare_pair(FaultContext& c) { alloc_in_out(c); }
+
+void prepare_too_many_threads(FaultContext& c) {
+  prepare_pair(c);
+  c.facts.push_back({"threads_per_block", kTooMany});
+}
+void launch_too_many_threads(FaultContext& c) {
+  c.s.record_launch("copy_kernel", dim3(1), dim3(kTooMany), 0, {c.in, c.out});
+  copy_kernel<<<1, kTooMany>>>(c.in, c.out, c.p.elements);
+  CD_CHECK_LAUNCH(c.s);
+}
+
+// Opting in up to the limit is legal; the launch then asks for 1 KiB more.
+size_t smem_requested(const FaultContext& c) { return static_cast<size_t>(c.facts.at(0).second) + 1024; }
+void prepare_smem_over_limit(FaultContext& c) {
+  prepare_pair(c);
+  int optin = 0;
+  CD_CHECK(c.s, cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, c.s.device()), "attribute");
+  CD_CHECK(c.s, cudaFuncSetAttribute(dynamic_smem_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin),
+           "attribute");
+  c.facts.push_back({"smem_optin_bytes", optin});
+  c.facts.push_back({"smem_requested_bytes", static_cast<long long>(optin) + 1024});
+}
+void launch_smem_over_limit(FaultContext& c) {
+  const size_t requested = smem_requested(c);
+  const long long n = c.p.elements;
+  c.s.record_launch("dynamic_smem_kernel", dim3(blocks_for(n)), dim3(kThreads), requested, {c.in, c.out});
+  dynamic_smem_kernel<<<blocks_for(n), kThreads, requested>>>(c.in, c.out, n);
+  CD_CHECK_LAUNCH(c.s);
+}
+
+// Twice the device's memory: no allocator can satisfy it, whatever is free.
+void prepare_out_of_memory(FaultContext& c) {
+  c.make_slots();
+  size_t free_bytes = 0, total_bytes = 0;
+  CD_CHECK(c.s, cudaMemGetInfo(&free_bytes, &total_bytes), "attribute");
+  c.facts.push_back({"device_total_bytes", static_cast<long long>(total_bytes)});
+}
+void launch_out_of_memory(FaultContext& c) {
+  c.s.alloc("huge", 2 * static_cast<size_t>(c.facts.at(0).second));
+}
+
+void prepare_too_many_resources(FaultContext& c) {
+  prepare_pair(c);
+  cudaFuncAttributes attr{};
+  CD_CHECK(c.s, cudaFuncGetAttributes(&attr, register_hungry_kernel), "attribute");
+  c.facts.push_back({"registers_per_thread", attr.numRegs});
+}
+void launch_too_many_resources(FaultContext& c) {
+  const long long n = c.p.elements;
+  const unsigned blocks = static_cast<unsigned>((n + kBigBlock - 1) / kBigBlock);
+  c.s.record_launch("register_hungry_kernel", dim3(blocks), dim3(kBigBlock), 0, {c.in, c.out});
+  register_hungry_kernel<<<blocks, kBigBlock>>>(c.in, c.out, n);
+  CD_CHECK_LAUNCH(c.s);
 }
 
 }  // namespace
 
-FaultRun run_too_many_threads(gpu::Session& s, const FaultParams& p) {
-  const Pair b = make_pair_buffers(s, p);
-  constexpr unsigned kTooMany = 2048;  // every CUDA GPU allows at most 1024 per block
-  s.record_launch("copy_kernel", dim3(1), dim3(kTooMany), 0, {b.in, b.out});
-  copy_kernel<<<1, kTooMany>>>(b.in, b.out, p.elements);
-  CD_CHECK_LAUNCH(s);
-  s.synchronize();
-  FaultRun run;
-  run.facts.push_back({"threads_per_block", kTooMany});
-  return run;
-}
-
-FaultRun run_smem_over_limit(gpu::Session& s, const FaultParams& p) {
-  const Pair b = make_pair_buffers(s, p);
-  int optin = 0;
-  CD_CHECK(s, cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, s.device()), "attribute");
-  // Opting in up to the limit is legal; the launch then asks for 1 KiB more.
-  CD_CHECK(s, cudaFuncSetAttribute(dynamic_smem_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin),
-           "attribute");
-  const size_t requested = static_cast<size_t>(optin) + 1024;
-  s.record_launch("dynamic_smem_kernel", dim3(blocks_for(p.elements)), dim3(kThreads), requested, {b.in, b.out});
-  dynamic_smem_kernel<<<blocks_for(p.elements), kThreads, requested>>>(b.in, b.out, p.elements);
-  CD_CHECK_LAUNCH(s);
-  s.synchronize();
-  FaultRun run;
-  run.facts.push_back({"smem_optin_bytes", optin});
-  run.facts.push_back({"smem_requested_bytes", static_cast<long long>(requested)});
-  return run;
-}
-
-FaultRun run_out_of_memory(gpu::Session& s, const FaultParams&) {
-  size_t free_bytes = 0, total_bytes = 0;
-  CD_CHECK(s, cudaMemGetInfo(&free_bytes, &total_bytes), "attribute");
-  // Twice the device's memory: no allocator can satisfy it, whatever is free.
-  s.alloc("huge", 2 * total_bytes);
-  FaultRun run;
-  run.facts.push_back({"device_total_bytes", static_cast<long long>(total_bytes)});
-  return run;
-}
-
-FaultRun run_too_many_resources(gpu::Session& s, const FaultParams& p) {
-  const Pair b = make_pair_buffers(s, p);
-  cudaFuncAttributes attr{};
-  CD_CHECK(s, cudaFuncGetAttributes(&attr, register_hungry_kernel), "attribute");
-  constexpr unsigned kBlock = 1024;
-  s.record_launch("register_hungry_kernel", dim3(blocks_for(p.elements)), dim3(kBlock), 0, {b.in, b.out});
-  register_hungry_kernel<<<static_cast<unsigned>((p.elements + kBlock - 1) / kBlock), kBlock>>>(b.in, b.out,
-                                                                                              p.elements);
-  CD_CHECK_LAUNCH(s);
-  s.synchronize();
-  FaultRun run;
-  run.facts.push_back({"registers_per_thread", attr.numRegs});
-  return run;
-}
+const ReproducerOps kTooManyThreads{"too-many-threads", prepare_too_many_threads, launch_too_many_threads};
+const ReproducerOps kSmemOverLimit{"smem-over-limit", prepare_smem_over_limit, launch_smem_over_limit};
+const ReproducerOps kOutOfMemory{"out-of-memory", prepare_out_of_memory, launch_out_of_memory};
+const ReproducerOps kTooManyResources{"too-many-resources", prepare_too_many_resources, launch_too_many_resources};
 
 }  // namespace cudadiag::faults

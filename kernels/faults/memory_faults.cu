@@ -1,15 +1,12 @@
 // Memory reproducers: overruns, underruns, a misaligned vector load, a use after free,
-// and the correct control kernel. Each writes out[i] = in[...] * 2 + 1 (exact in fp32,
-// so the host reference is bit-exact) with one deliberate indexing bug.
-#include <vector>
+// and the correct control kernel. Each writes out[i] = transform(in[...]) with one
+// deliberate indexing bug.
+#include <algorithm>
 
 #include "kernels/faults/fault_support.h"
 
 namespace cudadiag::faults {
 namespace {
-
-__device__ __forceinline__ float transform(float x) { return x * 2.0f + 1.0f; }
-float host_transform(float x) { return x * 2.0f + 1.0f; }
 
 __global__ void ok_control_kernel(const float* in, float* out, long long n) {
   const long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
@@ -58,139 +55,122 @@ __global__ void use_after_free_kernel(const float* in, float* stale, float* out,
   }
 }
 
-struct InOut {
-  float* in = nullptr;
-  float* out = nullptr;
-  std::vector<float> host_in;
-};
+void prepare_in_first(FaultContext& c) { alloc_in_out(c, FirstAlloc::in); }
+void prepare_out_first(FaultContext& c) { alloc_in_out(c, FirstAlloc::out); }
 
-// Which buffer is allocated first. Small cudaMallocs are packed back to back (`direct`
-// gave in at [0x..800000, 0x..804000) and out right after it on an H100), and
-// compute-sanitizer's memcheck flags only addresses outside every allocation: an overrun
-// of the first buffer lands in the second and is missed. So a reproducer allocates the
-// buffer it overruns last, and the one it underruns first.
-enum class FirstAlloc { in, out };
-
-// in with fresh random data, out poisoned (0xFF bytes: a NaN that never compares equal).
-InOut make_in_out(gpu::Session& s, const FaultParams& p, FirstAlloc first = FirstAlloc::in) {
-  InOut io;
-  io.host_in = random_floats(p.elements, p.seed);
-  const auto n = static_cast<size_t>(p.elements);
-  if (first == FirstAlloc::in) {
-    io.in = s.alloc_n<float>("in", n);
-    io.out = s.alloc_n<float>("out", n);
-  } else {
-    io.out = s.alloc_n<float>("out", n);
-    io.in = s.alloc_n<float>("in", n);
-  }
-  s.copy_to_device(io.in, io.host_in.data(), io.host_in.size() * sizeof(float));
-  s.memset(io.out, 0xFF, io.host_in.size() * sizeof(float));
-  return io;
+void prepare_ok_control(FaultContext& c) {
+  prepare_in_first(c);
+  c.check_range(0, c.p.elements, 0);
+}
+void launch_ok_control(FaultContext& c) {
+  const long long n = c.p.elements;
+  c.s.record_launch("ok_control_kernel", dim3(blocks_for(n)), dim3(kThreads), 0, {c.in, c.out});
+  ok_control_kernel<<<blocks_for(n), kThreads>>>(c.in, c.out, n);
+  CD_CHECK_LAUNCH(c.s);
 }
 
-std::vector<float> read_out(gpu::Session& s, const InOut& io, long long n) {
-  std::vector<float> got(static_cast<size_t>(n));
-  s.copy_to_host(got.data(), io.out, got.size() * sizeof(float));
-  return got;
+void prepare_oob_write(FaultContext& c) {
+  prepare_in_first(c);
+  c.check_range(0, c.p.elements, 0);
+}
+void launch_oob_write(FaultContext& c) {
+  const long long n = c.p.elements;
+  const unsigned blocks = blocks_for(n + c.p.k);
+  c.s.record_launch("oob_write_kernel", dim3(blocks), dim3(kThreads), 0, {c.in, c.out});
+  oob_write_kernel<<<blocks, kThreads>>>(c.in, c.out, n, c.p.k);
+  CD_CHECK_LAUNCH(c.s);
+}
+
+// The last k outputs come from whatever lies past the end: not comparable.
+void prepare_oob_read(FaultContext& c) {
+  prepare_out_first(c);
+  c.check_range(0, c.p.elements - c.p.k, c.p.k);
+}
+void launch_oob_read(FaultContext& c) {
+  const long long n = c.p.elements;
+  c.s.record_launch("oob_read_kernel", dim3(blocks_for(n)), dim3(kThreads), 0, {c.in, c.out});
+  oob_read_kernel<<<blocks_for(n), kThreads>>>(c.in, c.out, n, c.p.k);
+  CD_CHECK_LAUNCH(c.s);
+}
+
+// out[j] = transform(in[j + k]) for j < n - k; the last k outputs are never written.
+void prepare_underrun_write(FaultContext& c) {
+  prepare_out_first(c);
+  c.check_range(0, c.p.elements - c.p.k, c.p.k);
+}
+void launch_underrun_write(FaultContext& c) {
+  const long long n = c.p.elements;
+  c.s.record_launch("underrun_write_kernel", dim3(blocks_for(n)), dim3(kThreads), 0, {c.in, c.out});
+  underrun_write_kernel<<<blocks_for(n), kThreads>>>(c.in, c.out, n, c.p.k);
+  CD_CHECK_LAUNCH(c.s);
+}
+
+// The first k outputs come from whatever lies before the start: not comparable.
+void prepare_underrun_read(FaultContext& c) {
+  prepare_in_first(c);
+  c.check_range(c.p.k, c.p.elements, -c.p.k);
+}
+void launch_underrun_read(FaultContext& c) {
+  const long long n = c.p.elements;
+  c.s.record_launch("underrun_read_kernel", dim3(blocks_for(n)), dim3(kThreads), 0, {c.in, c.out});
+  underrun_read_kernel<<<blocks_for(n), kThreads>>>(c.in, c.out, n, c.p.k);
+  CD_CHECK_LAUNCH(c.s);
+}
+
+// Nothing to compare: hardware without the alignment rule would be the finding.
+void prepare_misaligned(FaultContext& c) {
+  prepare_in_first(c);
+  c.facts.push_back({"offset_bytes", c.p.offset_bytes});
+}
+void launch_misaligned(FaultContext& c) {
+  // One quad fewer than the buffer holds, so the shifted loads stay inside it: the only
+  // fault left is the alignment.
+  const long long quads = c.p.elements / 4 - 1;
+  const char* shifted = reinterpret_cast<const char*>(c.in) + c.p.offset_bytes;
+  c.s.record_launch("misaligned_vector_load_kernel", dim3(blocks_for(quads)), dim3(kThreads), 0, {c.in, c.out});
+  misaligned_vector_load_kernel<<<blocks_for(quads), kThreads>>>(shifted, c.out, quads);
+  CD_CHECK_LAUNCH(c.s);
+}
+
+void prepare_use_after_free(FaultContext& c) {
+  prepare_in_first(c);
+  // 4 MiB at least: a whole allocation of its own for cudaMalloc, so that a driver which
+  // returns freed pages unmaps it. Freed once here: every run writes through the pointer.
+  const long long stale_elems = std::max<long long>(c.p.elements, 1ll << 20);
+  c.stale = c.s.alloc_n<float>("stale", static_cast<size_t>(stale_elems));
+  c.s.synchronize();
+  c.s.free(c.stale);
+  c.check_range(0, c.p.elements, 0);
+}
+void launch_use_after_free(FaultContext& c) {
+  const long long n = c.p.elements;
+  c.s.record_launch("use_after_free_kernel", dim3(blocks_for(n)), dim3(kThreads), 0, {c.in, c.stale, c.out});
+  use_after_free_kernel<<<blocks_for(n), kThreads>>>(c.in, c.stale, c.out, n);
+  CD_CHECK_LAUNCH(c.s);
 }
 
 }  // namespace
 
-FaultRun run_ok_control(gpu::Session& s, const FaultParams& p) {
-  const InOut io = make_in_out(s, p);
-  s.record_launch("ok_control_kernel", dim3(blocks_for(p.elements)), dim3(kThreads), 0, {io.in, io.out});
-  ok_control_kernel<<<blocks_for(p.elements), kThreads>>>(io.in, io.out, p.elements);
-  CD_CHECK_LAUNCH(s);
-  s.synchronize();
-  FaultRun run;
-  compare_range(run, read_out(s, io, p.elements), 0, p.elements,
-                [&](long long i) { return host_transform(io.host_in[static_cast<size_t>(i)]); });
-  return run;
+void alloc_in_out(FaultContext& c, FirstAlloc first) {
+  const auto n = static_cast<size_t>(c.p.elements);
+  if (first == FirstAlloc::in) {
+    c.in = c.s.alloc_n<float>("in", n);
+    c.make_slots();
+    c.out = c.s.alloc_n<float>("out", n);
+  } else {
+    c.out = c.s.alloc_n<float>("out", n);
+    c.make_slots();
+    c.in = c.s.alloc_n<float>("in", n);
+  }
+  c.in_elems = c.out_elems = c.p.elements;
 }
 
-FaultRun run_oob_write(gpu::Session& s, const FaultParams& p) {
-  const InOut io = make_in_out(s, p);
-  const unsigned blocks = blocks_for(p.elements + p.k);
-  s.record_launch("oob_write_kernel", dim3(blocks), dim3(kThreads), 0, {io.in, io.out});
-  oob_write_kernel<<<blocks, kThreads>>>(io.in, io.out, p.elements, p.k);
-  CD_CHECK_LAUNCH(s);
-  s.synchronize();
-  FaultRun run;
-  compare_range(run, read_out(s, io, p.elements), 0, p.elements,
-                [&](long long i) { return host_transform(io.host_in[static_cast<size_t>(i)]); });
-  return run;
-}
-
-FaultRun run_oob_read(gpu::Session& s, const FaultParams& p) {
-  const InOut io = make_in_out(s, p, FirstAlloc::out);
-  s.record_launch("oob_read_kernel", dim3(blocks_for(p.elements)), dim3(kThreads), 0, {io.in, io.out});
-  oob_read_kernel<<<blocks_for(p.elements), kThreads>>>(io.in, io.out, p.elements, p.k);
-  CD_CHECK_LAUNCH(s);
-  s.synchronize();
-  FaultRun run;
-  // The last k outputs come from whatever lies past the end: not comparable.
-  compare_range(run, read_out(s, io, p.elements), 0, p.elements - p.k,
-                [&](long long i) { return host_transform(io.host_in[static_cast<size_t>(i + p.k)]); });
-  return run;
-}
-
-FaultRun run_underrun_write(gpu::Session& s, const FaultParams& p) {
-  const InOut io = make_in_out(s, p, FirstAlloc::out);
-  s.record_launch("underrun_write_kernel", dim3(blocks_for(p.elements)), dim3(kThreads), 0, {io.in, io.out});
-  underrun_write_kernel<<<blocks_for(p.elements), kThreads>>>(io.in, io.out, p.elements, p.k);
-  CD_CHECK_LAUNCH(s);
-  s.synchronize();
-  FaultRun run;
-  // out[j] = in[j + k] for j < n - k; the last k outputs are never written.
-  compare_range(run, read_out(s, io, p.elements), 0, p.elements - p.k,
-                [&](long long j) { return host_transform(io.host_in[static_cast<size_t>(j + p.k)]); });
-  return run;
-}
-
-FaultRun run_underrun_read(gpu::Session& s, const FaultParams& p) {
-  const InOut io = make_in_out(s, p);
-  s.record_launch("underrun_read_kernel", dim3(blocks_for(p.elements)), dim3(kThreads), 0, {io.in, io.out});
-  underrun_read_kernel<<<blocks_for(p.elements), kThreads>>>(io.in, io.out, p.elements, p.k);
-  CD_CHECK_LAUNCH(s);
-  s.synchronize();
-  FaultRun run;
-  // The first k outputs come from whatever lies before the start: not comparable.
-  compare_range(run, read_out(s, io, p.elements), p.k, p.elements,
-                [&](long long i) { return host_transform(io.host_in[static_cast<size_t>(i - p.k)]); });
-  return run;
-}
-
-FaultRun run_misaligned_vector_load(gpu::Session& s, const FaultParams& p) {
-  const InOut io = make_in_out(s, p);
-  // One quad fewer than the buffer holds, so the shifted loads stay inside it: the only
-  // fault left is the alignment.
-  const long long quads = p.elements / 4 - 1;
-  const char* shifted = reinterpret_cast<const char*>(io.in) + p.offset_bytes;
-  s.record_launch("misaligned_vector_load_kernel", dim3(blocks_for(quads)), dim3(kThreads), 0, {io.in, io.out});
-  misaligned_vector_load_kernel<<<blocks_for(quads), kThreads>>>(shifted, io.out, quads);
-  CD_CHECK_LAUNCH(s);
-  s.synchronize();
-  FaultRun run;  // nothing to compare: hardware without the alignment rule would be the finding
-  run.facts.push_back({"offset_bytes", p.offset_bytes});
-  return run;
-}
-
-FaultRun run_use_after_free(gpu::Session& s, const FaultParams& p) {
-  const InOut io = make_in_out(s, p);
-  // 4 MiB at least: a whole allocation of its own for cudaMalloc, so that a driver which
-  // returns freed pages unmaps it.
-  const long long stale_elems = std::max<long long>(p.elements, 1ll << 20);
-  float* stale = s.alloc_n<float>("stale", static_cast<size_t>(stale_elems));
-  s.synchronize();
-  s.free(stale);
-  s.record_launch("use_after_free_kernel", dim3(blocks_for(p.elements)), dim3(kThreads), 0, {io.in, stale, io.out});
-  use_after_free_kernel<<<blocks_for(p.elements), kThreads>>>(io.in, stale, io.out, p.elements);
-  CD_CHECK_LAUNCH(s);
-  s.synchronize();
-  FaultRun run;
-  compare_range(run, read_out(s, io, p.elements), 0, p.elements,
-                [&](long long i) { return host_transform(io.host_in[static_cast<size_t>(i)]); });
-  return run;
-}
+const ReproducerOps kOkControl{"ok-control", prepare_ok_control, launch_ok_control};
+const ReproducerOps kOobWrite{"oob-write", prepare_oob_write, launch_oob_write};
+const ReproducerOps kOobRead{"oob-read", prepare_oob_read, launch_oob_read};
+const ReproducerOps kUnderrunWrite{"underrun-write", prepare_underrun_write, launch_underrun_write};
+const ReproducerOps kUnderrunRead{"underrun-read", prepare_underrun_read, launch_underrun_read};
+const ReproducerOps kMisalignedVectorLoad{"misaligned-vector-load", prepare_misaligned, launch_misaligned};
+const ReproducerOps kUseAfterFree{"use-after-free", prepare_use_after_free, launch_use_after_free};
 
 }  // namespace cudadiag::faults

@@ -61,8 +61,12 @@ void Session::free_all() noexcept {
 
 void Session::record_launch(const char* kernel, dim3 grid, dim3 block, size_t dynamic_smem,
                             std::initializer_list<const void*> buffer_ptrs) {
+  // Keep between kKeepLaunches and twice that: trimming in halves keeps it cheap.
+  constexpr size_t kKeepLaunches = 256;
+  if (launches_.size() >= 2 * kKeepLaunches)
+    launches_.erase(launches_.begin(), launches_.begin() + static_cast<long>(kKeepLaunches));
   LaunchRecord r;
-  r.seq = launches_.size();
+  r.seq = launch_count_++;
   r.kernel = kernel;
   r.grid[0] = grid.x; r.grid[1] = grid.y; r.grid[2] = grid.z;
   r.block[0] = block.x; r.block[1] = block.y; r.block[2] = block.z;

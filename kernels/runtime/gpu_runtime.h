@@ -100,6 +100,8 @@ class Session {
   void free_all() noexcept;
 
   // Launch log. Call record_launch just before the <<<>>> and check_launch right after.
+  // Only the most recent launches are kept (a repeat series launches millions); seq
+  // keeps counting.
   void record_launch(const char* kernel, dim3 grid, dim3 block, size_t dynamic_smem,
                      std::initializer_list<const void*> buffer_ptrs);
   // cudaGetLastError after a launch (surfaced_at "launch"); with CUDA_LAUNCH_BLOCKING
@@ -128,6 +130,7 @@ class Session {
   std::map<std::string, AllocatorMode> overrides_;
   std::vector<BufferRecord> buffers_;
   std::vector<LaunchRecord> launches_;
+  unsigned long long launch_count_ = 0;
   std::unique_ptr<AllocatorBackend> backend_;
 };
 

@@ -27,7 +27,7 @@ size_t tensor_extent_elems(const AttentionConfig& c, int tensor) {
 }
 
 size_t attention_smem_bytes(const AttentionConfig& c) {
-  return ak::smem_bytes(c.block_m, c.block_n, c.head_dim);
+  return c.engine == Engine::wgmma ? ak::wgmma_smem_bytes(c.block_n) : ak::smem_bytes(c.block_m, c.block_n, c.head_dim);
 }
 
 int attention_threads(const AttentionConfig& c) { return c.warps * 32; }
@@ -91,6 +91,20 @@ std::vector<std::string> validate_attention(const AttentionConfig& c, size_t sme
   // cp.async moves 16 bytes: rows must start on 16-byte boundaries. The misalign
   // knob exists to break exactly this, so only its own offset is exempt.
   if (c.misalign_bytes < 0) why.push_back("misalign_bytes " + std::to_string(c.misalign_bytes) + " must be >= 0");
+  if (c.engine == Engine::wgmma) {
+    const std::string w = "the wgmma engine is compiled for ";
+    if (c.head_dim != ak::kWgmmaHeadDim) why.push_back(w + "head_dim " + std::to_string(ak::kWgmmaHeadDim) + " only");
+    if (c.block_m != ak::kWgmmaBlockM) why.push_back(w + "block_m " + std::to_string(ak::kWgmmaBlockM) + " only");
+    if (c.warps != ak::kWgmmaWarps) why.push_back(w + std::to_string(ak::kWgmmaWarps) + " warps only (two warpgroups)");
+    if (!ak::contains(ak::kWgmmaBlockNs, c.block_n)) why.push_back(w + "block_n " + list_of(ak::kWgmmaBlockNs) + " only");
+    if (c.no_tail_mask || c.drop_barrier || c.smem_overflow)
+      why.push_back("the wgmma engine has no fault knob but --misalign-bytes");
+  }
+  if (c.race_window < 0 || c.race_window > ak::kMaxRaceWindowCycles)
+    why.push_back("race_window " + std::to_string(c.race_window) + " cycles is outside 0.." +
+                  std::to_string(ak::kMaxRaceWindowCycles));
+  if (!(c.race_rate >= 0.0 && c.race_rate <= 1.0))
+    why.push_back("race_rate " + std::to_string(c.race_rate) + " is not a probability (0..1)");
   for (size_t i = 0; i < c.strides.size(); ++i) {
     const auto& t = c.strides[i];
     for (auto [name, v] : {std::pair{"batch", t.batch}, std::pair{"head", t.head}, std::pair{"seq", t.seq}}) {
@@ -111,13 +125,19 @@ json attention_params_to_json(const AttentionConfig& c) {
   json strides = json::object();
   for (size_t i = 0; i < c.strides.size(); ++i)
     strides[kTensorNames[i]] = {c.strides[i].batch, c.strides[i].head, c.strides[i].seq};
-  return json{{"dtype", c.dtype},         {"batch", c.batch},
-              {"heads", c.heads},         {"seq_len", c.seq_len},
-              {"head_dim", c.head_dim},   {"causal", c.causal},
-              {"block_m", c.block_m},     {"block_n", c.block_n},
-              {"warps", c.warps},         {"strides", strides},
-              {"misalign_bytes", c.misalign_bytes}, {"no_tail_mask", c.no_tail_mask},
-              {"drop_barrier", c.drop_barrier},     {"smem_overflow", c.smem_overflow}};
+  json j{{"dtype", c.dtype},         {"batch", c.batch},
+         {"heads", c.heads},         {"seq_len", c.seq_len},
+         {"head_dim", c.head_dim},   {"causal", c.causal},
+         {"block_m", c.block_m},     {"block_n", c.block_n},
+         {"warps", c.warps},         {"strides", strides},
+         {"misalign_bytes", c.misalign_bytes}, {"no_tail_mask", c.no_tail_mask},
+         {"drop_barrier", c.drop_barrier},     {"smem_overflow", c.smem_overflow}};
+  if (c.engine != Engine::mma) j["engine"] = to_string(c.engine);
+  if (c.drop_barrier) {
+    j["race_window"] = c.race_window;
+    j["race_rate"] = c.race_rate;
+  }
+  return j;
 }
 
 namespace {
@@ -143,13 +163,21 @@ AttentionConfig attention_config_from_json(const json& p) {
   static const std::set<std::string> known = {
       "dtype", "batch", "heads", "seq_len", "head_dim", "causal", "block_m", "block_n", "warps",
       "strides", "misalign_bytes", "no_tail_mask", "drop_barrier", "smem_overflow",
-      "bench", "seed", "repeat"};
+      "race_window", "race_rate", "engine", "bench", "seed", "repeat"};
   for (const auto& [k, v] : p.items())
     if (!known.count(k)) throw std::invalid_argument("unknown attention parameter '" + k + "'");
   AttentionConfig c;
   if (p.contains("dtype")) {
     if (!p["dtype"].is_string()) throw std::invalid_argument("dtype: expected a string, got " + p["dtype"].dump());
     c.dtype = p["dtype"].get<std::string>();
+  }
+  if (p.contains("engine")) {
+    const auto engine = p["engine"].is_string() ? parse_choice(kEngineChoices, p["engine"].get<std::string>())
+                                                : std::nullopt;
+    if (!engine)
+      throw std::invalid_argument("engine: expected one of " + choice_list(kEngineChoices, ", ") + ", got " +
+                                  p["engine"].dump());
+    c.engine = *engine;
   }
   c.batch = int_param(p, "batch", c.batch);
   c.heads = int_param(p, "heads", c.heads);
@@ -163,6 +191,11 @@ AttentionConfig attention_config_from_json(const json& p) {
   c.no_tail_mask = bool_param(p, "no_tail_mask", c.no_tail_mask);
   c.drop_barrier = bool_param(p, "drop_barrier", c.drop_barrier);
   c.smem_overflow = bool_param(p, "smem_overflow", c.smem_overflow);
+  c.race_window = int_param(p, "race_window", c.race_window);
+  if (p.contains("race_rate")) {
+    if (!p["race_rate"].is_number()) throw std::invalid_argument("race_rate: expected a number, got " + p["race_rate"].dump());
+    c.race_rate = p["race_rate"].get<double>();
+  }
   if (p.contains("strides")) {
     const auto& s = p["strides"];
     if (!s.is_object()) throw std::invalid_argument("strides: expected an object {q,k,v,o: [batch, head, seq]}");
@@ -195,7 +228,8 @@ std::string attention_expectation(const AttentionConfig& c, profiles::Allocator 
 
 std::string case_id_of(const AttentionConfig& c) {
   return "attention." + c.dtype + ".d" + std::to_string(c.head_dim) + ".bm" + std::to_string(c.block_m) + "-bn" +
-         std::to_string(c.block_n) + "-w" + std::to_string(c.warps);
+         std::to_string(c.block_n) + "-w" + std::to_string(c.warps) +
+         (c.engine == Engine::mma ? "" : "." + std::string(to_string(c.engine)));
 }
 
 double estimate_run_ms(const AttentionConfig& c) {

@@ -8,8 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "kernels/attention/attention_layout.h"
 #include "profiles/allocator.h"
 #include "report/report.h"
+#include "util/choices.h"
 
 namespace cudadiag::attention {
 
@@ -38,6 +40,10 @@ struct TensorStrides {
 
 struct AttentionConfig {
   std::string dtype = "fp16";  // fp16 | bf16
+  // mma (mma.sync, every compiled tile) | wgmma (sm_90a engine: head_dim 128, block_m 128,
+  // 8 warps, block_n 64 or 128, no fault knob but misalign). In the JSON parameters only
+  // when wgmma.
+  Engine engine = Engine::mma;
   int batch = 1, heads = 1, seq_len = 64, head_dim = 64;
   bool causal = false;
   int block_m = 64, block_n = 64, warps = 4;
@@ -48,9 +54,18 @@ struct AttentionConfig {
   bool no_tail_mask = false;
   bool drop_barrier = false;
   bool smem_overflow = false;
+  // The drop-barrier race (kernels/attention/attention_kernel.cuh): per run and CTA, a
+  // seeded draw with probability race_rate makes warps 1.. start race_window cycles late.
+  // In the JSON parameters only when drop_barrier is set.
+  int race_window = attention::kDefaultRaceWindowCycles;
+  double race_rate = attention::kDefaultRaceRate;
 };
 
 inline constexpr std::array<const char*, 4> kTensorNames = {"q", "k", "v", "o"};
+
+// The engines' words (JSON parameters, --engine).
+inline constexpr ChoiceTable<Engine, 2> kEngineChoices{{{Engine::mma, "mma"}, {Engine::wgmma, "wgmma"}}};
+inline std::string_view to_string(Engine e) { return choice_name(kEngineChoices, e); }
 
 // Contiguous [B,H,S,D] strides for zero fields (filled in place).
 void fill_default_strides(AttentionConfig& c);

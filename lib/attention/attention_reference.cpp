@@ -40,13 +40,36 @@ std::vector<double> attention_reference_cpu(const AttentionConfig& c, const floa
   return out;
 }
 
+AttentionComparison judge_attention(const AttentionSums& s, double tolerance) {
+  AttentionComparison r;
+  r.compared = s.compared;
+  r.non_finite = s.non_finite;
+  r.ref_non_finite = s.ref_non_finite;
+  r.rel_err = s.ref2 > 0 ? std::sqrt(s.diff2 / s.ref2) : std::sqrt(s.diff2);
+  r.pass = s.non_finite == 0 && s.ref_non_finite == 0 && r.rel_err <= tolerance;
+  r.first_bad_row = s.first_non_finite_row;
+  if (r.first_bad_row < 0 && !r.pass) r.first_bad_row = s.first_large_row;
+  return r;
+}
+
+AttentionSums attention_sums(const gpu::RunCounters& c, int head_dim) {
+  AttentionSums s;
+  s.diff2 = c.diff2;
+  s.ref2 = c.ref2;
+  s.compared = static_cast<size_t>(c.checked);
+  s.non_finite = static_cast<size_t>(c.mismatches);
+  s.ref_non_finite = static_cast<size_t>(c.ref_non_finite);
+  const long long bad = gpu::first_bad_index(c);
+  if (bad >= 0 && head_dim > 0) s.first_non_finite_row = bad / head_dim;
+  if (c.first_bad_row != gpu::kNoIndex) s.first_large_row = static_cast<long long>(c.first_bad_row);
+  return s;
+}
+
 AttentionComparison compare_attention(const AttentionConfig& c, const float* out,
                                       const std::vector<double>& ref, double tolerance) {
   const int B = c.batch, H = c.heads, S = c.seq_len, D = c.head_dim;
   const auto& os = c.strides[3];
-  AttentionComparison r;
-  double diff2 = 0.0, ref2 = 0.0;
-  long long first_large = -1;
+  AttentionSums sums;
   for (int b = 0; b < B; ++b)
     for (int h = 0; h < H; ++h)
       for (int i = 0; i < S; ++i) {
@@ -55,24 +78,33 @@ AttentionComparison compare_attention(const AttentionConfig& c, const float* out
         const double* e = ref.data() + row * D;
         double row_diff2 = 0.0, row_ref2 = 0.0;
         for (int d = 0; d < D; ++d) {
-          ++r.compared;
+          ++sums.compared;
           if (!std::isfinite(o[d])) {
-            if (r.non_finite++ == 0 && r.first_bad_row < 0) r.first_bad_row = row;
+            if (sums.non_finite++ == 0) sums.first_non_finite_row = row;
             continue;
           }
           const double x = static_cast<double>(o[d]) - e[d];
           row_diff2 += x * x;
           row_ref2 += e[d] * e[d];
         }
-        diff2 += row_diff2;
-        ref2 += row_ref2;
-        if (first_large < 0 && row_diff2 > tolerance * tolerance * std::max(row_ref2, 1e-30) * 100.0)
-          first_large = row;
+        sums.diff2 += row_diff2;
+        sums.ref2 += row_ref2;
+        if (sums.first_large_row < 0 && row_diff2 > tolerance * tolerance * std::max(row_ref2, 1e-30) * 100.0)
+          sums.first_large_row = row;
       }
-  r.rel_err = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
-  r.pass = r.non_finite == 0 && r.rel_err <= tolerance;
-  if (r.first_bad_row < 0 && !r.pass) r.first_bad_row = first_large;
-  return r;
+  return judge_attention(sums, tolerance);
+}
+
+double reference_rel_err(const std::vector<float>& gpu_ref, const std::vector<double>& cpu_ref) {
+  if (gpu_ref.size() != cpu_ref.size()) return std::numeric_limits<double>::infinity();
+  double diff2 = 0.0, ref2 = 0.0;
+  for (size_t i = 0; i < cpu_ref.size(); ++i) {
+    if (!std::isfinite(gpu_ref[i])) return std::numeric_limits<double>::infinity();
+    const double x = static_cast<double>(gpu_ref[i]) - cpu_ref[i];
+    diff2 += x * x;
+    ref2 += cpu_ref[i] * cpu_ref[i];
+  }
+  return ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
 }
 
 }  // namespace cudadiag::attention

@@ -240,9 +240,12 @@ std::vector<Fact> detail_facts(const Result& r) {
   }
   if (r.repeats) {
     const auto& s = *r.repeats;
-    out.push_back({"repeats", std::to_string(s.failures) + "/" + std::to_string(s.runs) + " failed (" +
-                                  fixed(100.0 * s.failure_rate, 1) + "%, 95% CI " + fixed(100.0 * s.ci_low, 1) +
-                                  "-" + fixed(100.0 * s.ci_high, 1) + "%)"});
+    std::string line = std::to_string(s.failures) + "/" + std::to_string(s.runs) + " failed (" +
+                       fixed(100.0 * s.failure_rate, 1) + "%, 95% CI " + fixed(100.0 * s.ci_low, 1) + "-" +
+                       fixed(100.0 * s.ci_high, 1) + "%)";
+    if (s.seconds && s.runs_per_second)
+      line += ", " + fixed(*s.runs_per_second, 0) + " runs/s in the child (" + fixed(*s.seconds, 3) + " s)";
+    out.push_back({"repeats", line});
   }
   if (r.child) out.push_back({"child", child_line(*r.child)});
   const std::string san = sanitizer_line(r.sanitizer);

@@ -84,8 +84,11 @@ json to_json(const ChildInfo& c) {
 json to_json(const RepeatStats& r) {
   json hist = json::object();
   for (const auto& [k, v] : r.histogram) hist[k] = v;
-  return json{{"runs", r.runs},        {"failures", r.failures}, {"failure_rate", r.failure_rate},
-              {"ci95_low", r.ci_low},  {"ci95_high", r.ci_high}, {"histogram", hist}};
+  json j{{"runs", r.runs},        {"failures", r.failures}, {"failure_rate", r.failure_rate},
+         {"ci95_low", r.ci_low},  {"ci95_high", r.ci_high}, {"histogram", hist}};
+  if (r.seconds) j["seconds"] = *r.seconds;
+  if (r.runs_per_second) j["runs_per_second"] = *r.runs_per_second;
+  return j;
 }
 
 json to_json(const Result& r) {
@@ -185,6 +188,9 @@ Result result_from_json(const json& j) {
     s.ci_high = rj.value("ci95_high", 0.0);
     if (rj.contains("histogram") && rj["histogram"].is_object())
       for (const auto& [k, v] : rj["histogram"].items()) s.histogram[k] = v.get<int>();
+    if (rj.contains("seconds") && rj["seconds"].is_number()) s.seconds = rj["seconds"].get<double>();
+    if (rj.contains("runs_per_second") && rj["runs_per_second"].is_number())
+      s.runs_per_second = rj["runs_per_second"].get<double>();
     r.repeats = s;
   }
   if (j.contains("child") && j["child"].is_object()) {

@@ -20,7 +20,7 @@ namespace cudadiag::report {
 using json = nlohmann::ordered_json;
 
 // Bump minor for added keys, major for removed/renamed keys or changed meaning.
-inline constexpr const char* kSchemaVersion = "1.0.0";
+inline constexpr const char* kSchemaVersion = "1.1.0";
 
 // A parsed schema_version ("MAJOR.MINOR.PATCH", optional -pre/+build suffixes ignored).
 struct SemVer {
@@ -74,6 +74,10 @@ struct RepeatStats {
   double ci_low = 0.0;   // 95% Wilson interval of the failure rate
   double ci_high = 0.0;
   std::map<std::string, int> histogram;  // outcome -> count
+  // Wall time of the runs inside the child (process start, preparation and host
+  // cross-checks excluded) and the verified runs per second it gives; none when untimed.
+  std::optional<double> seconds;
+  std::optional<double> runs_per_second;
 };
 
 struct Result {

@@ -11,7 +11,10 @@ json to_json(const CaseSpec& c) {
          {"params", c.params},
          {"allocator", profiles::to_string(c.allocator)},
          {"repeat", c.repeat}};
-  if (c.seed) j["seed"] = *c.seed;
+  if (c.seed) {
+    j["seed"] = c.seed->value;
+    if (c.seed->kind == repeat::SeedRequest::Kind::replay) j["replay"] = true;
+  }
   if (c.fence_buffers) j["fence_buffers"] = *c.fence_buffers;
   return j;
 }
@@ -38,7 +41,10 @@ CaseSpec case_spec_from_json(const json& j) {
     if (!a) throw std::runtime_error("allocator: unknown '" + allocator + "'");
     c.allocator = *a;
     c.repeat = j.value("repeat", 1);
-    if (j.contains("seed")) c.seed = j.at("seed").get<std::uint64_t>();
+    if (j.contains("seed"))
+      c.seed = repeat::SeedRequest{j.value("replay", false) ? repeat::SeedRequest::Kind::replay
+                                                            : repeat::SeedRequest::Kind::series,
+                                   j.at("seed").get<std::uint64_t>()};
     if (j.contains("fence_buffers") && j["fence_buffers"].is_array())
       c.fence_buffers = j["fence_buffers"].get<std::vector<std::string>>();
   } catch (const json::exception& e) {

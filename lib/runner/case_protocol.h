@@ -14,6 +14,7 @@
 
 #include "cases/family.h"
 #include "profiles/allocator.h"
+#include "repeat/seeds.h"
 #include "report/report.h"
 
 namespace cudadiag::runner {
@@ -31,8 +32,9 @@ struct CaseSpec {
   json params = json::object();
   profiles::Allocator allocator = profiles::Allocator::pool;
   int repeat = 1;
-  // Replay: the first run uses this seed (later runs seed + i); none: fresh seeds.
-  std::optional<std::uint64_t> seed;
+  // The seed the user gave (--seed: the series' base; --replay: one run with that seed);
+  // none: the child draws a fresh base (repeat/seeds.h).
+  std::optional<repeat::SeedRequest> seed;
   // Fault bisection: when set, only these buffers get `allocator`; the rest are direct.
   std::optional<std::vector<std::string>> fence_buffers;
 };

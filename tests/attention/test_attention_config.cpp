@@ -182,3 +182,55 @@ TEST_CASE("expected outcome per knob and allocator", "[attention]") {
   c.smem_overflow = true;
   CHECK(attention_expectation(c, cudadiag::profiles::Allocator::pool) == "mismatch|error");
 }
+
+TEST_CASE("the race knob's window and rate: in the params only with drop_barrier, validated", "[attention]") {
+  AttentionConfig c = valid();
+  CHECK_FALSE(attention_params_to_json(c).contains("race_window"));
+  c.drop_barrier = true;
+  c.race_window = 5000;
+  c.race_rate = 0.25;
+  const json j = attention_params_to_json(c);
+  CHECK(j.at("race_window") == 5000);
+  CHECK(j.at("race_rate") == 0.25);
+  const auto back = attention_config_from_json(j);
+  CHECK(back.race_window == 5000);
+  CHECK(back.race_rate == 0.25);
+  CHECK(validate_attention(back, kSmemOptinH100).empty());
+  c.race_rate = 1.5;
+  CHECK(has_reason(validate_attention(c, kSmemOptinH100), "race_rate"));
+  c.race_rate = 0.5;
+  c.race_window = -1;
+  CHECK(has_reason(validate_attention(c, kSmemOptinH100), "race_window -1"));
+  CHECK_THROWS_WITH(attention_config_from_json(json{{"race_rate", "often"}}), Catch::Contains("race_rate"));
+  // Seeds travel in the case spec (repeat/seeds.h), not in the parameters.
+  CHECK_THROWS_WITH(attention_config_from_json(json{{"replay_seed", 7}}),
+                    Catch::Contains("unknown attention parameter 'replay_seed'"));
+}
+
+TEST_CASE("the wgmma engine: its one tile shape, no fault knob but misalign, its own smem", "[attention]") {
+  AttentionConfig c = valid();
+  c.engine = Engine::wgmma;
+  c.head_dim = 128, c.block_m = 128, c.block_n = 64, c.warps = 8;
+  c.strides = {};
+  fill_default_strides(c);
+  CHECK(validate_attention(c, kSmemOptinH100).empty());
+  CHECK(attention_smem_bytes(c) == 1024 + 128 * 128 * 2 + 2 * 2 * 64 * 128 * 2);
+  CHECK(attention_params_to_json(c).at("engine") == "wgmma");
+  CHECK(attention_config_from_json(attention_params_to_json(c)).engine == Engine::wgmma);
+  CHECK(case_id_of(c) == "attention.fp16.d128.bm128-bn64-w8.wgmma");
+  c.misalign_bytes = 8;
+  CHECK(validate_attention(c, kSmemOptinH100).empty());
+  c.drop_barrier = true;
+  CHECK(has_reason(validate_attention(c, kSmemOptinH100), "no fault knob"));
+  c.drop_barrier = false;
+  c.warps = 4;
+  c.block_n = 32;
+  const auto why = validate_attention(c, kSmemOptinH100);
+  CHECK(has_reason(why, "8 warps only"));
+  CHECK(has_reason(why, "block_n {64, 128} only"));
+  c = valid();
+  CHECK_FALSE(attention_params_to_json(c).contains("engine"));
+  CHECK(case_id_of(c) == "attention.fp16.d64.bm64-bn64-w4");
+  CHECK_THROWS_WITH(attention_config_from_json(json{{"engine", "tensor"}}),
+                    Catch::Contains("engine: expected one of mma, wgmma"));
+}

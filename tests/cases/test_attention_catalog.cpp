@@ -62,7 +62,7 @@ TEST_CASE("the invalid-config case is decided on the host", "[attention]") {
   }
 }
 
-TEST_CASE("the drop-barrier case runs the seed tile with 4 warps at S=64, repeated, expecting ok or mismatch",
+TEST_CASE("the drop-barrier case runs the seed tile with 4 warps at the seed's S=512, repeated, expecting ok or mismatch",
           "[attention]") {
   const auto fam = attention_family();
   int found = 0;
@@ -74,8 +74,10 @@ TEST_CASE("the drop-barrier case runs the seed tile with 4 warps at S=64, repeat
     CHECK(cfg.block_m == 64);
     CHECK(cfg.block_n == 64);
     CHECK(cfg.warps == 4);  // the race needs warps reading rows other warps copied
-    CHECK(cfg.seq_len == 64);  // one CTA per head: the race shows on every run
-    CHECK(c.params.value("repeat", 1) >= 50);
+    CHECK(cfg.seq_len == 512);  // the seed's own size: the seeded race rate makes it intermittent here
+    CHECK(cfg.race_rate > 0.0);
+    CHECK(cfg.race_rate < 1.0);
+    CHECK(c.params.value("repeat", 1) >= 200);
     CHECK(expectation_text(c, "default") == "ok|mismatch");
   }
   CHECK(found == 1);

@@ -103,6 +103,8 @@ inline report::Report sample_report() {
   rs.ci_low = 0.17;
   rs.ci_high = 0.69;
   rs.histogram = {{"cuda_error", 4}, {"ok", 6}};
+  rs.seconds = 0.25;
+  rs.runs_per_second = 40.0;
   fault.repeats = rs;
   fault.details = json{{"first_bad_index", 4096}};
 

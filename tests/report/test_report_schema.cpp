@@ -153,6 +153,10 @@ TEST_CASE("broken documents are rejected at the right pointer", "[report_schema]
     doc["results"][2]["repeats"]["failure_rate"] = 1.5;
     check_single_error(doc, "/results/2/repeats/failure_rate: 1.5 is greater than the maximum 1");
   }
+  SECTION("negative runs per second") {
+    doc["results"][2]["repeats"]["runs_per_second"] = -1;
+    check_single_error(doc, "/results/2/repeats/runs_per_second: -1 is less than the minimum 0");
+  }
   SECTION("negative duration") {
     doc["results"][1]["duration_ms"] = -3;
     check_single_error(doc, "/results/1/duration_ms: -3 is less than the minimum 0");
