@@ -122,6 +122,12 @@ void run_attention(AttentionOptions& o) {
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
+  // Malformed values are usage errors; well-formed tiles the kernel lacks are findings.
+  if (const auto bad = at::malformed_attention(o.config); !bad.empty()) {
+    std::string all;
+    for (const auto& b : bad) all += (all.empty() ? "" : "; ") + b;
+    throw UsageError("attention: " + all);
+  }
   const auto configs = planned_configs(o);
 
   const auto& inv = invocation();
@@ -252,7 +258,14 @@ void set_attention_command(CLI::App& app) {
   // Used by scripts/bench-attention.sh: time one configuration (cudaEvents, median of 30).
   cmd->add_flag("--bench", o->bench, "")->group("");
   add_common_options(cmd, o->common);
-  cmd->callback([o] { run_attention(*o); });
+  cmd->callback([o, cmd] {
+    // A sweep runs every compiled tile: one chosen on the command line would be ignored.
+    for (const char* tile : {"--block-m", "--block-n", "--warps"})
+      if (o->sweep && cmd->count(tile) > 0)
+        throw UsageError(std::string(tile) + " picks one tile, but --sweep runs them all; restrict the sweep with "
+                                             "--sweep-filter, e.g. \"block_m=64;warps=4\"");
+    run_attention(*o);
+  });
 }
 
 }  // namespace cudadiag::app

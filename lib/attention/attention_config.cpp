@@ -1,6 +1,7 @@
 #include "attention/attention_config.h"
 
 #include <algorithm>
+#include <climits>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -146,6 +147,12 @@ int int_param(const json& p, const char* key, int def) {
   if (!p.contains(key)) return def;
   const auto& v = p[key];
   if (!v.is_number_integer()) throw std::invalid_argument(std::string(key) + ": expected an integer, got " + v.dump());
+  // A value the parameter cannot hold is refused, never wrapped.
+  const bool fits = v.is_number_unsigned() ? v.get<unsigned long long>() <= static_cast<unsigned long long>(INT_MAX)
+                                           : v.get<long long>() >= INT_MIN && v.get<long long>() <= INT_MAX;
+  if (!fits)
+    throw std::invalid_argument(std::string(key) + ": " + v.dump() + " is outside " + std::to_string(INT_MIN) + ".." +
+                                std::to_string(INT_MAX));
   return v.get<int>();
 }
 
@@ -208,8 +215,32 @@ AttentionConfig attention_config_from_json(const json& p) {
       t = {v[0].get<long long>(), v[1].get<long long>(), v[2].get<long long>()};
     }
   }
-  if (c.head_dim > 0 && c.seq_len > 0 && c.heads > 0) fill_default_strides(c);
+  if (const auto bad = malformed_attention(c); !bad.empty()) throw std::invalid_argument(bad.front());
+  fill_default_strides(c);
   return c;
+}
+
+std::vector<std::string> malformed_attention(const AttentionConfig& c) {
+  std::vector<std::string> bad;
+  const std::pair<const char*, int> sizes[] = {{"batch", c.batch},     {"heads", c.heads},     {"seq_len", c.seq_len},
+                                               {"head_dim", c.head_dim}, {"block_m", c.block_m}, {"block_n", c.block_n},
+                                               {"warps", c.warps}};
+  for (const auto& [name, v] : sizes)
+    if (v < 1) bad.push_back(std::string(name) + ": " + std::to_string(v) + " must be at least 1");
+  if (c.misalign_bytes < 0) bad.push_back("misalign_bytes: " + std::to_string(c.misalign_bytes) + " must be >= 0");
+  if (c.race_window < 0 || c.race_window > ak::kMaxRaceWindowCycles)
+    bad.push_back("race_window: " + std::to_string(c.race_window) + " is outside 0.." +
+                  std::to_string(ak::kMaxRaceWindowCycles));
+  if (!(c.race_rate >= 0.0 && c.race_rate <= 1.0))
+    bad.push_back("race_rate: " + std::to_string(c.race_rate) + " is outside 0..1");
+  if (bad.empty()) {
+    // One tensor's elements must be addressable: B*H*S*D below 2^48.
+    const double elems = static_cast<double>(c.batch) * c.heads * c.seq_len * c.head_dim;
+    if (elems >= 281474976710656.0)
+      bad.push_back("seq_len: " + std::to_string(c.batch) + "x" + std::to_string(c.heads) + "x" +
+                    std::to_string(c.seq_len) + "x" + std::to_string(c.head_dim) + " elements per tensor is too large");
+  }
+  return bad;
 }
 
 std::string attention_expectation(const AttentionConfig& c, profiles::Allocator allocator) {

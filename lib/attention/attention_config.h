@@ -83,7 +83,14 @@ double attention_flops(const AttentionConfig& c);
 enum class Knob { head_dim, block_m, block_n, warps };
 std::string compiled_list(Knob k);
 
+// Every value that is not a well-formed parameter at all (a size below 1, a negative
+// offset, a rate outside 0..1, tensors too large to address), each as "name: what is
+// wrong": the command line and suite files refuse these as usage errors (exit 2).
+std::vector<std::string> malformed_attention(const AttentionConfig& c);
+
 // Every reason this configuration cannot run, in a stable order; empty when it can.
+// Well-formed configurations the kernel or device cannot run (a tile that is not
+// compiled, too much shared memory) are findings, not usage errors.
 // smem_limit: the device's opt-in shared memory per block.
 std::vector<std::string> validate_attention(const AttentionConfig& c, size_t smem_limit);
 

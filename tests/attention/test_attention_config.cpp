@@ -150,6 +150,20 @@ TEST_CASE("attention params reject wrong types and unknown keys", "[attention]")
   CHECK_THROWS_WITH(attention_config_from_json(json{{"strides", {{"q", {1, 2}}}}}), Catch::Contains("strides.q"));
 }
 
+TEST_CASE("attention params: malformed values are refused, never wrapped", "[attention]") {
+  CHECK_THROWS_WITH(attention_config_from_json(json{{"seq_len", 2147483648LL}}),
+                    Catch::StartsWith("seq_len: 2147483648 is outside"));
+  CHECK_THROWS_WITH(attention_config_from_json(json{{"block_m", -64}}), Catch::StartsWith("block_m: -64 must be at least 1"));
+  CHECK_THROWS_WITH(attention_config_from_json(json{{"warps", 0}}), Catch::StartsWith("warps: 0 must be at least 1"));
+  CHECK_THROWS_WITH(attention_config_from_json(json{{"race_rate", 1.5}}), Catch::StartsWith("race_rate:"));
+  CHECK_THROWS_WITH(attention_config_from_json(json{{"seq_len", 2000000000}, {"heads", 2000000000}}),
+                    Catch::Contains("too large"));
+  // Well-formed but not compiled: a finding for the device check, not a malformed value.
+  const auto c = attention_config_from_json(json{{"block_m", 48}});
+  CHECK(malformed_attention(c).empty());
+  CHECK_FALSE(validate_attention(c, kSmemOptinH100).empty());
+}
+
 TEST_CASE("FLOPs and tolerances", "[attention]") {
   AttentionConfig c = valid();
   c.batch = 4, c.heads = 8, c.seq_len = 4096, c.head_dim = 128;

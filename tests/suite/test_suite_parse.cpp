@@ -196,3 +196,20 @@ TEST_CASE("suite: load_suite and filter_cases", "[suite]") {
   CHECK(j["name"] == "good_small");
   CHECK(j["cases"].size() == s.cases.size());
 }
+
+TEST_CASE("suite: parameters are checked with the command line's rules before anything runs", "[suite]") {
+  auto reject = [](const std::string& text) {
+    try {
+      suite::parse_suite(text, "wrap.json");
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  CHECK_THAT(reject(R"({"cases": [{"kernel": "attention", "params": {"seq_len": 2147483648}, "expected": {"*": "ok"}}]})"),
+             Catch::Contains("wrap.json") && Catch::Contains("/cases/0/params/seq_len") && Catch::Contains("is outside"));
+  CHECK_THAT(reject(R"({"cases": [{"kernel": "attention", "params": {"block_m": -64}, "expected": {"*": "ok"}}]})"),
+             Catch::Contains("/cases/0/params/block_m") && Catch::Contains("must be at least 1"));
+  CHECK_THAT(reject(R"({"cases": [{"id": "fa.seed.bm64-bn64-w4.s64", "params": {"warps": 0}}]})"),
+             Catch::Contains("/cases/0/params/warps"));
+}
