@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "program/to_result.h"
+#include "stats/wilson.h"
 #include "report/vocabulary.h"
 #include "util/exit_codes.h"
 #include "util/utf8.h"
@@ -132,6 +133,41 @@ json run_section(const SessionOptions& opts, const SessionOutcome& out) {
   return section;
 }
 
+// One result per rung: the run that shows the most (its first failing repeat, else its
+// last), with the rung's repeat statistics, so that `compare` tests a rung's failure
+// rate across hosts as it does a repro case's; every repeat is listed in details.runs.
+report::Result rung_result(const std::vector<const SessionRun*>& runs) {
+  const SessionRun* shown = runs.back();
+  for (const auto* run : runs)
+    if (run->judgement.failed()) {
+      shown = run;
+      break;
+    }
+  report::Result r = to_result(shown->observation, shown->judgement);
+  r.params.erase("repeat");
+  report::RepeatStats s;
+  json each = json::array();
+  for (const auto* run : runs) {
+    ++s.runs;
+    const report::Result one = to_result(run->observation, run->judgement);
+    const std::string outcome(report::to_string(one.outcome));
+    ++s.histogram[outcome];
+    if (run->judgement.failed()) ++s.failures;
+    each.push_back(json{{"repeat", run->judgement.repeat_index},
+                        {"outcome", outcome},
+                        {"run_outcome", to_string(run->judgement.outcome)},
+                        {"duration_ms", run->observation.child.wall_ms}});
+  }
+  s.failure_rate = s.runs ? static_cast<double>(s.failures) / s.runs : 0.0;
+  const auto ci = stats::wilson_interval(s.failures, s.runs);
+  s.ci_low = ci.low;
+  s.ci_high = ci.high;
+  r.repeats = s;
+  r.details["shown_repeat"] = shown->judgement.repeat_index;
+  r.details["runs"] = each;
+  return r;
+}
+
 // A run the stop request cut short: recorded, never judged.
 report::Result interrupted_result(const RunObservation& obs) {
   auto r = to_result(obs, judge_run(obs));
@@ -170,7 +206,13 @@ report::Report run_report(const SessionOptions& opts, const SessionOutcome& out,
     no_gpu = "no GPU visible to NVML: " + facts.nvml_snapshot.value("nvml", json::object()).value("reason", "no device");
   r.gpu = json{{"ran", no_gpu.empty()}, {"reason", to_valid_utf8(no_gpu)}};
 
-  for (const auto& run : out.runs) r.results.push_back(to_result(run.observation, run.judgement));
+  std::vector<std::pair<Rung, std::vector<const SessionRun*>>> by_rung;  // in ladder order
+  for (const auto& run : out.runs) {
+    const Rung rung = run.judgement.rung;
+    if (by_rung.empty() || by_rung.back().first != rung) by_rung.push_back({rung, {}});
+    by_rung.back().second.push_back(&run);
+  }
+  for (const auto& [rung, runs] : by_rung) r.results.push_back(rung_result(runs));
   for (const auto& obs : out.interrupted) r.results.push_back(interrupted_result(obs));
   r.extra["run"] = run_section(opts, out);
   r.invocation["interrupted"] = out.stopped;

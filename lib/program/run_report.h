@@ -1,7 +1,8 @@
 #pragma once
 // The report of a `cudadiag run`: the usual sections (host, driver, devices from NVML,
-// the allowlisted environment), one result per judged run (to_result.h), one skipped
-// result per run the stop request cut short, the verdict, and a "run" section: the
+// the allowlisted environment), one result per rung (to_result.h: the run that shows the
+// most, with the rung's repeat statistics), one skipped result per run the stop request
+// cut short, the verdict, and a "run" section: the
 // command, the plan, each rung's runs and rates, the fence (interposer, settings, what it
 // saw), the sanitizer, the caching table, and whether the kernel log could be read.
 #include <string>
