@@ -75,7 +75,7 @@ int run_cases(const std::string& spec_text) {
     child::json out{{"index", spec.index}};
     for (auto& [k, v] : line.items()) out[k] = v;
     if (!out.contains("duration_ms")) out["duration_ms"] = ms;
-    write_line(fd, out.dump());
+    write_line(fd, report::dump_json(out));
     if (is_sticky(line)) {
       // The context is unusable: stop here; the parent re-runs the rest elsewhere.
       write_line(fd, child::json{{"done", false}, {"stopped_after", spec.index}, {"reason", "sticky error"}}.dump());

@@ -77,7 +77,7 @@ std::string render_validation(const std::string& path, const json& doc, const st
   if (format == "json") {
     json j{{"file", path}, {"valid", errors.empty()}, {"schema_version", version},
            {"checked_against", report::kSchemaVersion}, {"errors", errors}};
-    return j.dump(2) + "\n";
+    return report::dump_json(j, 2) + "\n";
   }
   const bool md = format == "md";
   std::string out = md ? "### " : "";

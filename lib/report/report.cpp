@@ -57,6 +57,10 @@ std::optional<SemVer> parse_semver(const std::string& text) {
   return v;
 }
 
+std::string dump_json(const json& j, int indent) {
+  return j.dump(indent, ' ', false, json::error_handler_t::replace);
+}
+
 json to_json(const ErrorInfo& e) {
   json j{{"code", e.code}, {"name", e.name}, {"class", e.error_class}, {"sticky", e.sticky},
          {"surfaced_at", e.surfaced_at}};

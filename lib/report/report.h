@@ -117,6 +117,12 @@ struct Report {
   json extra = json::object();  // command-specific sections (e.g. "comparison", "tma"); merged at top level
 };
 
+// JSON text of any document cudadiag writes: the one way JSON is dumped. Strings from
+// the outside world (environment values, file names, process names in Xid lines,
+// sanitizer text, child output) need not be UTF-8; an invalid sequence becomes U+FFFD
+// instead of an exception, so one bad byte never costs the report.
+std::string dump_json(const json& j, int indent = -1);
+
 json to_json(const ErrorInfo& e);
 json to_json(const ChildInfo& c);
 json to_json(const RepeatStats& r);
