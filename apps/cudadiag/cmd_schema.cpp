@@ -6,10 +6,11 @@
 
 #include "cli_common.h"
 #include "commands.h"
+#include "report/json_document.h"
 #include "report/schema.h"
-#include "util/atomic_file.h"
 #include "util/errors.h"
 #include "util/log.h"
+#include "util/printable.h"
 
 namespace cudadiag::app {
 namespace {
@@ -82,13 +83,13 @@ std::string render_validation(const std::string& path, const json& doc, const st
   const bool md = format == "md";
   std::string out = md ? "### " : "";
   if (errors.empty()) {
-    out += path + ": valid cudadiag report (schema_version " + version + ")\n";
+    out += printable(path) + ": valid cudadiag report (schema_version " + printable(version) + ")\n";
     return out;
   }
-  out += path + ": " + std::to_string(errors.size()) + " problem(s) against the report schema " +
+  out += printable(path) + ": " + std::to_string(errors.size()) + " problem(s) against the report schema " +
          report::kSchemaVersion + "\n";
   if (md) out += "\n";
-  for (const auto& e : errors) out += (md ? "- `" + e + "`" : "  " + e) + "\n";
+  for (const auto& e : errors) out += (md ? "- `" + printable(e) + "`" : "  " + printable(e)) + "\n";
   return out;
 }
 

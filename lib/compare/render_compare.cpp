@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "util/printable.h"
+
 namespace cudadiag::compare {
 namespace {
 
@@ -118,10 +120,16 @@ std::vector<Row> baseline_table(const json& cmp) {
 
 std::string md_cell(const std::string& s) {
   std::string out;
-  for (char ch : s) {
-    if (ch == '|') out += "\\|";
-    else if (ch == '\n') out += "<br>";
-    else out += ch;
+  std::size_t start = 0;
+  while (true) {  // line breaks stay breaks; every other control character is shown escaped
+    const auto nl = s.find('\n', start);
+    for (char ch : printable(s.substr(start, nl == std::string::npos ? std::string::npos : nl - start))) {
+      if (ch == '|') out += "\\|";
+      else out += ch;
+    }
+    if (nl == std::string::npos) break;
+    out += "<br>";
+    start = nl + 1;
   }
   return out;
 }
@@ -167,7 +175,7 @@ void text_table(std::ostringstream& out, const std::string& title, const Row& he
   out << "\n" << title << "\n";
   std::vector<std::size_t> width(header.size(), 0);
   auto cell = [&](const Row& r, std::size_t i) {
-    const std::string s = i < r.size() ? r[i] : "";
+    const std::string s = i < r.size() ? printable(r[i]) : "";
     return clip_cells ? clip(s) : s;
   };
   for (std::size_t i = 0; i < header.size(); ++i) width[i] = display_width(header[i]);
@@ -226,8 +234,8 @@ std::string render_compare_md(const report::Report& r) {
   const json cmp = r.extra.value("comparison", json::object());
   const auto labels = host_labels(cmp);
   std::ostringstream out;
-  out << "## cudadiag compare: `" << r.verdict.status << "`\n\n" << summary_sentence(r) << "\n\n";
-  for (const auto& reason : r.verdict.reasons) out << "- " << reason << "\n";
+  out << "## cudadiag compare: `" << printable(r.verdict.status) << "`\n\n" << printable(summary_sentence(r)) << "\n\n";
+  for (const auto& reason : r.verdict.reasons) out << "- " << printable(reason) << "\n";
   if (!r.verdict.reasons.empty()) out << "\n";
 
   Row hosts_header{""};
@@ -278,7 +286,7 @@ std::string render_compare_md(const report::Report& r) {
   const auto notes = cmp.value("notes", json::array());
   if (!notes.empty()) {
     out << "### Notes\n\n";
-    for (const auto& n : notes) out << "- " << text_of(n) << "\n";
+    for (const auto& n : notes) out << "- " << printable(text_of(n)) << "\n";
     out << "\n";
   }
   out << "<sub>cudadiag " << r.tool.value("version", "") << " (" << r.tool.value("git_revision", "")
@@ -290,8 +298,9 @@ std::string render_compare_text(const report::Report& r, bool color) {
   const json cmp = r.extra.value("comparison", json::object());
   const auto labels = host_labels(cmp);
   std::ostringstream out;
-  out << "cudadiag compare: " << status_colored(r.verdict.status, color) << "\n" << summary_sentence(r) << "\n";
-  for (const auto& reason : r.verdict.reasons) out << "  - " << reason << "\n";
+  out << "cudadiag compare: " << status_colored(printable(r.verdict.status), color) << "\n"
+      << printable(summary_sentence(r)) << "\n";
+  for (const auto& reason : r.verdict.reasons) out << "  - " << printable(reason) << "\n";
 
   Row hosts_header{"host", "report", "GPU", "driver", "results"};
   std::vector<Row> hosts;
@@ -316,7 +325,7 @@ std::string render_compare_text(const report::Report& r, bool color) {
   const auto notes = cmp.value("notes", json::array());
   if (!notes.empty()) {
     out << "\nNotes\n";
-    for (const auto& n : notes) out << "  - " << text_of(n) << "\n";
+    for (const auto& n : notes) out << "  - " << printable(text_of(n)) << "\n";
   }
   return out.str();
 }
