@@ -1,64 +1,37 @@
 #include "compare/load.h"
 
-#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <set>
-#include <stdexcept>
 
 #include <fmt/format.h>
 
+#include "report/json_document.h"
+#include "report/json_reader.h"
 #include "util/atomic_file.h"
 #include "util/errors.h"
 
 namespace cudadiag::compare {
 namespace {
 
-// nlohmann's message reads "[json.exception.parse_error.101] parse error at line 3,
-// column 1: syntax error while parsing ..."; keep only the part after the position,
-// since the position is reported in our own words.
-std::string parse_error_reason(const std::string& what) {
-  const auto column = what.find("column ");
-  const auto colon = what.find(": ", column == std::string::npos ? 0 : column);
-  std::string reason = colon == std::string::npos ? what : what.substr(colon + 2);
-  if (reason.find("unexpected end of input") != std::string::npos)
-    reason += " (the file looks truncated)";
-  return reason;
-}
-
-report::json parse_json(const std::string& text, const std::string& file) {
-  try {
-    return report::json::parse(text);
-  } catch (const report::json::parse_error& e) {
-    // e.byte counts from 1 and points at the character that broke the parse.
-    const std::size_t offset = e.byte > 0 ? e.byte - 1 : 0;
-    std::size_t line = 1, column = 1;
-    line_column(text, offset, line, column);
-    throw InputError(file,
-                     "line " + std::to_string(line) + ", column " + std::to_string(column) +
-                         " (byte " + std::to_string(offset) + ")",
-                     "malformed JSON: " + parse_error_reason(e.what()));
-  }
-}
-
 void check_schema_version(const report::json& doc, LoadedReport& out) {
-  const auto& v = doc.at("schema_version");
-  if (!v.is_string())
-    throw InputError(out.file, "/schema_version", "must be a string like \"1.0.0\"");
+  const report::JsonReader rd(out.file);
+  const auto& v = rd.required(doc, "schema_version", "");
+  if (!v.is_string()) rd.fail("/schema_version", "must be a string like \"1.0.0\"");
+  const std::string text = v.get<std::string>();
   SchemaVersion theirs, ours;
-  if (!parse_schema_version(v.get<std::string>(), theirs))
-    throw InputError(out.file, "/schema_version",
-                     "'" + v.get<std::string>() + "' is not MAJOR.MINOR.PATCH");
+  if (!parse_schema_version(text, theirs))
+    throw InputError(out.file, "/schema_version", "'" + text + "' is not MAJOR.MINOR.PATCH");
   parse_schema_version(report::kSchemaVersion, ours);
   if (theirs.major != ours.major) {
     throw InputError(out.file, "/schema_version",
-                     "schema version " + v.get<std::string>() + " has major version " +
+                     "schema version " + text + " has major version " +
                          std::to_string(theirs.major) + "; this cudadiag reads " +
                          std::to_string(ours.major) + ".x (" + report::kSchemaVersion +
                          "). Compare it with a cudadiag of the same major version");
   }
   if (theirs.minor > ours.minor) {
-    out.notes.push_back(out.file + ": written with schema " + v.get<std::string>() +
+    out.notes.push_back(out.file + ": written with schema " + text +
                         ", newer than " + report::kSchemaVersion +
                         "; keys this version does not know are ignored");
   }
@@ -85,12 +58,10 @@ void check_required_sections(const report::json& doc, const std::string& file) {
 }  // namespace
 
 bool parse_schema_version(const std::string& text, SchemaVersion& out) {
-  const std::string core = text.substr(0, text.find('-'));
-  int major = 0, minor = 0, patch = 0;
-  char tail = 0;
-  if (std::sscanf(core.c_str(), "%d.%d.%d%c", &major, &minor, &patch, &tail) != 3) return false;
-  if (major < 0 || minor < 0 || patch < 0) return false;
-  out = {major, minor, patch};
+  // One reading of versions for every part of cudadiag (bounded digits, no overflow).
+  const auto v = report::parse_semver(text);
+  if (!v) return false;
+  out = {v->major, v->minor, v->patch};
   return true;
 }
 
@@ -102,38 +73,24 @@ const std::vector<std::string>& required_sections() {
 
 void line_column(const std::string& text, std::size_t byte_offset, std::size_t& line,
                  std::size_t& column) {
-  line = 1;
-  column = 1;
-  const std::size_t end = std::min(byte_offset, text.size());
-  for (std::size_t i = 0; i < end; ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      column = 1;
-    } else {
-      ++column;
-    }
-  }
+  report::line_column(text, byte_offset, line, column);
 }
 
 LoadedReport load_report_text(const std::string& text, const std::string& file) {
   LoadedReport out;
   out.file = file;
-  const auto doc = parse_json(text, file);
+  const auto doc = report::parse_json_document(text, file);
   if (!doc.is_object())
     throw InputError(file, "", std::string("not a cudadiag report (top level is ") +
                                    doc.type_name() + ", expected an object)");
   check_required_sections(doc, file);
   check_schema_version(doc, out);
-  try {
-    out.report = report::report_from_json(doc);
-  } catch (const std::exception& e) {
-    throw InputError(file, "", e.what());
-  }
+  out.report = report::report_from_json(doc, file);
   return out;
 }
 
 LoadedReport load_report_file(const std::string& path) {
-  return load_report_text(read_file_or_stdin(path), path);
+  return load_report_text(read_file_or_stdin(path), report::source_name(path));
 }
 
 void label_reports(std::vector<LoadedReport>& reports) {

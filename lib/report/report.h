@@ -129,10 +129,12 @@ json to_json(const RepeatStats& r);
 json to_json(const Result& r);
 json to_json(const Report& r);
 
-// Throws std::runtime_error (with the JSON path) on a document that does not fit the model.
-ErrorInfo error_from_json(const json& j);
-Result result_from_json(const json& j);
-Report report_from_json(const json& j);
+// Read a document back into the model. Every wrong type, missing required member or
+// number out of range throws InputError naming `source` and the JSON pointer
+// ("a.json: /results/3/duration_ms: expected a number, got string \"slow\"").
+ErrorInfo error_from_json(const json& j, const std::string& source = "error");
+Result result_from_json(const json& j, const std::string& source = "result");
+Report report_from_json(const json& j, const std::string& source = "report");
 
 // Fills tool (build info) and invocation (argv, start time) of a new report.
 Report new_report(const std::vector<std::string>& argv, const std::string& command);
