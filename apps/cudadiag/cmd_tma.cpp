@@ -86,7 +86,7 @@ tma::Descriptor explicit_descriptor(const TmaOptions& o) {
     throw UsageError("the explicit form needs --dtype, --dims and --box (and --strides for rank 2+), "
                      "or use --from-log FILE");
   tma::Descriptor d;
-  d.data_type = parse_enum<tma::DataType>("--dtype", o.dtype, tma::parse_data_type, tma::data_type_names().c_str());
+  d.data_type = parse_enum<tma::DataType>("--dtype", o.dtype, tma::parse_data_type, tma::data_type_help().c_str());
   if (o.dims.size() > 8) throw UsageError("--dims: " + std::to_string(o.dims.size()) + " values; at most 5 dimensions");
   d.rank = static_cast<unsigned>(o.dims.size());
   d.dims = o.dims;
@@ -450,7 +450,9 @@ void set_tma_command(CLI::App& app) {
       "driver and load every box on an sm_90 GPU");
   cmd->add_option("--from-log", opts->from_log,
                   "Read descriptor blocks printed by CuTe/FlashInfer ('TMA Desc Addr:' ...) from FILE, or - for stdin");
-  cmd->add_option("--dtype", opts->dtype, "Element type: " + tma::data_type_names());
+  cmd->add_option("--dtype", opts->dtype,
+                  "Element type, by name, alias or CUtensorMapDataType code (case-insensitive): " +
+                      tma::data_type_help());
   cmd->add_option("--dims", opts->dims, "globalDim, innermost first, e.g. 128,1,32")->delimiter(',');
   cmd->add_option("--strides", opts->strides,
                   "globalStrides in bytes for dimensions 1..rank-1, exactly as the driver takes them, e.g. 2,256")
