@@ -10,6 +10,7 @@
 #include "report/render.h"
 #include "util/atomic_file.h"
 #include "util/log.h"
+#include "util/printable.h"
 
 namespace cudadiag::app {
 namespace {
@@ -55,7 +56,7 @@ bool use_color(const CommonOptions& opts) {
 
 void emit_text(const std::string& text, const CommonOptions& opts) {
   write_output(opts.output, text);
-  if (!opts.output.empty() && opts.output != "-") spdlog::info("wrote {}", opts.output);
+  if (!opts.output.empty() && opts.output != "-") spdlog::info("wrote {}", printable(opts.output));
 }
 
 void emit_report(report::Report& r, const CommonOptions& opts) {

@@ -230,6 +230,7 @@ std::optional<std::string_view> embedded_suite_text(const std::string& name) {
 }
 
 Suite load_suite(const std::string& name_or_file) {
+  if (name_or_file == "-") return parse_suite(read_file_or_stdin("-"), report::source_name("-"));
   struct stat st {};
   const bool is_file = ::stat(name_or_file.c_str(), &st) == 0 && S_ISREG(st.st_mode);
   const bool looks_like_path = name_or_file.find('/') != std::string::npos ||

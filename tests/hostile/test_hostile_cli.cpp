@@ -306,7 +306,7 @@ TEST_CASE("hostile: mutated TMA printouts through tma --from-log", "[hostile]") 
   run_campaign(c);
 }
 
-TEST_CASE("hostile: a 100000-level document on stdin is refused naming <stdin>", "[hostile]") {
+TEST_CASE("hostile: a 100000-level document, from a file or stdin, is refused naming it", "[hostile]") {
   TempDir dir;
   const auto deep = dir.path / "deep.json";
   spit(deep, "{\"a\":" + std::string(100000, '[') + std::string(100000, ']') + ",\"b\":1}");
@@ -318,10 +318,14 @@ TEST_CASE("hostile: a 100000-level document on stdin is refused naming <stdin>",
     CHECK(r.code == 2);
     CHECK_THAT(r.err, Catch::Contains("<stdin>") && Catch::Contains("nested deeper"));
   }
-  const auto r = run_binary({"repro", "--suite", deep.string(), "--devices", "4096"}, dir.path);
+  auto r = run_binary({"repro", "--suite", deep.string(), "--devices", "4096"}, dir.path);
   REQUIRE(r.exited);
   CHECK(r.code == 2);
   CHECK_THAT(r.err, Catch::Contains("deep.json") && Catch::Contains("nested deeper"));
+  r = run_binary({"repro", "--suite", "-", "--devices", "4096"}, dir.path, deep.string());
+  REQUIRE(r.exited);
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Catch::Contains("<stdin>") && Catch::Contains("nested deeper"));
 }
 
 TEST_CASE("hostile: -o writes through devices, keeps links and modes, and reports a full disk", "[hostile]") {
