@@ -3,7 +3,9 @@
 # A no-op when everything is already present; never downloads anything else.
 set -euo pipefail
 
-packages=(cmake ninja-build g++ libcli11-dev libfmt-dev libspdlog-dev nlohmann-json3-dev catch2)
+# json-schema-test-suite: the official JSON Schema tests the report schema validator runs
+# (tests/report/test_schema_suite.cpp; skipped with a printed reason when absent).
+packages=(cmake ninja-build g++ libcli11-dev libfmt-dev libspdlog-dev nlohmann-json3-dev catch2 json-schema-test-suite)
 
 not_installed() {  # PACKAGE...: prints those dpkg does not have installed
   for p in "$@"; do

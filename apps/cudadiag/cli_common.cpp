@@ -15,6 +15,7 @@
 #include "util/atomic_file.h"
 #include "util/interrupt.h"
 #include "util/log.h"
+#include "util/printable.h"
 
 namespace cudadiag::app {
 namespace {
@@ -29,7 +30,8 @@ void add_common_options(CLI::App* cmd, CommonOptions& opts) {
       ->check(CLI::IsMember({"text", "json", "md"}))
       ->capture_default_str();
   cmd->add_option("-o,--output", opts.output,
-                  "Write the output to FILE (atomically: temp file + rename) instead of stdout");
+                  "Write the output to FILE instead of stdout (- is stdout): a file is replaced atomically "
+                  "keeping its mode, a symlink's target likewise, a device or FIFO is written into");
   cmd->add_flag("-q,--quiet", opts.quiet, "Only errors on stderr");
   cmd->add_flag("-v,--verbose", opts.verbose, "More detail on stderr (repeat for debug)");
   cmd->add_flag("--redact", opts.redact,
@@ -78,18 +80,13 @@ void configure_logging(const CommonOptions& opts) {
 
 bool use_color(const CommonOptions& opts) {
   if (opts.no_color || std::getenv("NO_COLOR") != nullptr) return false;
-  if (!opts.output.empty()) return false;
+  if (!opts.output.empty() && opts.output != "-") return false;
   return ::isatty(STDOUT_FILENO) != 0;
 }
 
 void emit_text(const std::string& text, const CommonOptions& opts) {
-  if (opts.output.empty()) {
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    std::fflush(stdout);
-    return;
-  }
-  write_file_atomically(opts.output, text);
-  spdlog::info("wrote {}", opts.output);
+  write_output(opts.output, text);
+  if (!opts.output.empty() && opts.output != "-") spdlog::info("wrote {}", printable(opts.output));
 }
 
 void mark_interrupted(report::Report& r) {

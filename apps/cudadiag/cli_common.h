@@ -13,7 +13,7 @@ namespace cudadiag::app {
 
 struct CommonOptions {
   std::string format = "text";  // text | json | md
-  std::string output;           // -o FILE; empty: stdout
+  std::string output;           // -o FILE; empty or "-": stdout
   bool quiet = false;
   int verbose = 0;
   bool redact = false;
@@ -53,7 +53,7 @@ void mark_interrupted(report::Report& r);
 // and writes it to -o atomically or to stdout.
 void emit_report(report::Report& r, const CommonOptions& opts);
 
-// Writes already-rendered text to -o atomically or to stdout.
+// Writes already-rendered text to -o (util/atomic_file.h says how) or to stdout.
 void emit_text(const std::string& text, const CommonOptions& opts);
 
 }  // namespace cudadiag::app

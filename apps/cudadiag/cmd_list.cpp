@@ -51,7 +51,7 @@ std::string render_json(const std::vector<const cases::CaseDef*>& list) {
                               {"expected", expected},
                               {"expected_raw", c->expected}});
   }
-  return cases::json{{"cases", arr}, {"profiles", listed_profiles()}}.dump(2) + "\n";
+  return report::dump_json(cases::json{{"cases", arr}, {"profiles", listed_profiles()}}, 2) + "\n";
 }
 
 std::string or_dash(const std::string& s) { return s.empty() ? "-" : s; }

@@ -182,7 +182,7 @@ void set_repro_command(CLI::App& app) {
       "repro", "Run a suite of bundled cases under flag profiles and judge this host: healthy, suspect or "
                "incomplete");
   add_common_options(cmd, opts->common);
-  cmd->add_option("--suite", opts->suite, "Built-in suite name or a suite JSON file")->capture_default_str();
+  cmd->add_option("--suite", opts->suite, "Built-in suite name or a suite JSON file (- reads stdin)")->capture_default_str();
   cmd->add_option("--case", opts->case_glob, "Only cases whose id matches this glob (e.g. 'fault.oob-*')");
   cmd->add_option("--profiles", opts->profiles,
                   "Comma-separated profiles overriding the suite's (" + profiles::base_profile_list() +

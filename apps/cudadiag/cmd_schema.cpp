@@ -6,10 +6,11 @@
 
 #include "cli_common.h"
 #include "commands.h"
+#include "report/json_document.h"
 #include "report/schema.h"
-#include "util/atomic_file.h"
 #include "util/errors.h"
 #include "util/log.h"
+#include "util/printable.h"
 
 namespace cudadiag::app {
 namespace {
@@ -21,38 +22,6 @@ struct SchemaOptions {
   std::string validate_path;
   bool format_given = false;  // --format on the command line (the default differs per mode)
 };
-
-// "line 3, column 7 (byte 41)" for a 1-based byte offset as nlohmann reports it.
-std::string position_in(const std::string& text, size_t byte) {
-  const size_t end = std::min(byte == 0 ? 0 : byte - 1, text.size());
-  size_t line = 1, column = 1;
-  for (size_t i = 0; i < end; ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      column = 1;
-    } else {
-      ++column;
-    }
-  }
-  return "line " + std::to_string(line) + ", column " + std::to_string(column) + " (byte " +
-         std::to_string(byte) + ")";
-}
-
-// nlohmann's message without its "[json.exception...] parse error at line L, column C: " prefix.
-std::string parse_reason(const json::parse_error& e) {
-  const std::string what = e.what();
-  const size_t column = what.find("column ");
-  const size_t colon = column == std::string::npos ? std::string::npos : what.find(": ", column);
-  return colon == std::string::npos ? what : what.substr(colon + 2);
-}
-
-json parse_report_file(const std::string& path, const std::string& text) {
-  try {
-    return json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw InputError(path, position_in(text, e.byte), "malformed JSON: " + parse_reason(e));
-  }
-}
 
 // Violations of the schema, plus a schema_version whose major differs from this build's.
 std::vector<std::string> check_report(const json& doc) {
@@ -77,24 +46,23 @@ std::string render_validation(const std::string& path, const json& doc, const st
   if (format == "json") {
     json j{{"file", path}, {"valid", errors.empty()}, {"schema_version", version},
            {"checked_against", report::kSchemaVersion}, {"errors", errors}};
-    return j.dump(2) + "\n";
+    return report::dump_json(j, 2) + "\n";
   }
   const bool md = format == "md";
   std::string out = md ? "### " : "";
   if (errors.empty()) {
-    out += path + ": valid cudadiag report (schema_version " + version + ")\n";
+    out += printable(path) + ": valid cudadiag report (schema_version " + printable(version) + ")\n";
     return out;
   }
-  out += path + ": " + std::to_string(errors.size()) + " problem(s) against the report schema " +
+  out += printable(path) + ": " + std::to_string(errors.size()) + " problem(s) against the report schema " +
          report::kSchemaVersion + "\n";
   if (md) out += "\n";
-  for (const auto& e : errors) out += (md ? "- `" + e + "`" : "  " + e) + "\n";
+  for (const auto& e : errors) out += (md ? "- `" + printable(e) + "`" : "  " + printable(e)) + "\n";
   return out;
 }
 
 void run_validate(const SchemaOptions& opts) {
-  const std::string text = read_file_or_stdin(opts.validate_path);
-  const json doc = parse_report_file(opts.validate_path, text);
+  const json doc = report::load_json_document(opts.validate_path);
   const auto errors = check_report(doc);
   // The schema itself defaults to JSON; a validation verdict is for people unless asked.
   const std::string format = opts.format_given ? opts.common.format : "text";

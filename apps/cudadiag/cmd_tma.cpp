@@ -135,7 +135,9 @@ void set_tma_command(CLI::App& app) {
       "driver and load every box on an sm_90 GPU");
   cmd->add_option("--from-log", opts->from_log,
                   "Read descriptor blocks printed by CuTe/FlashInfer ('TMA Desc Addr:' ...) from FILE, or - for stdin");
-  cmd->add_option("--dtype", opts->form.dtype, "Element type: " + tma::data_type_names());
+  cmd->add_option("--dtype", opts->form.dtype,
+                  "Element type, by name, alias or CUtensorMapDataType code (case-insensitive): " +
+                      tma::data_type_help());
   cmd->add_option("--dims", opts->form.dims, "globalDim, innermost first, e.g. 128,1,32")->delimiter(',');
   cmd->add_option("--strides", opts->form.strides,
                   "globalStrides in bytes for dimensions 1..rank-1, exactly as the driver takes them, e.g. 2,256")

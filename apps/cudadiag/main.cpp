@@ -14,6 +14,7 @@
 #include "util/errors.h"
 #include "util/interrupt.h"
 #include "util/log.h"
+#include "util/printable.h"
 
 extern char** environ;
 
@@ -84,13 +85,14 @@ int main(int argc, char** argv) {
     cli.exit(e);  // prints CLI11's message
     return kExitUsage;
   } catch (const UsageError& e) {
-    spdlog::error("{}", e.what());
+    // Messages quote the input (a key, a name, a path): shown inert on the terminal.
+    spdlog::error("{}", printable(e.what()));
     return kExitUsage;
   } catch (const EnvironmentError& e) {
-    spdlog::error("{}", e.what());
+    spdlog::error("{}", printable(e.what()));
     return kExitEnvironment;
   } catch (const std::exception& e) {
-    spdlog::critical("internal error: {}", e.what());
+    spdlog::critical("internal error: {}", printable(e.what()));
     return kExitInternal;
   }
   // Interrupted (SIGINT, SIGTERM, SIGHUP): the report holds what finished; never "done".

@@ -207,7 +207,7 @@ AttentionConfig attention_config_from_json(const json& p) {
     const auto& s = p["strides"];
     if (!s.is_object()) throw std::invalid_argument("strides: expected an object {q,k,v,o: [batch, head, seq]}");
     for (const auto& [k, v] : s.items()) {
-      const auto it = std::find_if(kTensorNames.begin(), kTensorNames.end(), [&](const char* n) { return k == n; });
+      const auto it = std::find_if(kTensorNames.begin(), kTensorNames.end(), [&key = k](const char* n) { return key == n; });
       if (it == kTensorNames.end()) throw std::invalid_argument("strides: unknown tensor '" + k + "' (q, k, v, o)");
       if (!v.is_array() || v.size() != 3 || !std::all_of(v.begin(), v.end(), [](const json& x) { return x.is_number_integer(); }))
         throw std::invalid_argument("strides." + k + ": expected [batch, head, seq] integers, got " + v.dump());

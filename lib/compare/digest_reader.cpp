@@ -1,5 +1,7 @@
 #include "compare/digest_reader.h"
 
+#include "report/json_document.h"
+
 #include <algorithm>
 #include <climits>
 #include <map>
@@ -200,9 +202,8 @@ class DigestReader {
     std::string canonical;
     try {
       canonical = canonical_params_text(raw);
-    } catch (const report::json::parse_error& e) {
-      in_.syntax_error(static_cast<std::size_t>(raw.data() - text_.data()) + (e.byte > 0 ? e.byte - 1 : 0),
-                       e.what());
+    } catch (const report::json::exception& e) {
+      in_.slice_error(raw, e);
     }
     const Text t = tables_.strings.intern(canonical);
     std::lock_guard<std::mutex> lock(tables_.params_mu);
@@ -369,12 +370,12 @@ ReportDigest read_digest(std::string_view text, const std::string& file, DigestT
 }
 
 ReportDigest read_digest_file(const std::string& path, DigestTables& tables) {
-  return read_digest(read_file_or_stdin(path), path, tables);
+  return read_digest(read_file_or_stdin(path), report::source_name(path), tables);
 }
 
 ReportDigest read_digest_file(const std::string& path, DigestTables& tables, std::string& buffer) {
   read_file_or_stdin(path, buffer);
-  return read_digest(buffer, path, tables);
+  return read_digest(buffer, report::source_name(path), tables);
 }
 
 }  // namespace cudadiag::compare

@@ -14,6 +14,8 @@
 #include <string_view>
 #include <vector>
 
+#include "report/json_document.h"
+
 namespace cudadiag::compare {
 
 // A syntax error at a byte offset of the text.
@@ -34,8 +36,8 @@ const char* to_string(JsonKind k);
 class JsonSkim {
  public:
   // Containers nested deeper than this are refused (a hostile file cannot exhaust the stack
-  // of whatever parses the kept parts).
-  static constexpr std::size_t kMaxDepth = 256;
+  // of whatever parses the kept parts): the same limit as every other reader of outside JSON.
+  static constexpr std::size_t kMaxDepth = report::kMaxJsonDepth;
 
   explicit JsonSkim(std::string_view text) : text_(text) {}
 

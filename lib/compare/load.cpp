@@ -5,20 +5,13 @@
 #include <stdexcept>
 
 #include "compare/digest.h"
+#include "report/json_document.h"
+#include "report/json_reader.h"
 #include "util/atomic_file.h"
 #include "util/errors.h"
 
 namespace cudadiag::compare {
 namespace {
-
-report::json parse_json(const std::string& text, const std::string& file) {
-  try {
-    return report::json::parse(text);
-  } catch (const report::json::parse_error& e) {
-    // e.byte counts from 1 and points at the character that broke the parse.
-    throw json_syntax_error(text, e.byte > 0 ? e.byte - 1 : 0, e.what(), file);
-  }
-}
 
 // nlohmann's message reads "[json.exception.parse_error.101] parse error at line 3,
 // column 1: syntax error while parsing ..."; keep only the part after the position,
@@ -45,7 +38,7 @@ InputError json_syntax_error(std::string_view text, std::size_t offset, const st
 }
 
 void check_schema_version(const report::json& doc, const std::string& file, std::vector<std::string>& notes) {
-  const auto& v = doc.at("schema_version");
+  const auto& v = report::JsonReader(file).required(doc, "schema_version", "");
   if (!v.is_string())
     throw InputError(file, "/schema_version", "must be a string like \"1.0.0\"");
   SchemaVersion theirs, ours;
@@ -93,12 +86,10 @@ void check_report_head(const report::json& doc, const std::string& file, std::ve
 }
 
 bool parse_schema_version(const std::string& text, SchemaVersion& out) {
-  const std::string core = text.substr(0, text.find('-'));
-  int major = 0, minor = 0, patch = 0;
-  char tail = 0;
-  if (std::sscanf(core.c_str(), "%d.%d.%d%c", &major, &minor, &patch, &tail) != 3) return false;
-  if (major < 0 || minor < 0 || patch < 0) return false;
-  out = {major, minor, patch};
+  // One reading of versions for every part of cudadiag (bounded digits, no overflow).
+  const auto v = report::parse_semver(text);
+  if (!v) return false;
+  out = {v->major, v->minor, v->patch};
   return true;
 }
 
@@ -110,34 +101,20 @@ const std::vector<std::string>& required_sections() {
 
 void line_column(std::string_view text, std::size_t byte_offset, std::size_t& line,
                  std::size_t& column) {
-  line = 1;
-  column = 1;
-  const std::size_t end = std::min(byte_offset, text.size());
-  for (std::size_t i = 0; i < end; ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      column = 1;
-    } else {
-      ++column;
-    }
-  }
+  report::line_column(text, byte_offset, line, column);
 }
 
 LoadedReport load_report_text(const std::string& text, const std::string& file) {
   LoadedReport out;
   out.file = file;
-  const auto doc = parse_json(text, file);
+  const auto doc = report::parse_json_document(text, file);
   check_report_head(doc, file, out.notes);
-  try {
-    out.report = report::report_from_json(doc);
-  } catch (const std::exception& e) {
-    throw InputError(file, "", e.what());
-  }
+  out.report = report::report_from_json(doc, file);
   return out;
 }
 
 LoadedReport load_report_file(const std::string& path) {
-  return load_report_text(read_file_or_stdin(path), path);
+  return load_report_text(read_file_or_stdin(path), report::source_name(path));
 }
 
 void label_reports(std::vector<LoadedReport>& reports) {

@@ -10,6 +10,7 @@
 #include "compare/host_list.h"
 #include "compare/render_fleet.h"
 #include "compare/render_tables.h"
+#include "util/printable.h"
 
 namespace cudadiag::compare {
 namespace {
@@ -217,8 +218,8 @@ bool is_fleet(const json& cmp) { return fleet_layout(member_or_empty(cmp, "repor
 std::string render_compare_md(const report::Report& r) {
   const json& cmp = comparison_of(r);
   std::ostringstream out;
-  out << "## cudadiag compare: `" << report::to_string(r.verdict.status) << "`\n\n" << summary_sentence(r) << "\n\n";
-  for (const auto& reason : r.verdict.reasons) out << "- " << reason << "\n";
+  out << "## cudadiag compare: `" << report::to_string(r.verdict.status) << "`\n\n" << printable(summary_sentence(r)) << "\n\n";
+  for (const auto& reason : r.verdict.reasons) out << "- " << printable(reason) << "\n";
   if (!r.verdict.reasons.empty()) out << "\n";
   if (is_fleet(cmp)) {
     for (const auto& s : fleet_sections(cmp)) md_section(out, s);
@@ -228,7 +229,7 @@ std::string render_compare_md(const report::Report& r) {
   const auto& notes = member_or_empty(cmp, "notes");
   if (!notes.empty()) {
     out << "### Notes\n\n";
-    for (const auto& n : notes) out << "- " << text_of(n) << "\n";
+    for (const auto& n : notes) out << "- " << printable(text_of(n)) << "\n";
     out << "\n";
   }
   out << "<sub>cudadiag " << r.tool.value("version", "") << " (" << r.tool.value("git_revision", "")
@@ -239,8 +240,8 @@ std::string render_compare_md(const report::Report& r) {
 std::string render_compare_text(const report::Report& r, bool color) {
   const json& cmp = comparison_of(r);
   std::ostringstream out;
-  out << "cudadiag compare: " << status_colored(std::string(report::to_string(r.verdict.status)), color) << "\n" << summary_sentence(r) << "\n";
-  for (const auto& reason : r.verdict.reasons) out << "  - " << reason << "\n";
+  out << "cudadiag compare: " << status_colored(std::string(report::to_string(r.verdict.status)), color) << "\n" << printable(summary_sentence(r)) << "\n";
+  for (const auto& reason : r.verdict.reasons) out << "  - " << printable(reason) << "\n";
   if (is_fleet(cmp)) {
     for (const auto& s : fleet_sections(cmp)) text_section(out, s);
   } else {
@@ -249,7 +250,7 @@ std::string render_compare_text(const report::Report& r, bool color) {
   const auto& notes = member_or_empty(cmp, "notes");
   if (!notes.empty()) {
     out << "\nNotes\n";
-    for (const auto& n : notes) out << "  - " << text_of(n) << "\n";
+    for (const auto& n : notes) out << "  - " << printable(text_of(n)) << "\n";
   }
   return out.str();
 }

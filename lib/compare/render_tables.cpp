@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include "util/printable.h"
+
 namespace cudadiag::compare {
 
 using report::json;
@@ -35,10 +37,16 @@ namespace {
 
 std::string md_cell(const std::string& s) {
   std::string out;
-  for (char ch : s) {
-    if (ch == '|') out += "\\|";
-    else if (ch == '\n') out += "<br>";
-    else out += ch;
+  std::size_t start = 0;
+  while (true) {  // line breaks stay breaks; every other control character is shown escaped
+    const auto nl = s.find('\n', start);
+    for (char ch : printable(s.substr(start, nl == std::string::npos ? std::string::npos : nl - start))) {
+      if (ch == '|') out += "\\|";
+      else out += ch;
+    }
+    if (nl == std::string::npos) break;
+    out += "<br>";
+    start = nl + 1;
   }
   return out;
 }
@@ -90,7 +98,7 @@ void text_table(std::ostringstream& out, const std::string& title, const Row& he
   out << "\n" << title << "\n";
   std::vector<std::size_t> width(header.size(), 0);
   auto cell = [&](const Row& r, std::size_t i) {
-    const std::string s = i < r.size() ? r[i] : "";
+    const std::string s = i < r.size() ? printable(r[i]) : "";
     return clip_cells ? clip(s) : s;
   };
   for (std::size_t i = 0; i < header.size(); ++i) width[i] = display_width(header[i]);

@@ -35,6 +35,15 @@ void SkimReader::syntax_error(std::size_t offset, const std::string& reason) con
   throw json_syntax_error(text_, offset, reason, file_);
 }
 
+void SkimReader::slice_error(std::string_view raw, const report::json::exception& e) const {
+  const auto start = static_cast<std::size_t>(raw.data() - text_.data());
+  if (const auto* pe = dynamic_cast<const report::json::parse_error*>(&e))
+    syntax_error(start + (pe->byte > 0 ? pe->byte - 1 : 0), pe->what());
+  if (dynamic_cast<const report::json::out_of_range*>(&e))
+    syntax_error(start, "a number too large for a double (it reads as infinity)");
+  syntax_error(start, e.what());
+}
+
 void SkimReader::expect(JsonKind k, const JsonPath& at) {
   const JsonKind found = skim_.peek();
   if (found != k) fail(at, std::string("must be ") + (k == JsonKind::object || k == JsonKind::array ? "an " : "a ") +
@@ -57,8 +66,8 @@ std::string SkimReader::string(const JsonPath& at) {
   // Escapes or non-ASCII text: nlohmann decodes the escapes and checks the UTF-8.
   try {
     return report::json::parse(raw).get<std::string>();
-  } catch (const report::json::parse_error& e) {
-    syntax_error(static_cast<std::size_t>(raw.data() - text_.data()) + (e.byte > 0 ? e.byte - 1 : 0), e.what());
+  } catch (const report::json::exception& e) {
+    slice_error(raw, e);
   }
 }
 
@@ -98,8 +107,8 @@ report::json SkimReader::value() {
   const std::string_view raw = skim_.slice();
   try {
     return report::json::parse(raw);
-  } catch (const report::json::parse_error& e) {
-    syntax_error(static_cast<std::size_t>(raw.data() - text_.data()) + (e.byte > 0 ? e.byte - 1 : 0), e.what());
+  } catch (const report::json::exception& e) {
+    slice_error(raw, e);
   }
 }
 

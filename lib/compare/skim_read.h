@@ -49,6 +49,9 @@ class SkimReader {
   [[noreturn]] void fail(const JsonPath& at, const std::string& what) const;
   // A syntax error at a byte offset: "FILE: line L, column C (byte B): malformed JSON: ...".
   [[noreturn]] void syntax_error(std::size_t offset, const std::string& reason) const;
+  // An nlohmann error while parsing `raw` (a slice of the text): a syntax error at its
+  // byte, or a number that does not fit a double (1e999) at the slice's start.
+  [[noreturn]] void slice_error(std::string_view raw, const report::json::exception& e) const;
 
  private:
   std::string_view number_text(const JsonPath& at, const char* what);

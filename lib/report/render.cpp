@@ -14,7 +14,7 @@ Format parse_format(const std::string& text) {
 
 std::string render(const Report& r, Format format, bool color) {
   switch (format) {
-    case Format::json: return to_json(r).dump(2) + "\n";
+    case Format::json: return dump_json(to_json(r), 2) + "\n";
     case Format::md: return render_markdown(r);
     case Format::text: break;
   }

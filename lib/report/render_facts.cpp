@@ -11,13 +11,13 @@ std::string str(const json& j, const char* key) {
   const auto& v = j.at(key);
   if (v.is_string()) return v.get<std::string>();
   if (v.is_null()) return "";
-  return v.dump();
+  return dump_json(v);
 }
 
 std::string scalar_text(const json& v) {
   if (v.is_string()) return v.get<std::string>();
   if (v.is_null()) return "null";
-  return v.dump();
+  return dump_json(v);
 }
 
 std::string fixed(double v, int decimals) {
@@ -134,7 +134,7 @@ void flatten_into(const json& v, const std::string& prefix, int depth, std::vect
     }
     return;
   }
-  out.push_back({prefix, v.is_structured() ? v.dump() : scalar_text(v)});
+  out.push_back({prefix, v.is_structured() ? dump_json(v) : scalar_text(v)});
 }
 
 }  // namespace

@@ -6,20 +6,19 @@
 
 #include "report/render_facts.h"
 #include "report/render_formats.h"
+#include "util/printable.h"
 
 namespace cudadiag::report {
 namespace {
 
 constexpr size_t kStderrLines = 20;
 
-// A table cell: pipes escaped, line breaks flattened.
+// A table cell: pipes escaped, control characters made visible.
 std::string cell(const std::string& s) {
   std::string out;
-  for (const char c : s) {
+  for (const char c : printable(s)) {
     if (c == '|') {
       out += "\\|";
-    } else if (c == '\n' || c == '\r') {
-      out += ' ';
     } else {
       out += c;
     }
@@ -47,13 +46,13 @@ std::string fence_for(const std::string& text) {
 
 void write_bullets(std::ostringstream& out, const std::vector<facts::Fact>& list) {
   for (const auto& f : list) {
-    std::string label = f.label;
+    std::string label = printable(f.label);
     if (label.rfind("gpu", 0) == 0) {
       label.replace(0, 3, "GPU");
     } else if (!label.empty()) {
       label[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(label[0])));
     }
-    out << "- **" << label << ":** " << f.value << "\n";
+    out << "- **" << label << ":** " << printable(f.value) << "\n";
   }
 }
 
@@ -75,14 +74,14 @@ void write_details(std::ostringstream& out, const Report& r) {
     if (!facts::needs_details(res)) continue;
     if (!any) out << "\n### Details\n";
     any = true;
-    out << "\n#### " << facts::detail_title(res) << "\n\n";
+    out << "\n#### " << printable(facts::detail_title(res)) << "\n\n";
     write_bullets(out, facts::detail_facts(res));
-    for (const auto& x : facts::xid_lines(res)) out << "- **Kernel log:** " << x << "\n";
+    for (const auto& x : facts::xid_lines(res)) out << "- **Kernel log:** " << printable(x) << "\n";
     if (res.child && !res.child->stderr_excerpt.text.empty()) {
       size_t omitted = 0;
       const auto lines = facts::first_lines(res.child->stderr_excerpt.text, kStderrLines, omitted);
       std::string body;
-      for (const auto& l : lines) body += l + "\n";
+      for (const auto& l : lines) body += printable(l) + "\n";
       if (omitted > 0) body += "... (" + std::to_string(omitted) + " more line(s))\n";
       const std::string fence = fence_for(body);
       out << "\nstderr:\n\n" << fence << "text\n" << body << fence << "\n";
@@ -94,7 +93,7 @@ void write_details(std::ostringstream& out, const Report& r) {
 
 std::string render_markdown(const Report& r) {
   std::ostringstream out;
-  const std::string command = r.invocation.value("command", std::string("report"));
+  const std::string command = printable(r.invocation.value("command", std::string("report")));
   const std::string status(to_string(r.verdict.status));
   out << "## cudadiag " << command << ": **" << status << "**\n\n";
   write_bullets(out, facts::header(r));
@@ -106,7 +105,7 @@ std::string render_markdown(const Report& r) {
   }
 
   for (const auto& [key, section] : r.extra.items()) {
-    out << "\n### " << facts::section_title(key) << "\n\n";
+    out << "\n### " << printable(facts::section_title(key)) << "\n\n";
     write_bullets(out, facts::flatten_section(section));
   }
 
@@ -114,7 +113,7 @@ std::string render_markdown(const Report& r) {
   write_bullets(out, facts::summary(r));
   out << "\n### Verdict: " << status << "\n";
   if (!r.verdict.reasons.empty()) out << "\n";
-  for (const auto& reason : r.verdict.reasons) out << "- " << reason << "\n";
+  for (const auto& reason : r.verdict.reasons) out << "- " << printable(reason) << "\n";
   return out.str();
 }
 

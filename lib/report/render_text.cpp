@@ -9,6 +9,7 @@
 
 #include "report/render_facts.h"
 #include "report/render_formats.h"
+#include "util/printable.h"
 
 namespace cudadiag::report {
 namespace {
@@ -52,8 +53,10 @@ const char* verdict_colour(VerdictStatus status) {
 
 void write_facts(std::ostringstream& out, const std::vector<facts::Fact>& list, const std::string& indent) {
   size_t width = 0;
-  for (const auto& f : list) width = std::max(width, facts::display_width(f.label));
-  for (const auto& f : list) out << indent << pad(f.label, width) << "  " << f.value << "\n";
+  std::vector<facts::Fact> shown;
+  for (const auto& f : list) shown.push_back({printable(f.label), printable(f.value)});
+  for (const auto& f : shown) width = std::max(width, facts::display_width(f.label));
+  for (const auto& f : shown) out << indent << pad(f.label, width) << "  " << f.value << "\n";
 }
 
 void write_table(std::ostringstream& out, const Report& r, const Painter& paint, bool color) {
@@ -66,9 +69,10 @@ void write_table(std::ostringstream& out, const Report& r, const Painter& paint,
     const auto row = facts::row(res);
     std::string mark = "-";
     if (row.met) mark = *row.met ? (color ? "✓" : "ok") : (color ? "✗" : "FAIL");
-    rows.push_back({row.case_id, row.profile, row.allocator.empty() ? "-" : row.allocator, row.outcome,
-                    row.expected.empty() ? "-" : row.expected, mark, row.error.empty() ? "-" : row.error,
-                    row.duration});
+    rows.push_back({printable(row.case_id), printable(row.profile),
+                    row.allocator.empty() ? "-" : printable(row.allocator), printable(row.outcome),
+                    row.expected.empty() ? "-" : printable(row.expected), mark,
+                    row.error.empty() ? "-" : printable(row.error), row.duration});
     met.push_back(row.met);
   }
   std::array<size_t, kCols> width{};
@@ -95,16 +99,16 @@ void write_details(std::ostringstream& out, const Report& r, const Painter& pain
     if (!facts::needs_details(res)) continue;
     if (!any) out << "\n" << paint("Details", kBold) << "\n";
     any = true;
-    out << "\n" << paint(facts::detail_title(res), kBold) << "\n";
+    out << "\n" << paint(printable(facts::detail_title(res)), kBold) << "\n";
     write_facts(out, facts::detail_facts(res), "  ");
     if (res.child && !res.child->stderr_excerpt.text.empty()) {
       size_t omitted = 0;
       const auto lines = facts::first_lines(res.child->stderr_excerpt.text, kStderrLines, omitted);
       out << "  stderr:\n";
-      for (const auto& l : lines) out << "    | " << l << "\n";
+      for (const auto& l : lines) out << "    | " << printable(l) << "\n";
       if (omitted > 0) out << "    | ... (" << omitted << " more line(s))\n";
     }
-    for (const auto& x : facts::xid_lines(res)) out << "  " << x << "\n";
+    for (const auto& x : facts::xid_lines(res)) out << "  " << printable(x) << "\n";
   }
 }
 
@@ -113,7 +117,7 @@ void write_details(std::ostringstream& out, const Report& r, const Painter& pain
 std::string render_text(const Report& r, bool color) {
   const Painter paint(color);
   std::ostringstream out;
-  const std::string command = r.invocation.value("command", std::string("report"));
+  const std::string command = printable(r.invocation.value("command", std::string("report")));
   const std::string status(to_string(r.verdict.status));
   out << paint("cudadiag " + command, kBold) << ": " << paint(status, verdict_colour(r.verdict.status)) << "\n";
   write_facts(out, facts::header(r), "  ");
@@ -125,14 +129,14 @@ std::string render_text(const Report& r, bool color) {
   }
 
   for (const auto& [key, section] : r.extra.items()) {
-    out << "\n" << paint(facts::section_title(key), kBold) << "\n";
+    out << "\n" << paint(printable(facts::section_title(key)), kBold) << "\n";
     write_facts(out, facts::flatten_section(section), "  ");
   }
 
   out << "\n" << paint("Summary", kBold) << "\n";
   write_facts(out, facts::summary(r), "  ");
   out << "\n" << paint("Verdict: ", kBold) << paint(status, verdict_colour(r.verdict.status)) << "\n";
-  for (const auto& reason : r.verdict.reasons) out << "  - " << reason << "\n";
+  for (const auto& reason : r.verdict.reasons) out << "  - " << printable(reason) << "\n";
   return out.str();
 }
 

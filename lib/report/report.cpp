@@ -4,6 +4,7 @@
 #include <ctime>
 #include <stdexcept>
 
+#include "report/json_reader.h"
 #include "util/build_info.h"
 
 namespace cudadiag::report {
@@ -15,25 +16,6 @@ void put_if(json& j, const char* key, const std::string& v) {
 
 json excerpt_json(const StreamExcerpt& s) {
   return json{{"text", s.text}, {"total_bytes", s.total_bytes}, {"dropped_bytes", s.dropped_bytes}};
-}
-
-StreamExcerpt excerpt_from(const json& j) {
-  StreamExcerpt s;
-  if (!j.is_object()) return s;
-  s.text = j.value("text", "");
-  s.total_bytes = j.value("total_bytes", 0ULL);
-  s.dropped_bytes = j.value("dropped_bytes", 0ULL);
-  return s;
-}
-
-template <typename T>
-T get_required(const json& j, const char* key, const std::string& path) {
-  if (!j.contains(key)) throw std::runtime_error(path + "." + key + ": missing");
-  try {
-    return j.at(key).get<T>();
-  } catch (const json::exception&) {
-    throw std::runtime_error(path + "." + key + ": wrong type (" + j.at(key).type_name() + ")");
-  }
 }
 
 bool parse_number(const std::string& s, size_t& pos, int& out) {
@@ -55,6 +37,10 @@ std::optional<SemVer> parse_semver(const std::string& text) {
   if (!parse_number(text, pos, v.patch)) return std::nullopt;
   if (pos < text.size() && text[pos] != '-' && text[pos] != '+') return std::nullopt;
   return v;
+}
+
+std::string dump_json(const json& j, int indent) {
+  return j.dump(indent, ' ', false, json::error_handler_t::replace);
 }
 
 json to_json(const ErrorInfo& e) {
@@ -136,114 +122,169 @@ json to_json(const Report& r) {
   return j;
 }
 
-ErrorInfo error_from_json(const json& j) {
+namespace {
+
+ErrorInfo read_error(const JsonReader& rd, const json& j, const std::string& p) {
+  rd.object(j, p);
   ErrorInfo e;
-  e.code = j.value("code", 0);
-  e.name = j.value("name", "");
-  e.source = j.value("source", "");
-  e.error_class = j.value("class", "");
-  e.sticky = j.value("sticky", false);
-  e.surfaced_at = j.value("surfaced_at", "");
-  e.api_call = j.value("api_call", "");
-  e.meaning = j.value("meaning", "");
-  e.next_step = j.value("next_step", "");
-  e.message = j.value("message", "");
-  e.location = j.value("location", "");
-  e.last_kernel = j.value("last_kernel", "");
+  e.code = rd.int_or(j, "code", p, 0);
+  e.name = rd.string_or(j, "name", p);
+  e.source = rd.string_or(j, "source", p);
+  e.error_class = rd.string_or(j, "class", p);
+  e.sticky = rd.boolean_or(j, "sticky", p, false);
+  e.surfaced_at = rd.string_or(j, "surfaced_at", p);
+  e.api_call = rd.string_or(j, "api_call", p);
+  e.meaning = rd.string_or(j, "meaning", p);
+  e.next_step = rd.string_or(j, "next_step", p);
+  e.message = rd.string_or(j, "message", p);
+  e.location = rd.string_or(j, "location", p);
+  e.last_kernel = rd.string_or(j, "last_kernel", p);
   return e;
 }
 
-Result result_from_json(const json& j) {
-  const std::string path = "result";
-  if (!j.is_object()) throw std::runtime_error(path + ": not an object");
+StreamExcerpt read_excerpt(const JsonReader& rd, const json& j, const std::string& p) {
+  rd.object(j, p);
+  StreamExcerpt s;
+  s.text = rd.string_or(j, "text", p);
+  s.total_bytes = rd.unsigned_or(j, "total_bytes", p, 0);
+  s.dropped_bytes = rd.unsigned_or(j, "dropped_bytes", p, 0);
+  return s;
+}
+
+RepeatStats read_repeats(const JsonReader& rd, const json& j, const std::string& p) {
+  rd.object(j, p);
+  RepeatStats s;
+  s.runs = rd.int_or(j, "runs", p, 0);
+  s.failures = rd.int_or(j, "failures", p, 0);
+  s.failure_rate = rd.number_or(j, "failure_rate", p, 0.0);
+  s.ci_low = rd.number_or(j, "ci95_low", p, 0.0);
+  s.ci_high = rd.number_or(j, "ci95_high", p, 0.0);
+  if (const json* v = rd.find(j, "seconds", p)) s.seconds = rd.number(*v, JsonReader::member_pointer(p, "seconds"));
+  if (const json* v = rd.find(j, "runs_per_second", p))
+    s.runs_per_second = rd.number(*v, JsonReader::member_pointer(p, "runs_per_second"));
+  const json hist = rd.object_or_empty(j, "histogram", p);
+  const std::string hp = JsonReader::member_pointer(p, "histogram");
+  for (const auto& [k, v] : hist.items()) s.histogram[k] = rd.int_or(hist, k, hp, 0);
+  return s;
+}
+
+ChildInfo read_child(const JsonReader& rd, const json& j, const std::string& p) {
+  rd.object(j, p);
+  ChildInfo c;
+  c.pid = rd.int_or(j, "pid", p, 0);
+  c.ending = rd.string_or(j, "ending", p);
+  if (rd.find(j, "exit_code", p)) c.exit_code = rd.int_or(j, "exit_code", p, 0);
+  if (rd.find(j, "signal", p)) c.signal = rd.int_or(j, "signal", p, 0);
+  c.signal_name = rd.string_or(j, "signal_name", p);
+  c.killed_after_grace = rd.boolean_or(j, "killed_after_grace", p, false);
+  if (const json* v = rd.find(j, "stdout", p)) c.stdout_excerpt = read_excerpt(rd, *v, JsonReader::member_pointer(p, "stdout"));
+  if (const json* v = rd.find(j, "stderr", p)) c.stderr_excerpt = read_excerpt(rd, *v, JsonReader::member_pointer(p, "stderr"));
+  return c;
+}
+
+// A member that holds an object or null (absent reads as null).
+const json* object_or_null(const JsonReader& rd, const json& j, const char* key, const std::string& p) {
+  const json* v = rd.find(j, key, p);
+  if (!v || v->is_null()) return nullptr;
+  return &rd.object(*v, JsonReader::member_pointer(p, key));
+}
+
+Result read_result(const JsonReader& rd, const json& j, const std::string& p) {
+  rd.object(j, p);
   Result r;
-  r.case_id = get_required<std::string>(j, "case_id", path);
-  r.kernel = get_required<std::string>(j, "kernel", path);
-  r.params = j.value("params", json::object());
-  r.profile = j.value("profile", "default");
-  if (j.contains("allocator")) {
-    const auto a = profiles::parse_allocator(get_required<std::string>(j, "allocator", path));
-    if (!a) throw std::runtime_error(path + ".allocator: unknown allocator '" + j["allocator"].get<std::string>() + "'");
+  r.case_id = rd.string(rd.required(j, "case_id", p), JsonReader::member_pointer(p, "case_id"));
+  r.kernel = rd.string(rd.required(j, "kernel", p), JsonReader::member_pointer(p, "kernel"));
+  r.params = rd.object_or_empty(j, "params", p);
+  r.profile = rd.string_or(j, "profile", p, "default");
+  if (const json* v = rd.find(j, "allocator", p)) {
+    const std::string ap = JsonReader::member_pointer(p, "allocator");
+    const std::string text = rd.string(*v, ap);
+    const auto a = profiles::parse_allocator(text);
+    if (!a) rd.fail(ap, "unknown allocator '" + text + "'");
     r.allocator = *a;
   }
-  r.device = j.value("device", "");
-  r.device_index = j.value("device_index", -1);
-  const auto outcome_text = get_required<std::string>(j, "outcome", path);
-  const auto outcome = parse_outcome(outcome_text);
-  if (!outcome) throw std::runtime_error(path + ".outcome: unknown outcome '" + outcome_text + "'");
-  r.outcome = *outcome;
-  r.expected = j.value("expected", "");
-  if (j.contains("expectation_met") && j["expectation_met"].is_boolean())
-    r.expectation_met = j["expectation_met"].get<bool>();
-  r.reason = j.value("reason", "");
-  if (j.contains("error") && j["error"].is_object()) r.error = error_from_json(j["error"]);
-  r.duration_ms = j.value("duration_ms", 0.0);
-  if (j.contains("repeats") && j["repeats"].is_object()) {
-    const auto& rj = j["repeats"];
-    RepeatStats s;
-    s.runs = rj.value("runs", 0);
-    s.failures = rj.value("failures", 0);
-    s.failure_rate = rj.value("failure_rate", 0.0);
-    s.ci_low = rj.value("ci95_low", 0.0);
-    s.ci_high = rj.value("ci95_high", 0.0);
-    if (rj.contains("histogram") && rj["histogram"].is_object())
-      for (const auto& [k, v] : rj["histogram"].items()) s.histogram[k] = v.get<int>();
-    if (rj.contains("seconds") && rj["seconds"].is_number()) s.seconds = rj["seconds"].get<double>();
-    if (rj.contains("runs_per_second") && rj["runs_per_second"].is_number())
-      s.runs_per_second = rj["runs_per_second"].get<double>();
-    r.repeats = s;
+  r.device = rd.string_or(j, "device", p);
+  r.device_index = rd.int_or(j, "device_index", p, -1);
+  {
+    const std::string op = JsonReader::member_pointer(p, "outcome");
+    const std::string text = rd.string(rd.required(j, "outcome", p), op);
+    const auto outcome = parse_outcome(text);
+    if (!outcome) rd.fail(op, "unknown outcome '" + text + "'");
+    r.outcome = *outcome;
   }
-  if (j.contains("child") && j["child"].is_object()) {
-    const auto& cj = j["child"];
-    ChildInfo c;
-    c.pid = cj.value("pid", 0);
-    c.ending = cj.value("ending", "");
-    if (cj.contains("exit_code")) c.exit_code = cj["exit_code"].get<int>();
-    if (cj.contains("signal")) c.signal = cj["signal"].get<int>();
-    c.signal_name = cj.value("signal_name", "");
-    c.killed_after_grace = cj.value("killed_after_grace", false);
-    if (cj.contains("stdout")) c.stdout_excerpt = excerpt_from(cj["stdout"]);
-    if (cj.contains("stderr")) c.stderr_excerpt = excerpt_from(cj["stderr"]);
-    r.child = c;
-  }
-  r.launch_log = j.value("launch_log", json::array());
-  r.buffers = j.value("buffers", json::array());
-  r.faulting_buffer = j.value("faulting_buffer", json(nullptr));
-  r.xid = j.value("xid", json::array());
-  r.sanitizer = j.value("sanitizer", json(nullptr));
-  r.details = j.value("details", json::object());
+  r.expected = rd.string_or(j, "expected", p);
+  if (const json* v = rd.find(j, "expectation_met", p); v && !v->is_null())
+    r.expectation_met = rd.boolean(*v, JsonReader::member_pointer(p, "expectation_met"));
+  r.reason = rd.string_or(j, "reason", p);
+  if (const json* v = object_or_null(rd, j, "error", p)) r.error = read_error(rd, *v, JsonReader::member_pointer(p, "error"));
+  r.duration_ms = rd.number_or(j, "duration_ms", p, 0.0);
+  if (const json* v = object_or_null(rd, j, "repeats", p))
+    r.repeats = read_repeats(rd, *v, JsonReader::member_pointer(p, "repeats"));
+  if (const json* v = object_or_null(rd, j, "child", p)) r.child = read_child(rd, *v, JsonReader::member_pointer(p, "child"));
+  r.launch_log = rd.array_or_empty(j, "launch_log", p);
+  r.buffers = rd.array_or_empty(j, "buffers", p);
+  if (const json* v = object_or_null(rd, j, "faulting_buffer", p)) r.faulting_buffer = *v;
+  r.xid = rd.array_or_empty(j, "xid", p);
+  if (const json* v = rd.find(j, "sanitizer", p)) r.sanitizer = *v;
+  r.details = rd.object_or_empty(j, "details", p);
   return r;
 }
 
-Report report_from_json(const json& j) {
-  if (!j.is_object()) throw std::runtime_error("report: not a JSON object");
-  Report r;
-  r.schema_version = get_required<std::string>(j, "schema_version", "report");
-  r.tool = j.value("tool", json::object());
-  r.invocation = j.value("invocation", json::object());
-  r.host = j.value("host", json::object());
-  r.driver = j.value("driver", json::object());
-  r.devices = j.value("devices", json::array());
-  r.environment = j.value("environment", json::object());
-  r.gpu = j.value("gpu", json::object());
-  if (!j.contains("results") || !j["results"].is_array())
-    throw std::runtime_error("report.results: missing or not an array");
-  size_t i = 0;
-  for (const auto& rj : j["results"]) {
-    try {
-      r.results.push_back(result_from_json(rj));
-    } catch (const std::exception& e) {
-      throw std::runtime_error("report.results[" + std::to_string(i) + "]: " + e.what());
+// Sections kept as JSON: the shape, and the members other parts of cudadiag read.
+json read_section(const JsonReader& rd, const json& j, const char* key, bool object,
+                  std::initializer_list<JsonReader::Typed> members = {}) {
+  json section = object ? rd.object_or_empty(j, key, "") : rd.array_or_empty(j, key, "");
+  const std::string p = JsonReader::member_pointer("", key);
+  if (object) {
+    rd.check_members(section, p, members);
+  } else {
+    for (std::size_t i = 0; i < section.size(); ++i) {
+      const std::string ep = JsonReader::element_pointer(p, i);
+      rd.check_members(section[i], ep, members);
     }
-    ++i;
   }
-  r.summary = j.value("summary", json::object());
-  if (j.contains("verdict") && j["verdict"].is_object()) {
-    const std::string status = j["verdict"].value("status", "");
-    const auto parsed = parse_verdict_status(status);
-    if (!parsed) throw std::runtime_error("report.verdict.status: unknown status '" + status + "'");
+  return section;
+}
+
+}  // namespace
+
+ErrorInfo error_from_json(const json& j, const std::string& source) {
+  return read_error(JsonReader(source), j, "");
+}
+
+Result result_from_json(const json& j, const std::string& source) {
+  return read_result(JsonReader(source), j, "");
+}
+
+Report report_from_json(const json& j, const std::string& source) {
+  using T = JsonReader::Type;
+  const JsonReader rd(source);
+  rd.object(j, "");
+  Report r;
+  r.schema_version = rd.string(rd.required(j, "schema_version", ""), "/schema_version");
+  r.tool = read_section(rd, j, "tool", true,
+                        {{"name", T::string}, {"version", T::string}, {"git_revision", T::string},
+                         {"cuda_toolkit", T::string}});
+  r.invocation = read_section(rd, j, "invocation", true,
+                              {{"command", T::string}, {"argv", T::strings}, {"started_at", T::string},
+                               {"finished_at", T::string}, {"duration_ms", T::number}});
+  r.host = read_section(rd, j, "host", true, {{"hostname", T::string}});
+  r.driver = read_section(rd, j, "driver", true);
+  r.devices = read_section(rd, j, "devices", false,
+                           {{"index", T::integer}, {"uuid", T::string}, {"name", T::string}});
+  r.environment = read_section(rd, j, "environment", true);
+  r.gpu = read_section(rd, j, "gpu", true, {{"ran", T::boolean}, {"reason", T::string}});
+  const json& results = rd.array(rd.required(j, "results", ""), "/results");
+  for (std::size_t i = 0; i < results.size(); ++i)
+    r.results.push_back(read_result(rd, results[i], JsonReader::element_pointer("/results", i)));
+  r.summary = read_section(rd, j, "summary", true);
+  if (const json* v = rd.find(j, "verdict", "")) {
+    rd.object(*v, "/verdict");
+    const std::string text = rd.string_or(*v, "status", "/verdict");
+    const auto parsed = parse_verdict_status(text);
+    if (!parsed) rd.fail("/verdict/status", "unknown status '" + text + "'");
     r.verdict.status = *parsed;
-    r.verdict.reasons = j["verdict"].value("reasons", std::vector<std::string>{});
+    if (const json* reasons = rd.find(*v, "reasons", "/verdict")) r.verdict.reasons = rd.strings(*reasons, "/verdict/reasons");
   }
   static const char* known[] = {"schema_version", "tool",    "invocation", "host",
                                 "driver",         "devices", "environment", "gpu",

@@ -124,16 +124,24 @@ struct Report {
   json extra = json::object();  // command-specific sections (e.g. "comparison", "tma"); merged at top level
 };
 
+// JSON text of any document cudadiag writes: the one way JSON is dumped. Strings from
+// the outside world (environment values, file names, process names in Xid lines,
+// sanitizer text, child output) need not be UTF-8; an invalid sequence becomes U+FFFD
+// instead of an exception, so one bad byte never costs the report.
+std::string dump_json(const json& j, int indent = -1);
+
 json to_json(const ErrorInfo& e);
 json to_json(const ChildInfo& c);
 json to_json(const RepeatStats& r);
 json to_json(const Result& r);
 json to_json(const Report& r);
 
-// Throws std::runtime_error (with the JSON path) on a document that does not fit the model.
-ErrorInfo error_from_json(const json& j);
-Result result_from_json(const json& j);
-Report report_from_json(const json& j);
+// Read a document back into the model. Every wrong type, missing required member or
+// number out of range throws InputError naming `source` and the JSON pointer
+// ("a.json: /results/3/duration_ms: expected a number, got string \"slow\"").
+ErrorInfo error_from_json(const json& j, const std::string& source = "error");
+Result result_from_json(const json& j, const std::string& source = "result");
+Report report_from_json(const json& j, const std::string& source = "report");
 
 // Fills tool (build info) and invocation (argv, start time) of a new report.
 Report new_report(const std::vector<std::string>& argv, const std::string& command);

@@ -8,8 +8,13 @@
 // exclusiveMaximum, minItems, maxItems, minLength, maxLength, allOf, anyOf, oneOf, not,
 // and $ref to a JSON pointer inside the same schema ("#/$defs/name").
 // Annotations ($schema, $id, $comment, title, description, default, examples) are
-// ignored; any other keyword throws std::invalid_argument, so that a schema never
+// ignored. A schema is checked whole before any document (check_schema): any other
+// keyword, anywhere in it, throws std::invalid_argument, so that a schema never
 // silently relies on something the validator does not check.
+//
+// Equality (enum, const) is JSON Schema's: numbers by value, objects in any member
+// order. A string longer than 4096 bytes is reported as too long to check against a
+// pattern (std::regex would recurse once per character).
 #include <string>
 #include <vector>
 
@@ -22,7 +27,11 @@ const std::string& report_schema_text();
 // The embedded schema, parsed once.
 const json& report_schema();
 
-// Validates `document` against `schema`. Returns one message per violation, each
+// Refuses a schema that uses a keyword or a form outside the subset above, or a $ref
+// that does not resolve: std::invalid_argument naming the place in the schema.
+void check_schema(const json& schema);
+
+// Validates `document` against `schema` (after check_schema). Returns one message per violation, each
 // starting with the JSON pointer of the offending value, e.g.
 //   "/results/3/outcome: 'bogus' is not one of ['ok', 'mismatch', ...]".
 // The root is written "/". An empty vector means the document is valid.

@@ -9,6 +9,8 @@
 
 #include "cases/expectation.h"
 #include "profiles/profile.h"
+#include "report/json_document.h"
+#include "report/json_reader.h"
 #include "suite/embedded_suites.h"
 #include "util/atomic_file.h"
 #include "util/errors.h"
@@ -16,58 +18,20 @@
 namespace cudadiag::suite {
 namespace {
 
-// Line and column of a byte offset, for JSON syntax errors.
-std::string line_col(std::string_view text, size_t byte) {
-  size_t line = 1, col = 1;
-  for (size_t i = 0; i < byte && i < text.size(); ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      col = 1;
-    } else {
-      ++col;
-    }
-  }
-  return "line " + std::to_string(line) + ", column " + std::to_string(col);
-}
-
-class Reader {
+// The generic typed reads come from JsonReader; these add the suite's own vocabulary
+// (profiles, expectations, kernel parameters).
+class Reader : public report::JsonReader {
  public:
-  explicit Reader(std::string file) : file_(std::move(file)) {}
+  using JsonReader::JsonReader;
 
-  [[noreturn]] void fail(const std::string& path, const std::string& what) const {
-    throw InputError(file_, path.empty() ? "/" : path, what);
-  }
-
-  const json& object_at(const json& j, const std::string& path) const {
-    if (!j.is_object()) fail(path, std::string("expected an object, got ") + j.type_name());
-    return j;
-  }
-
-  void only_keys(const json& j, const std::string& path, std::initializer_list<const char*> allowed) const {
-    for (const auto& [k, v] : j.items()) {
-      (void)v;
-      if (std::none_of(allowed.begin(), allowed.end(), [&](const char* a) { return k == a; })) {
-        std::string list;
-        for (const char* a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
-        fail(path + "/" + k, "unknown key '" + k + "' (allowed: " + list + ")");
-      }
-    }
-  }
+  const json& object_at(const json& j, const std::string& path) const { return object(j, path); }
 
   std::string string_at(const json& j, const std::string& key, const std::string& path) const {
-    const json& v = j.at(key);
-    if (!v.is_string()) fail(path + "/" + key, std::string("expected a string, got ") + v.type_name());
-    return v.get<std::string>();
+    return string(required(j, key, path), member_pointer(path, key));
   }
 
   int int_at(const json& j, const std::string& key, const std::string& path, int lo, int hi) const {
-    const json& v = j.at(key);
-    if (!v.is_number_integer())
-      fail(path + "/" + key, std::string("expected an integer, got ") + v.dump());
-    const auto x = v.get<long long>();
-    if (x < lo || x > hi)
-      fail(path + "/" + key, std::to_string(x) + " is outside " + std::to_string(lo) + ".." + std::to_string(hi));
-    return static_cast<int>(x);
+    return static_cast<int>(integer(required(j, key, path), member_pointer(path, key), lo, hi));
   }
 
   std::vector<profiles::Profile> profiles_at(const json& j, const std::string& key, const std::string& path) const {
@@ -133,8 +97,6 @@ class Reader {
     }
   }
 
- private:
-  std::string file_;
 };
 
 SuiteCase parse_case(const Reader& rd, const json& cj, const std::string& path, const Suite& s,
@@ -215,14 +177,7 @@ std::string stem_of(const std::string& path) {
 
 Suite parse_suite(std::string_view text, const std::string& file) {
   const Reader rd(file);
-  json doc;
-  try {
-    doc = json::parse(text.begin(), text.end());
-  } catch (const json::parse_error& e) {
-    std::string what = e.what();
-    if (auto at = what.find("; last read"); at != std::string::npos) what = what.substr(at + 2);
-    throw InputError(file, line_col(text, e.byte > 0 ? e.byte - 1 : 0), "invalid JSON: " + what);
-  }
+  const json doc = report::parse_json_document(text, file);
   rd.object_at(doc, "");
   rd.only_keys(doc, "", {"suite", "description", "version", "defaults", "cases"});
 
@@ -272,6 +227,7 @@ std::optional<std::string_view> embedded_suite_text(const std::string& name) {
 }
 
 Suite load_suite(const std::string& name_or_file) {
+  if (name_or_file == "-") return parse_suite(read_file_or_stdin("-"), report::source_name("-"));
   struct stat st {};
   const bool is_file = ::stat(name_or_file.c_str(), &st) == 0 && S_ISREG(st.st_mode);
   const bool looks_like_path = name_or_file.find('/') != std::string::npos ||

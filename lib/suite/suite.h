@@ -40,8 +40,9 @@ struct Suite {
 // Parses and validates a suite document. `file` is used in error messages.
 Suite parse_suite(std::string_view text, const std::string& file);
 
-// "default" (an embedded suite name) or a path to a JSON file. Unknown names that are
-// not files → UsageError listing the embedded suites.
+// "default" (an embedded suite name), a path to a JSON file, or "-" for standard input
+// (named "<stdin>" in messages). Unknown names that are not files → UsageError listing
+// the embedded suites.
 Suite load_suite(const std::string& name_or_file);
 
 // Suites compiled into the binary from repro/*.json (name = file stem).

@@ -3,37 +3,43 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <string_view>
 
 namespace cudadiag::tma {
 namespace {
 
 struct TypeInfo {
-  const char* name;
-  const char* cuda;
+  const char* name;     // the name cudadiag prints
+  const char* cuda;     // the cuda.h enumerator
   unsigned bits;
   bool floating;
+  // Other names people write for it (framework dtype names, C names, short forms);
+  // the cuda.h enumerator without its prefix and the numeric code are accepted too.
+  std::array<const char*, 4> aliases;
 };
 
-// Indexed by the CUtensorMapDataType value.
+// Indexed by the CUtensorMapDataType value: the one table for names, codes and sizes.
 constexpr std::array<TypeInfo, kDataTypeCount> kTypes{{
-    {"uint8", "CU_TENSOR_MAP_DATA_TYPE_UINT8", 8, false},
-    {"uint16", "CU_TENSOR_MAP_DATA_TYPE_UINT16", 16, false},
-    {"uint32", "CU_TENSOR_MAP_DATA_TYPE_UINT32", 32, false},
-    {"int32", "CU_TENSOR_MAP_DATA_TYPE_INT32", 32, false},
-    {"uint64", "CU_TENSOR_MAP_DATA_TYPE_UINT64", 64, false},
-    {"int64", "CU_TENSOR_MAP_DATA_TYPE_INT64", 64, false},
-    {"fp16", "CU_TENSOR_MAP_DATA_TYPE_FLOAT16", 16, true},
-    {"fp32", "CU_TENSOR_MAP_DATA_TYPE_FLOAT32", 32, true},
-    {"fp64", "CU_TENSOR_MAP_DATA_TYPE_FLOAT64", 64, true},
-    {"bf16", "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16", 16, true},
-    {"fp32_ftz", "CU_TENSOR_MAP_DATA_TYPE_FLOAT32_FTZ", 32, true},
-    {"tf32", "CU_TENSOR_MAP_DATA_TYPE_TFLOAT32", 32, true},
-    {"tf32_ftz", "CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ", 32, true},
+    {"uint8", "CU_TENSOR_MAP_DATA_TYPE_UINT8", 8, false, {"u8", "ubyte"}},
+    {"uint16", "CU_TENSOR_MAP_DATA_TYPE_UINT16", 16, false, {"u16", "ushort"}},
+    {"uint32", "CU_TENSOR_MAP_DATA_TYPE_UINT32", 32, false, {"u32", "uint"}},
+    {"int32", "CU_TENSOR_MAP_DATA_TYPE_INT32", 32, false, {"i32", "s32", "int"}},
+    {"uint64", "CU_TENSOR_MAP_DATA_TYPE_UINT64", 64, false, {"u64"}},
+    {"int64", "CU_TENSOR_MAP_DATA_TYPE_INT64", 64, false, {"i64", "s64", "long"}},
+    {"fp16", "CU_TENSOR_MAP_DATA_TYPE_FLOAT16", 16, true, {"f16", "half", "float16"}},
+    {"fp32", "CU_TENSOR_MAP_DATA_TYPE_FLOAT32", 32, true, {"f32", "float", "float32"}},
+    {"fp64", "CU_TENSOR_MAP_DATA_TYPE_FLOAT64", 64, true, {"f64", "double", "float64"}},
+    {"bf16", "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16", 16, true, {"bfloat16"}},
+    {"fp32_ftz", "CU_TENSOR_MAP_DATA_TYPE_FLOAT32_FTZ", 32, true, {"f32_ftz", "float32_ftz"}},
+    {"tf32", "CU_TENSOR_MAP_DATA_TYPE_TFLOAT32", 32, true, {"tfloat32"}},
+    {"tf32_ftz", "CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ", 32, true, {"tfloat32_ftz"}},
     // The packed types hold integers (U4/U6 codes); NaN fill is documented as not allowed.
-    {"16u4_align8b", "CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B", 4, false},
-    {"16u4_align16b", "CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B", 4, false},
-    {"16u6_align16b", "CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B", 6, false},
+    {"16u4_align8b", "CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B", 4, false, {}},
+    {"16u4_align16b", "CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B", 4, false, {}},
+    {"16u6_align16b", "CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B", 6, false, {}},
 }};
+
+constexpr std::string_view kCudaPrefix = "cu_tensor_map_data_type_";
 
 constexpr std::array<const char*, kInterleaveCount> kInterleaveNames{"none", "16B", "32B"};
 constexpr std::array<const char*, kSwizzleCount> kSwizzleNames{
@@ -110,13 +116,21 @@ std::string cuda_name(DataType t) {
 }
 
 std::optional<DataType> parse_data_type(const std::string& text) {
-  const std::string t = lower(text);
-  if (t == "bfloat16") return DataType::bfloat16;
-  if (t == "float16" || t == "half") return DataType::float16;
-  if (t == "float32" || t == "float") return DataType::float32;
-  if (t == "float64" || t == "double") return DataType::float64;
-  for (int i = 0; i < kDataTypeCount; ++i)
-    if (t == kTypes[static_cast<size_t>(i)].name) return static_cast<DataType>(i);
+  std::string t = lower(text);
+  if (!t.empty() && std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    // A CUtensorMapDataType code as printouts show it ("format 9").
+    if (t.size() > 2) return std::nullopt;
+    const int code = std::stoi(t);
+    if (code < kDataTypeCount) return static_cast<DataType>(code);
+    return std::nullopt;
+  }
+  for (int i = 0; i < kDataTypeCount; ++i) {
+    const auto& info = kTypes[static_cast<size_t>(i)];
+    const std::string cuda = lower(info.cuda);
+    bool match = t == info.name || t == cuda || t == cuda.substr(kCudaPrefix.size());
+    for (const char* alias : info.aliases) match = match || (alias && t == alias);
+    if (match) return static_cast<DataType>(i);
+  }
   return std::nullopt;
 }
 
@@ -136,6 +150,17 @@ std::optional<OobFill> parse_oob_fill(const std::string& text) {
 std::string data_type_names() {
   std::string s;
   for (const auto& t : kTypes) s += (s.empty() ? "" : ", ") + std::string(t.name);
+  return s;
+}
+
+std::string data_type_help() {
+  std::string s;
+  for (size_t i = 0; i < kTypes.size(); ++i) {
+    std::string also;
+    for (const char* alias : kTypes[i].aliases)
+      if (alias) also += std::string(", ") + alias;
+    s += (s.empty() ? "" : "; ") + std::string(kTypes[i].name) + " (" + std::to_string(i) + also + ")";
+  }
   return s;
 }
 

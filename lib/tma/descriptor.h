@@ -84,14 +84,20 @@ std::string to_string(OobFill v);
 // The cuda.h enumerator name ("CU_TENSOR_MAP_DATA_TYPE_BFLOAT16").
 std::string cuda_name(DataType t);
 
-// Parse the short names (case-insensitive; a few aliases: "bfloat16", "half", "float").
+// A data type by any name people use for it, case-insensitive: cudadiag's ("bf16"),
+// framework and C names ("bfloat16", "half", "float32", "int64", "u8", ...), the cuda.h
+// enumerator with or without its prefix ("CU_TENSOR_MAP_DATA_TYPE_TFLOAT32",
+// "TFLOAT32"), or the numeric CUtensorMapDataType code a printout shows ("9").
 std::optional<DataType> parse_data_type(const std::string& text);
 std::optional<Interleave> parse_interleave(const std::string& text);
 std::optional<Swizzle> parse_swizzle(const std::string& text);
 std::optional<L2Promotion> parse_l2_promotion(const std::string& text);
 std::optional<OobFill> parse_oob_fill(const std::string& text);
-// Comma-separated lists of the names above, for --help text and error messages.
+// Comma-separated lists of the names above, for error messages.
 std::string data_type_names();
+// Every type with its code and aliases, from the same table, for --help:
+// "uint8 (0, u8, ubyte); ...; bf16 (9, bfloat16); ...".
+std::string data_type_help();
 
 // One-line summary: "bf16 rank 3 dims (128,1,32) strides (2,256) box (64,128,1) ...".
 std::string summary(const Descriptor& d);

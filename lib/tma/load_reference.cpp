@@ -106,7 +106,7 @@ std::uint64_t swizzled_offset(Swizzle s, std::uint64_t logical) {
 }
 
 LoadCheck check_load(const Descriptor& d, const LoadPlan& p, const std::vector<std::uint8_t>& source,
-                     const std::vector<std::uint8_t>& boxes) {
+                     const std::vector<std::uint8_t>& boxes, const ConversionModel& model) {
   LoadCheck r;
   const unsigned eb = p.element_bytes;
   const bool nan_fill = d.oob_fill == OobFill::nan_request_zero_fma;
@@ -114,6 +114,7 @@ LoadCheck check_load(const Descriptor& d, const LoadPlan& p, const std::vector<s
   for (auto n : p.smem_extent) per_box *= n;
   std::vector<std::uint64_t> k(d.rank), x(d.rank);
   static const std::uint8_t zeros[8] = {};
+  const bool convert = converts_on_load(d.data_type) && eb == 4;
   for (std::uint64_t b = 0; b < p.boxes; ++b) {
     const auto origin = box_origin(d, p, b);
     const std::uint8_t* box = boxes.data() + b * p.box_bytes;
@@ -131,7 +132,15 @@ LoadCheck check_load(const Descriptor& d, const LoadPlan& p, const std::vector<s
       const std::uint8_t* got = box + swizzled_offset(d.swizzle, e * eb);
       bool ok;
       std::string expected;
-      if (in_bounds) {
+      if (in_bounds && convert) {
+        std::uint32_t in = 0, out = 0;
+        std::memcpy(&in, source.data() + src, 4);
+        std::memcpy(&out, got, 4);
+        const std::uint32_t want = loaded_bits(d.data_type, in, model);
+        ok = is_fp32_nan(in) ? is_fp32_nan(out) : out == want;
+        if (!ok) expected = is_fp32_nan(in) ? "NaN" : hex_bytes(reinterpret_cast<const std::uint8_t*>(&want), 4);
+        if (!ok && want != in) expected += " (" + to_string(d.data_type) + " of " + hex_bytes(source.data() + src, eb) + ")";
+      } else if (in_bounds) {
         ok = std::memcmp(got, source.data() + src, eb) == 0;
         if (!ok) expected = hex_bytes(source.data() + src, eb);
       } else {

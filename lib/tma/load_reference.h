@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tma/descriptor.h"
+#include "tma/element_conversion.h"
 
 namespace cudadiag::tma {
 
@@ -50,7 +51,9 @@ struct LoadCheck {
 };
 
 // Compares every element of every box. `boxes` holds plan.boxes * plan.box_bytes bytes.
+// An in-bounds element must hold the source element as the load converts it
+// (element_conversion.h: tf32 rounding, _ftz flushing, under `model`).
 LoadCheck check_load(const Descriptor& d, const LoadPlan& p, const std::vector<std::uint8_t>& source,
-                     const std::vector<std::uint8_t>& boxes);
+                     const std::vector<std::uint8_t>& boxes, const ConversionModel& model = {});
 
 }  // namespace cudadiag::tma

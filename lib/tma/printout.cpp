@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <charconv>
+#include <limits>
 
 #include "util/errors.h"
 
@@ -10,6 +11,8 @@ namespace {
 
 constexpr std::string_view kHeader = "TMA Desc Addr:";
 constexpr std::string_view kErrorLine = "Error: Failed to initialize the TMA descriptor";
+// The enum fields are C enums (int) in cuda.h: a larger value cannot have been passed.
+constexpr std::uint64_t kMaxEnum = static_cast<std::uint64_t>(std::numeric_limits<int>::max());
 
 std::vector<std::string_view> split_lines(std::string_view text) {
   std::vector<std::string_view> lines;
@@ -58,9 +61,10 @@ class BlockReader {
     return trim(line.substr(key.size()));
   }
 
-  std::uint64_t number(std::string_view key) {
+  // A number no larger than `max` (the width of the driver's parameter).
+  std::uint64_t number(std::string_view key, std::uint64_t max) {
     const auto v = field(key, "<number>");
-    return parse_number(v, key);
+    return in_range(parse_number(v, key), key, max);
   }
 
   std::uint64_t address(std::string_view key) {
@@ -75,7 +79,7 @@ class BlockReader {
     fail(last_, "'" + std::string(key) + "' is not a hexadecimal address: '" + std::string(v) + "'");
   }
 
-  std::vector<std::uint64_t> tuple(std::string_view key) {
+  std::vector<std::uint64_t> tuple(std::string_view key, std::uint64_t max) {
     auto v = field(key, "(a,b,c,...)");
     if (v.size() < 2 || v.front() != '(' || v.back() != ')')
       fail(last_, "'" + std::string(key) + "' must be a parenthesised list like (128,1,32,1,1), found '" +
@@ -86,7 +90,7 @@ class BlockReader {
       const size_t comma = v.find(',');
       const auto item = trim(v.substr(0, comma));
       if (item.empty() && comma == std::string_view::npos && !out.empty()) break;  // trailing comma
-      out.push_back(parse_number(item, key));
+      out.push_back(in_range(parse_number(item, key), key, max));
       if (comma == std::string_view::npos) break;
       v.remove_prefix(comma + 1);
     }
@@ -99,6 +103,15 @@ class BlockReader {
   }
 
  private:
+  // The driver takes 32-bit fields (enums, boxDim, elementStrides): a larger printed
+  // value is not that descriptor, and casting it down would invent another one.
+  std::uint64_t in_range(std::uint64_t v, std::string_view key, std::uint64_t max) const {
+    if (v > max)
+      fail(last_, "'" + std::string(key) + "': " + std::to_string(v) + " is out of range (at most " +
+                      std::to_string(max) + ")");
+    return v;
+  }
+
   std::uint64_t parse_number(std::string_view v, std::string_view key) const {
     std::uint64_t out = 0;
     auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), out, 10);
@@ -152,9 +165,8 @@ std::vector<PrintedDescriptor> parse_printout(std::string_view text, const std::
     pd.desc_address = std::string(trim(lines[i].substr(at + kHeader.size())));
     BlockReader r(lines, i, lines[i].substr(0, at), source);
     auto& d = pd.descriptor;
-    const auto format = r.number("format");
-    d.data_type = static_cast<DataType>(static_cast<int>(format));
-    const auto rank = r.number("dim");
+    d.data_type = static_cast<DataType>(r.number("format", kMaxEnum));
+    const auto rank = r.number("dim", kMaxEnum);
     const int rank_line = static_cast<int>(r.position());
     if (rank < 1 || rank > kMaxRank) r.fail(rank_line, "'dim' must be 1..5, found " + std::to_string(rank));
     d.rank = static_cast<unsigned>(rank);
@@ -164,18 +176,20 @@ std::vector<PrintedDescriptor> parse_printout(std::string_view text, const std::
         r.fail(static_cast<int>(r.position()), std::string("'") + key + "' has " + std::to_string(v.size()) +
                                                    " entries, fewer than dim = " + std::to_string(rank));
     };
-    const auto dims = r.tuple("globalDim");
+    constexpr auto kU64 = std::numeric_limits<std::uint64_t>::max();
+    constexpr auto kU32 = std::numeric_limits<std::uint32_t>::max();
+    const auto dims = r.tuple("globalDim", kU64);
     need(dims, "globalDim");
-    pd.printed_strides = r.tuple("globalStrides");
+    pd.printed_strides = r.tuple("globalStrides", kU64);
     need(pd.printed_strides, "globalStrides");
-    const auto box = r.tuple("boxDim");
+    const auto box = r.tuple("boxDim", kU32);
     need(box, "boxDim");
-    const auto estr = r.tuple("elementStrides");
+    const auto estr = r.tuple("elementStrides", kU32);
     need(estr, "elementStrides");
-    d.interleave = static_cast<Interleave>(static_cast<int>(r.number("interleave")));
-    d.swizzle = static_cast<Swizzle>(static_cast<int>(r.number("swizzle")));
-    d.l2_promotion = static_cast<L2Promotion>(static_cast<int>(r.number("l2Promotion")));
-    d.oob_fill = static_cast<OobFill>(static_cast<int>(r.number("oobFill")));
+    d.interleave = static_cast<Interleave>(r.number("interleave", kMaxEnum));
+    d.swizzle = static_cast<Swizzle>(r.number("swizzle", kMaxEnum));
+    d.l2_promotion = static_cast<L2Promotion>(r.number("l2Promotion", kMaxEnum));
+    d.oob_fill = static_cast<OobFill>(r.number("oobFill", kMaxEnum));
     d.dims = first_n<std::uint64_t>(dims, rank);
     // Entry 0 is the element stride; the driver receives entries 1..rank-1.
     d.strides.assign(pd.printed_strides.begin() + 1, pd.printed_strides.begin() + static_cast<long>(rank));

@@ -86,7 +86,7 @@ Descriptor descriptor_from_flags(const ExplicitForm& f) {
     throw UsageError("the explicit form needs --dtype, --dims and --box (and --strides for rank 2+), "
                      "or use --from-log FILE");
   Descriptor d;
-  d.data_type = parse_enum<DataType>("--dtype", f.dtype, parse_data_type, data_type_names());
+  d.data_type = parse_enum<DataType>("--dtype", f.dtype, parse_data_type, data_type_help());
   if (f.dims.size() > 5) throw UsageError("--dims: " + std::to_string(f.dims.size()) + " values; at most 5 dimensions");
   d.rank = static_cast<unsigned>(f.dims.size());
   d.dims = f.dims;

@@ -2,7 +2,8 @@
 # TMA descriptors on the device: (1) the validator's rule table through the real
 # cuTensorMapEncodeTiled (validator vs driver per row; any disagreement fails), (2) the
 # cp.async.bulk.tensor load check on a set of shapes (1D..5D, swizzles, element
-# strides, a box larger than the tensor with zero and NaN fill), (3) the seed's
+# strides, a box larger than the tensor with zero and NaN fill, tf32 and the _ftz types),
+# (2b) the tf32 conversion probe, (3) the seed's
 # seq-len sweep 0..8 (as-is: seq 0 and 1 rejected, 2..8 encode and load; canonical:
 # seq 1 works too).
 set -uo pipefail
@@ -61,8 +62,28 @@ check box-gt-tensor-zero 0 ok --dtype fp32 --dims 20,3 --strides 80 --box 32,8
 check box-gt-tensor-nan 0 ok --dtype fp32 --dims 20,3 --strides 80 --box 32,8 --oob-fill nan
 check box-gt-tensor-bf16-nan 0 ok --dtype bf16 --dims 40,3,2 --strides 80,240 --box 64,8,1 --swizzle 128B --oob-fill nan
 check address-offset-16 0 ok --dtype bf16 --dims 128,4 --strides 256 --box 64,4 --address 0x10
+# tf32 types: global memory holds fp32, shared memory receives tf32 (the reference
+# models the rounding, lib/tma/element_conversion.h); names, aliases and the numeric code.
+check 1d-tf32 0 ok --dtype tf32 --dims 1000 --box 256
+check 1d-tf32-ftz 0 ok --dtype tf32_ftz --dims 1000 --box 256
+check 1d-fp32-ftz 0 ok --dtype float32_ftz --dims 1000 --box 256
+check 2d-tf32-swz128 0 ok --dtype tfloat32 --dims 96,20 --strides 384 --box 32,8 --swizzle 128B
+check 2d-tf32-code11-nan 0 ok --dtype 11 --dims 20,3 --strides 80 --box 32,8 --oob-fill nan
 check seed-seq2-log 0 ok --from-log "$SEQ2_LOG"
 check seed-seq1-log 1 cuda_error --from-log "$SEED_LOG"
+
+# --- (2b) which tf32 rounding the copy engine does: chosen inputs, every candidate -------
+PROBE=${PROBE:-$(dirname "$BIN")/tma-conversion-probe}
+if [[ -x $PROBE ]]; then
+  echo
+  "$PROBE" >"$OUT/tma-conversion-probe.txt" 2>&1
+  rc=$?
+  grep -E "fits:|RESULT" "$OUT/tma-conversion-probe.txt"
+  echo "tma-conversion-probe exit code: $rc (expected 0; the full table is in tma-conversion-probe.txt)"
+  [[ $rc == 0 ]] || fail=1
+else
+  echo "tma-conversion-probe not built ($PROBE): skipped"
+fi
 
 # --- (3) the seed's sweep -------------------------------------------------------------
 for policy in as-is canonical; do

@@ -118,6 +118,7 @@ TEST_CASE("json skim: errors point at the character that broke the document", "[
 }
 
 TEST_CASE("json skim: nesting beyond the limit is refused, not recursed into", "[compare][skim]") {
+  STATIC_REQUIRE(JsonSkim::kMaxDepth == cudadiag::report::kMaxJsonDepth);
   const std::size_t deep = JsonSkim::kMaxDepth + 1;
   const std::string text = std::string(deep, '[') + std::string(deep, ']');
   try {
@@ -125,7 +126,7 @@ TEST_CASE("json skim: nesting beyond the limit is refused, not recursed into", "
     s.skip();
     FAIL("accepted nesting deeper than the limit");
   } catch (const JsonSyntaxError& e) {
-    CHECK_THAT(e.what(), Catch::Contains("nesting deeper than"));
+    CHECK_THAT(e.what(), Catch::Contains("nested deeper than"));
     CHECK(e.offset() == JsonSkim::kMaxDepth);
   }
   const std::string fine = std::string(JsonSkim::kMaxDepth, '[') + std::string(JsonSkim::kMaxDepth, ']');

@@ -125,3 +125,25 @@ TEST_CASE("load: labels are hostnames, or file names when hostnames clash", "[co
   CHECK(same[0].label == "identical_a.json");
   CHECK(same[1].label == "identical_a.json#2");
 }
+
+TEST_CASE("load: wrong types and hostile documents name the file and the JSON path", "[compare][load]") {
+  const std::string head = R"({"schema_version":"1.0.0","tool":{},"host":{},"driver":{},"devices":[],)";
+  auto msg = [](const std::string& text) {
+    try {
+      load_report_text(text, "w.json");
+    } catch (const cudadiag::InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(loaded)");
+  };
+  CHECK_THAT(msg(head + R"("results":[],"invocation":42})"), Catch::StartsWith("w.json: /invocation: expected an object"));
+  CHECK_THAT(msg(head + R"("results":[],"invocation":{"command":7}})"),
+             Catch::StartsWith("w.json: /invocation/command: expected a string"));
+  CHECK_THAT(msg(head + R"("results":[],"gpu":{"ran":"yes"}})"), Catch::StartsWith("w.json: /gpu/ran"));
+  CHECK_THAT(msg(head + R"("results":[{"case_id":"a","kernel":"k","outcome":"ok","duration_ms":1e999}]})"),
+             Catch::StartsWith("w.json: line 1, column ") && Catch::Contains("1e999 is out of range"));
+  CHECK_THAT(msg(R"({"a":)" + std::string(100000, '[') + std::string(100000, ']') + R"(,"b":1})"),
+             Catch::Contains("w.json") && Catch::Contains("nested deeper"));
+  SchemaVersion v;
+  CHECK_FALSE(parse_schema_version("99999999999.0.0", v));  // no overflow into a small number
+}

@@ -201,3 +201,40 @@ TEST_CASE("a schema outside the supported subset is refused, not silently accept
   CHECK_THROWS_AS(validate(json("a"), schema_of(R"({"pattern": "("})")), std::invalid_argument);
   CHECK_THROWS_AS(validate(json(1), schema_of(R"({"type": "float"})")), std::invalid_argument);
 }
+
+TEST_CASE("an unsupported keyword is refused when the schema is loaded, wherever it is", "[schema]") {
+  // In a branch this document never reaches: still refused, before any validation.
+  const auto s = schema_of(R"({"properties": {"never": {"uniqueItems": true}}})");
+  CHECK_THROWS_WITH(cudadiag::report::check_schema(s),
+                    Catch::Contains("/properties/never/uniqueItems") && Catch::Contains("not supported"));
+  CHECK_THROWS_AS(validate(json::object(), s), std::invalid_argument);
+  CHECK_THROWS_WITH(cudadiag::report::check_schema(schema_of(R"({"items": [{"type": "integer"}]})")),
+                    Catch::Contains("prefixItems"));
+  CHECK_THROWS_AS(cudadiag::report::check_schema(schema_of(R"({"anyOf": []})")), std::invalid_argument);
+  CHECK_THROWS_AS(cudadiag::report::check_schema(schema_of(R"({"minItems": -1})")), std::invalid_argument);
+  CHECK_THROWS_AS(cudadiag::report::check_schema(schema_of(R"({"$defs": {"x": {"$ref": "#/nowhere"}}})")),
+                  std::invalid_argument);
+  CHECK_NOTHROW(cudadiag::report::check_schema(cudadiag::report::report_schema()));
+}
+
+TEST_CASE("enum and const compare objects in any member order and numbers by value", "[schema]") {
+  const auto s = schema_of(R"({"const": {"a": 1, "b": [1.0, {"c": 2, "d": 3}]}})");
+  CHECK(validate(json::parse(R"({"b": [1, {"d": 3, "c": 2}], "a": 1.0})"), s).empty());
+  CHECK(validate(json::parse(R"({"b": [1, {"d": 3, "c": 2}], "a": 2})"), s).size() == 1);
+  const auto e = schema_of(R"({"enum": [{"x": 1, "y": 2}, false]})");
+  CHECK(validate(json::parse(R"({"y": 2, "x": 1})"), e).empty());
+  CHECK(validate(json(0), e).size() == 1);  // false is not 0
+}
+
+TEST_CASE("a string too long for the pattern engine is a violation, not a crash", "[schema]") {
+  const auto s = schema_of(R"({"pattern": "^[a-z][a-z0-9_]*$"})");
+  CHECK(validate(json(std::string(4096, 'a')), s).empty());
+  CHECK_THAT(only_error(json(std::string(200000, 'a')), s), Catch::Contains("too long to check against the pattern"));
+}
+
+TEST_CASE("$ref fragments are percent-decoded JSON pointers", "[schema]") {
+  const auto s = schema_of(R"({"$defs": {"a%b": {"type": "integer"}, "c/d": {"type": "string"}},
+                               "properties": {"x": {"$ref": "#/$defs/a%25b"}, "y": {"$ref": "#/$defs/c~1d"}}})");
+  CHECK(validate(json::parse(R"({"x": 1, "y": "s"})"), s).empty());
+  CHECK(validate(json::parse(R"({"x": "1", "y": 2})"), s).size() == 2);
+}

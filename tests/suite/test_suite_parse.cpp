@@ -88,8 +88,8 @@ TEST_CASE("suite: name defaults to the file stem; profile names are canonicalise
 TEST_CASE("suite: every malformed kind is rejected with the file and JSON path", "[suite]") {
   // bad JSON: line and column
   CHECK_THAT(rejection("{\n  \"cases\": [\n    {\"id\": }\n  ]\n}"),
-             Catch::Contains("bad.json") && Catch::Contains("line 3") && Catch::Contains("invalid JSON"));
-  CHECK_THAT(rejection("{\"cases\": ["), Catch::Contains("invalid JSON"));
+             Catch::Contains("bad.json") && Catch::Contains("line 3") && Catch::Contains("malformed JSON"));
+  CHECK_THAT(rejection("{\"cases\": ["), Catch::Contains("malformed JSON"));
   CHECK_THAT(rejection("[]"), Catch::Contains("bad.json: /: expected an object"));
   CHECK_THAT(rejection("{}"), Catch::Contains("/cases: missing"));
   CHECK_THAT(rejection(R"({"cases": []})"), Catch::Contains("/cases: no cases"));
@@ -212,4 +212,15 @@ TEST_CASE("suite: parameters are checked with the command line's rules before an
              Catch::Contains("/cases/0/params/block_m") && Catch::Contains("must be at least 1"));
   CHECK_THAT(reject(R"({"cases": [{"id": "fa.seed.bm64-bn64-w4.s64", "params": {"warps": 0}}]})"),
              Catch::Contains("/cases/0/params/warps"));
+}
+
+TEST_CASE("suite: hostile documents are refused naming the file", "[suite]") {
+  CHECK_THAT(rejection(R"({"cases": [{"id": "fault.ok-control", "repeat": 1e999}]})"),
+             Catch::Contains("bad.json: line 1") && Catch::Contains("1e999 is out of range"));
+  CHECK_THAT(rejection(R"({"cases": [{"id": "fault.ok-control", "repeat": 1e300}]})"),
+             Catch::Contains("/cases/0/repeat") && Catch::Contains("outside 1..100000"));
+  CHECK_THAT(rejection(R"({"cases": [{"id": "fault.ok-control", "repeat": 18446744073709551615}]})"),
+             Catch::Contains("/cases/0/repeat") && Catch::Contains("outside"));
+  CHECK_THAT(rejection("{\"a\":" + std::string(100000, '[') + std::string(100000, ']') + ",\"b\":1}"),
+             Catch::Contains("bad.json") && Catch::Contains("nested deeper"));
 }

@@ -67,3 +67,39 @@ TEST_CASE("element sizes, packed types round up", "[tma][descriptor]") {
   CHECK_FALSE(is_floating(DataType::int32));
   CHECK_FALSE(is_floating(DataType::u4x16_align16b));
 }
+
+TEST_CASE("data types by every name people use, by cuda.h name and by code", "[tma][descriptor]") {
+  const std::pair<const char*, DataType> names[] = {
+      {"f16", DataType::float16},       {"half", DataType::float16},          {"float16", DataType::float16},
+      {"FP16", DataType::float16},      {"f32", DataType::float32},           {"float32", DataType::float32},
+      {"fp32", DataType::float32},      {"float", DataType::float32},         {"bf16", DataType::bfloat16},
+      {"bfloat16", DataType::bfloat16}, {"u8", DataType::uint8},              {"uint8", DataType::uint8},
+      {"i32", DataType::int32},         {"int32", DataType::int32},           {"s32", DataType::int32},
+      {"i64", DataType::int64},         {"int64", DataType::int64},           {"f64", DataType::float64},
+      {"float64", DataType::float64},   {"double", DataType::float64},        {"tf32", DataType::tfloat32},
+      {"tfloat32", DataType::tfloat32}, {"tf32_ftz", DataType::tfloat32_ftz}, {"u16", DataType::uint16},
+      {"u32", DataType::uint32},        {"u64", DataType::uint64},            {"fp32_ftz", DataType::float32_ftz},
+      {"CU_TENSOR_MAP_DATA_TYPE_TFLOAT32", DataType::tfloat32},
+      {"tfloat32_ftz", DataType::tfloat32_ftz}, {"BFLOAT16", DataType::bfloat16}};
+  for (const auto& [name, type] : names) {
+    INFO(name);
+    CHECK(parse_data_type(name) == type);
+  }
+  for (int code = 0; code < kDataTypeCount; ++code) CHECK(parse_data_type(std::to_string(code)) == static_cast<DataType>(code));
+  CHECK(parse_data_type("9") == DataType::bfloat16);
+  CHECK(parse_data_type("11") == DataType::tfloat32);
+  CHECK_FALSE(parse_data_type("16").has_value());
+  CHECK_FALSE(parse_data_type("99999999999999999999").has_value());
+  CHECK_FALSE(parse_data_type("-1").has_value());
+  CHECK_FALSE(parse_data_type("").has_value());
+  CHECK_FALSE(parse_data_type("CU_TENSOR_MAP_DATA_TYPE_").has_value());
+}
+
+TEST_CASE("the --help list of data types comes from the table: every name, code and alias", "[tma][descriptor]") {
+  const auto help = data_type_help();
+  CHECK_THAT(help, Catch::Contains("uint8 (0, u8, ubyte)"));
+  CHECK_THAT(help, Catch::Contains("bf16 (9, bfloat16)"));
+  CHECK_THAT(help, Catch::Contains("tf32 (11, tfloat32)"));
+  CHECK_THAT(help, Catch::Contains("fp16 (6, f16, half, float16)"));
+  for (int i = 0; i < kDataTypeCount; ++i) CHECK_THAT(help, Catch::Contains(to_string(static_cast<DataType>(i)) + " ("));
+}

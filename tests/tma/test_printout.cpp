@@ -112,3 +112,41 @@ TEST_CASE("text without blocks gives nothing; unknown enum numbers are kept", "[
   CHECK(v.has("tma.data_type.valid"));
   CHECK(v.has("tma.swizzle.valid"));
 }
+
+namespace {
+
+// The seq_len 2 block with one line replaced.
+std::string block_with(const std::string& key, const std::string& value) {
+  std::string text = read_data("seqlen2_ok.log");
+  const auto at = text.find("[rank0]: " + key + " ");
+  REQUIRE(at != std::string::npos);
+  const auto end = text.find('\n', at);
+  return text.replace(at, end - at, "[rank0]: " + key + " " + value);
+}
+
+}  // namespace
+
+TEST_CASE("values wider than the driver's 32-bit fields are refused with line and field", "[tma][printout]") {
+  // Cast down they would read as another, valid descriptor (bf16, stride 1, no swizzle).
+  CHECK_THAT(error_of(block_with("format", "4294967305")),
+             Catch::StartsWith("x.log: line 3: 'format': 4294967305 is out of range (at most 2147483647)"));
+  CHECK_THAT(error_of(block_with("elementStrides", "(4294967297,1,1,1,1)")),
+             Catch::StartsWith("x.log: line 9: 'elementStrides': 4294967297 is out of range (at most 4294967295)"));
+  CHECK_THAT(error_of(block_with("boxDim", "(64,4294967424,1,1,1)")),
+             Catch::StartsWith("x.log: line 8: 'boxDim': 4294967424 is out of range"));
+  CHECK_THAT(error_of(block_with("swizzle", "4294967296")),
+             Catch::StartsWith("x.log: line 11: 'swizzle': 4294967296 is out of range"));
+  CHECK_THAT(error_of(block_with("interleave", "2147483648")), Catch::Contains("line 10: 'interleave'"));
+  CHECK_THAT(error_of(block_with("l2Promotion", "99999999999")), Catch::Contains("line 12: 'l2Promotion'"));
+  CHECK_THAT(error_of(block_with("oobFill", "4294967297")), Catch::Contains("line 13: 'oobFill'"));
+  CHECK_THAT(error_of(block_with("dim", "4294967299")), Catch::Contains("line 4: 'dim'"));
+  // Past 64 bits: not a number at all.
+  CHECK_THAT(error_of(block_with("globalDim", "(18446744073709551616,2,32,1,1)")),
+             Catch::Contains("line 6: 'globalDim'"));
+  // At the limits they are read, and the validator judges them.
+  const auto blocks = parse_printout(block_with("format", "2147483647"), "x.log");
+  REQUIRE(blocks.size() == 1);
+  CHECK_FALSE(validate(blocks[0].descriptor).valid());
+  CHECK(parse_printout(block_with("boxDim", "(64,4294967295,1,1,1)"), "x.log")[0].descriptor.box[1] ==
+        4294967295u);
+}

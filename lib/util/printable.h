@@ -1,0 +1,18 @@
+#pragma once
+// Text from the outside world (a hostname, a case name, a key in a suite, a child's
+// stderr) shown on a terminal or pasted as Markdown must not act on the terminal: an
+// ESC starts a control sequence (clear the screen, retitle the window, fake a line), a
+// NUL or a C1 byte confuses tools downstream. printable() makes such text inert and
+// visible; the text and Markdown renderers and the error printer pass every piece of
+// outside text through it. JSON output never does: it escapes by itself.
+#include <string>
+#include <string_view>
+
+namespace cudadiag {
+
+// C0 controls (newline and tab included), DEL and C1 controls become "\x1b", "\x7f",
+// "\u009b"; a byte that is not part of valid UTF-8 becomes "\xff". Everything else,
+// multi-byte UTF-8 included, is kept as is.
+std::string printable(std::string_view text);
+
+}  // namespace cudadiag

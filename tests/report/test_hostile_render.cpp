@@ -1,0 +1,82 @@
+// Outside text in a report: control characters never reach a terminal raw from the
+// text or Markdown renderers (JSON escapes them itself), and invalid UTF-8 never costs
+// the report (U+FFFD in JSON).
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "report/render.h"
+#include "sample_report.h"
+
+using namespace cudadiag;
+using report::Format;
+using report::json;
+
+namespace {
+
+bool has_raw_control(const std::string& s) {
+  for (const char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if ((u < 0x20 && c != '\n') || u == 0x7f) return true;
+  }
+  return s.find("\xc2\x9b") != std::string::npos;
+}
+
+report::Report hostile_report() {
+  auto r = test::sample_report();
+  const std::string evil = std::string("evil\x1b[2J\x1b]0;pwned\x07") + '\0' + "\xc2\x9b" "31m\x7f";
+  r.host["hostname"] = evil;
+  r.results[0].case_id = "case" + evil;
+  r.results[1].reason = "why" + evil;
+  r.results[1].expectation_met = false;
+  r.verdict.reasons.push_back("reason" + evil);
+  r.extra["section" + evil] = json{{"key" + evil, "value" + evil}};
+  r.invocation["command"] = "repro" + evil;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("hostile render: text and Markdown show control characters escaped", "[render][hostile]") {
+  const auto r = hostile_report();
+  for (const auto format : {Format::text, Format::md}) {
+    for (const bool color : {false, true}) {
+      if (format == Format::md && color) continue;
+      const auto out = report::render(r, format, color);
+      INFO("format " << static_cast<int>(format) << " color " << color);
+      if (!color) CHECK_FALSE(has_raw_control(out));
+      CHECK(out.find("evil\\x1b[2J\\x1b]0;pwned\\x07\\x00\\u009b31m\\x7f") != std::string::npos);
+    }
+  }
+  // With colour on, the only ESC bytes are cudadiag's own SGR sequences.
+  const auto colored = report::render(r, Format::text, true);
+  CHECK(colored.find("\x1b[2J") == std::string::npos);
+  CHECK(colored.find("\x1b]0") == std::string::npos);
+}
+
+TEST_CASE("hostile render: JSON keeps the text, escaped by JSON itself", "[render][hostile]") {
+  const auto out = report::render(hostile_report(), Format::json);
+  // JSON escapes every C0 control; DEL and C1 are valid JSON text and stay as they are.
+  for (const char c : out) CHECK_FALSE((static_cast<unsigned char>(c) < 0x20 && c != '\n'));
+  CHECK(json::parse(out)["host"]["hostname"].get<std::string>().find("\x1b[2J") != std::string::npos);
+  CHECK(out.find("\\u001b[2J") != std::string::npos);
+}
+
+TEST_CASE("hostile render: invalid UTF-8 becomes U+FFFD instead of losing the report", "[render][hostile]") {
+  auto r = test::sample_report();
+  r.environment["CUDA_X"] = "a\xff";
+  r.invocation["argv"] = json::array({"cudadiag", "-o", "caf\xe9.json"});
+  r.results[0].xid = json::array({json{{"process", "py\xc3\x28thon"}}});
+  r.results[0].sanitizer = json{{"text", "\xed\xa0\x80 surrogate"}};
+  std::string out;
+  REQUIRE_NOTHROW(out = report::render(r, Format::json));
+  const auto back = json::parse(out);
+  CHECK(back["environment"]["CUDA_X"] == "a\xef\xbf\xbd");
+  CHECK(back["invocation"]["argv"][2] == "caf\xef\xbf\xbd.json");
+  // The text renderers show it escaped.
+  for (const auto format : {Format::text, Format::md}) {
+    std::string text;
+    REQUIRE_NOTHROW(text = report::render(r, format));
+  }
+  CHECK(report::dump_json(json("\xff")) == "\"\xef\xbf\xbd\"");
+}
