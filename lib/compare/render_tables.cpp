@@ -101,7 +101,7 @@ void text_table(std::ostringstream& out, const std::string& title, const Row& he
     const std::string s = i < r.size() ? printable(r[i]) : "";
     return clip_cells ? clip(s) : s;
   };
-  for (std::size_t i = 0; i < header.size(); ++i) width[i] = display_width(header[i]);
+  for (std::size_t i = 0; i < header.size(); ++i) width[i] = display_width(cell(header, i));
   for (const auto& r : rows)
     for (std::size_t i = 0; i < header.size(); ++i) width[i] = std::max(width[i], display_width(cell(r, i)));
   auto line = [&](const Row& r) {

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "compare/render_compare.h"
+#include "compare/render_tables.h"
 #include "fixtures.h"
 
 using namespace cudadiag;
@@ -98,4 +99,15 @@ TEST_CASE("render: a compare report survives a JSON round trip", "[compare][rend
   const auto back = cudadiag::report::report_from_json(cudadiag::report::to_json(r));
   CHECK(render_compare_md(back) == render_compare_md(r));
   CHECK(render_compare_text(back) == render_compare_text(r));
+}
+
+TEST_CASE("render: control characters in a host label keep the text table's columns", "[compare][render]") {
+  // A hostile hostname becomes a column header; shown escaped it is wider than as read.
+  std::ostringstream out;
+  text_table(out, "Hosts", {"field", "node\x01\x02\x03", "node2"},
+             {{"driver version", "580", "575"}, {"gpu0 model", "H100", "H200"}});
+  const std::string text = out.str();
+  CHECK_THAT(text, Catch::Contains("node\\x01\\x02\\x03  node2"));
+  CHECK(text.find('\x01') == std::string::npos);
+  CHECK_THAT(text, Catch::Contains("driver version  580               575"));
 }
