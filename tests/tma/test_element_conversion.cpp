@@ -121,3 +121,29 @@ TEST_CASE("probe inputs tell every candidate apart, for every converting type", 
     }
   }
 }
+
+TEST_CASE("loaded bits: the default model gives what an H100 loaded in tma-tf32-probe", "[tma]") {
+  // Rows of scripts/device/tma-tf32-probe.sh on an H100 (driver 580.159.04): input, then
+  // what fp32_ftz, tf32 and tf32_ftz elements held in shared memory after the load.
+  struct Row {
+    std::uint32_t in, fp32_ftz, tf32, tf32_ftz;
+  };
+  const Row rows[] = {
+      {0x3f801000u, 0x3f801000u, 0x3f800000u, 0x3f800000u},  // a tie, kept bit even: down
+      {0x3f803000u, 0x3f803000u, 0x3f804000u, 0x3f804000u},  // a tie, kept bit odd: up
+      {0xbf801001u, 0xbf801001u, 0xbf802000u, 0xbf802000u},  // just above half an ulp
+      {0x00003000u, 0x00003000u, 0x00004000u, 0x00004000u},  // a subnormal rounds, not flushed
+      {0x807ff000u, 0x807ff000u, 0x80800000u, 0x80800000u},  // rounds up to the smallest normal
+      {0x007fffffu, 0x007fffffu, 0x00800000u, 0x00800000u},
+      {0x7f7ff000u, 0x7f7ff000u, 0x7f800000u, 0x7f800000u},  // the largest finite rounds to infinity
+      {0x7f7fefffu, 0x7f7fefffu, 0x7f7fe000u, 0x7f7fe000u},
+      {0x80000001u, 0x80000001u, 0x80000000u, 0x80000000u},
+  };
+  const ConversionModel model;
+  for (const auto& r : rows) {
+    CAPTURE(r.in);
+    CHECK(loaded_bits(DataType::float32_ftz, r.in, model) == r.fp32_ftz);
+    CHECK(loaded_bits(DataType::tfloat32, r.in, model) == r.tf32);
+    CHECK(loaded_bits(DataType::tfloat32_ftz, r.in, model) == r.tf32_ftz);
+  }
+}
