@@ -12,9 +12,18 @@ target_compile_options(cudadiag_warnings INTERFACE
 
 # Source paths in error locations (__FILE__) are relative to the repository root: a
 # report names kernels/runtime/fence_allocator.cu:42, never the build machine's checkout.
+# Ninja names sources relative to the build folder when it lies inside the checkout
+# ("../apps/cudadiag/child_fault.cpp"), so that prefix is mapped too.
 add_compile_options(
   $<$<COMPILE_LANGUAGE:CXX>:-ffile-prefix-map=${PROJECT_SOURCE_DIR}/=>
   $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-ffile-prefix-map=${PROJECT_SOURCE_DIR}/=>)
+file(RELATIVE_PATH _cudadiag_source_from_build "${PROJECT_BINARY_DIR}" "${PROJECT_SOURCE_DIR}")
+string(REGEX REPLACE "/$" "" _cudadiag_source_from_build "${_cudadiag_source_from_build}")
+if(_cudadiag_source_from_build MATCHES "^\\.\\.(/\\.\\.)*$")
+  add_compile_options(
+    $<$<COMPILE_LANGUAGE:CXX>:-ffile-prefix-map=${_cudadiag_source_from_build}/=>
+    $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-ffile-prefix-map=${_cudadiag_source_from_build}/=>)
+endif()
 
 # fmt and spdlog are used header-only so the binary carries no shared copy of them.
 add_library(cudadiag_deps INTERFACE)

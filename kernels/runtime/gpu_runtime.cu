@@ -29,9 +29,14 @@ AllocatorMode Session::mode_for(const std::string& name) const {
   return it == overrides_.end() ? default_mode_ : it->second;
 }
 
-void* Session::alloc(const std::string& name, size_t bytes) {
+void* Session::alloc(const std::string& name, size_t bytes, CallSite site) {
   const AllocatorMode mode = mode_for(name);
-  const Allocation a = backend_->allocate(mode, bytes);
+  Allocation a;
+  try {
+    a = backend_->allocate(mode, bytes);
+  } catch (const CudaError& e) {
+    throw e.located_at(site);
+  }
   BufferRecord r;
   r.name = name;
   r.address = a.address;
@@ -42,12 +47,16 @@ void* Session::alloc(const std::string& name, size_t bytes) {
   return reinterpret_cast<void*>(a.address);
 }
 
-void Session::free(void* ptr) {
+void Session::free(void* ptr, CallSite site) {
   const auto address = reinterpret_cast<unsigned long long>(ptr);
   for (auto& b : buffers_) {
     if (b.address == address && !b.freed) {
       b.freed = true;
-      backend_->release(address);
+      try {
+        backend_->release(address);
+      } catch (const CudaError& e) {
+        throw e.located_at(site);
+      }
       return;
     }
   }
@@ -109,17 +118,17 @@ void Session::check_driver(int rc, const char* api_call, const char* surfaced_at
   throw CudaError(std::move(f));
 }
 
-void Session::copy_to_device(void* dst, const void* src, size_t bytes) {
-  check(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice), "cudaMemcpy(HostToDevice)", "memcpy", CUDADIAG_HERE);
+void Session::copy_to_device(void* dst, const void* src, size_t bytes, CallSite site) {
+  check(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice), "cudaMemcpy(HostToDevice)", "memcpy", site.text().c_str());
 }
-void Session::copy_to_host(void* dst, const void* src, size_t bytes) {
-  check(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy(DeviceToHost)", "memcpy", CUDADIAG_HERE);
+void Session::copy_to_host(void* dst, const void* src, size_t bytes, CallSite site) {
+  check(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy(DeviceToHost)", "memcpy", site.text().c_str());
 }
-void Session::memset(void* dst, int value, size_t bytes) {
-  check(cudaMemset(dst, value, bytes), "cudaMemset", "memset", CUDADIAG_HERE);
+void Session::memset(void* dst, int value, size_t bytes, CallSite site) {
+  check(cudaMemset(dst, value, bytes), "cudaMemset", "memset", site.text().c_str());
 }
-void Session::synchronize() {
-  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize", "synchronize", CUDADIAG_HERE);
+void Session::synchronize(CallSite site) {
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize", "synchronize", site.text().c_str());
 }
 
 std::string Session::buffer_name_for(const void* ptr) const {

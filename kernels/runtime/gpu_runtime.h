@@ -37,11 +37,27 @@ struct CudaFailure {
   std::string last_kernel;   // last kernel launched before the error (launch log)
 };
 
+// Where a runtime helper was called from: its default argument is evaluated at the call
+// site, so an error inside alloc() or copy_to_host() names the family code that called
+// it, not the helper (source paths relative to the repository, -ffile-prefix-map).
+struct CallSite {
+  const char* file;
+  int line;
+  static CallSite current(const char* file = __builtin_FILE(), int line = __builtin_LINE()) { return {file, line}; }
+  std::string text() const { return std::string(file) + ":" + std::to_string(line); }
+};
+
 class CudaError : public std::exception {
  public:
   explicit CudaError(CudaFailure f) : failure_(std::move(f)) {}
   const char* what() const noexcept override { return failure_.message.c_str(); }
   const CudaFailure& failure() const { return failure_; }
+  // The same error, located at the helper's caller.
+  CudaError located_at(const CallSite& site) const {
+    CudaFailure f = failure_;
+    f.location = site.text();
+    return CudaError(std::move(f));
+  }
 
  private:
   CudaFailure failure_;
@@ -86,16 +102,16 @@ class Session {
   AllocatorMode mode_for(const std::string& name) const;
 
   // Allocates a named buffer; throws CudaError (surfaced_at "malloc").
-  void* alloc(const std::string& name, size_t bytes);
+  void* alloc(const std::string& name, size_t bytes, CallSite site = CallSite::current());
   template <typename T>
-  T* alloc_n(const std::string& name, size_t count) {
-    return static_cast<T*>(alloc(name, count * sizeof(T)));
+  T* alloc_n(const std::string& name, size_t count, CallSite site = CallSite::current()) {
+    return static_cast<T*>(alloc(name, count * sizeof(T), site));
   }
   // Frees one buffer; throws CudaError (surfaced_at "free"), std::invalid_argument for a
   // pointer this session did not hand out. pool: the block stays mapped (a use after free
   // is silent); direct: cudaFree; fence-*: unmapped, the range stays reserved (a use after
   // free faults).
-  void free(void* ptr);
+  void free(void* ptr, CallSite site = CallSite::current());
   // Frees everything still allocated; never throws (used on teardown).
   void free_all() noexcept;
 
@@ -113,10 +129,10 @@ class Session {
   void check_driver(int rc, const char* api_call, const char* surfaced_at, const char* location);
 
   // Copies with checks (surfaced_at "memcpy" / "memset" / "synchronize").
-  void copy_to_device(void* dst, const void* src, size_t bytes);
-  void copy_to_host(void* dst, const void* src, size_t bytes);
-  void memset(void* dst, int value, size_t bytes);
-  void synchronize();
+  void copy_to_device(void* dst, const void* src, size_t bytes, CallSite site = CallSite::current());
+  void copy_to_host(void* dst, const void* src, size_t bytes, CallSite site = CallSite::current());
+  void memset(void* dst, int value, size_t bytes, CallSite site = CallSite::current());
+  void synchronize(CallSite site = CallSite::current());
 
   const std::vector<LaunchRecord>& launches() const { return launches_; }
   const std::vector<BufferRecord>& buffers() const { return buffers_; }
