@@ -1,5 +1,7 @@
 #include "attention/attention_sweep.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <sstream>
@@ -76,11 +78,10 @@ json sweep_rows(const std::vector<report::Result>& results) {
 
 namespace {
 
-std::string number(const json& v, const char* fmt) {
+// A number with `digits` after the point, in fixed or scientific notation; "-" when absent.
+std::string number(const json& v, int digits, bool scientific = false) {
   if (!v.is_number()) return "-";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, fmt, v.get<double>());
-  return buf;
+  return scientific ? fmt::format("{:.{}e}", v.get<double>(), digits) : fmt::format("{:.{}f}", v.get<double>(), digits);
 }
 
 }  // namespace
@@ -91,9 +92,9 @@ std::string render_sweep_table(const json& rows, bool markdown) {
   for (const auto& r : rows)
     cells.push_back({std::to_string(r.value("block_m", 0)), std::to_string(r.value("block_n", 0)),
                      std::to_string(r.value("warps", 0)), r.value("outcome", ""),
-                     number(r.value("failure_rate", json(nullptr)), "%.3f"),
-                     number(r.value("max_rel_err", json(nullptr)), "%.2e"),
-                     number(r.value("time_ms", json(nullptr)), "%.1f"), r.value("reason", "")});
+                     number(r.value("failure_rate", json(nullptr)), 3),
+                     number(r.value("max_rel_err", json(nullptr)), 2, true),
+                     number(r.value("time_ms", json(nullptr)), 1), r.value("reason", "")});
   std::ostringstream out;
   if (markdown) {
     auto line = [&](const std::vector<std::string>& c) {

@@ -215,6 +215,7 @@ report::Report run_report(const SessionOptions& opts, const SessionOutcome& out,
   for (const auto& [rung, runs] : by_rung) r.results.push_back(rung_result(runs));
   for (const auto& obs : out.interrupted) r.results.push_back(interrupted_result(obs));
   r.extra["run"] = run_section(opts, out);
+  r.extra["run"]["sanitizer"] = sanitizer_json(opts, facts);
   r.invocation["interrupted"] = out.stopped;
   r.verdict = to_report_verdict(out.verdict);
   if (out.stopped) r.verdict.reasons.insert(r.verdict.reasons.begin(), "interrupted: the verdict covers the runs that finished");

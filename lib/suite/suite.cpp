@@ -231,8 +231,8 @@ Suite load_suite(const std::string& name_or_file) {
   struct stat st {};
   const bool is_file = ::stat(name_or_file.c_str(), &st) == 0 && S_ISREG(st.st_mode);
   const bool looks_like_path = name_or_file.find('/') != std::string::npos ||
-                               name_or_file.size() > 5 &&
-                                   name_or_file.compare(name_or_file.size() - 5, 5, ".json") == 0;
+                               (name_or_file.size() > 5 &&
+                                name_or_file.compare(name_or_file.size() - 5, 5, ".json") == 0);
   if (!is_file && !looks_like_path) {
     if (auto text = embedded_suite_text(name_or_file)) {
       Suite s = parse_suite(*text, "embedded:" + name_or_file);

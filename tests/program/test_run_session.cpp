@@ -229,6 +229,9 @@ TEST_CASE("session: a program that never uses CUDA is clean under the real inter
   CHECK(report::validate_report(j).empty());
   CHECK(j["verdict"]["status"] == "clean");
   CHECK(j["run"]["fence"]["cuda_unused"] == true);
+  // What memcheck would have run with, found or not.
+  CHECK(j["run"]["sanitizer"]["padding_bytes"] == o.run.sanitizer_padding);
+  CHECK(j["run"]["sanitizer"]["found"] == facts.sanitizer.found);
   REQUIRE(j["results"].size() == 3);
   CHECK(j["results"][2]["case_id"] == "program.fence");
   CHECK(j["results"][2]["kernel"] == "program");
