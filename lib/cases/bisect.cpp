@@ -73,9 +73,9 @@ FaultingBuffer bisect(const std::vector<std::string>& buffers, const FaultProbe&
   return bisect(buffers, profiles::Allocator::fence_back, faults);
 }
 
-report::json to_json(const FaultingBuffer& f) {
-  if (!f.found) return nullptr;
-  return report::json{{"name", f.name}, {"bytes", f.bytes}, {"direction", f.direction}, {"extra_runs", f.extra_runs}};
+std::optional<report::FaultingBuffer> reported_buffer(const FaultingBuffer& f) {
+  if (!f.found) return std::nullopt;
+  return report::FaultingBuffer{f.name, f.bytes, f.direction, f.extra_runs};
 }
 
 report::json bisection_json(const FaultingBuffer& f) {

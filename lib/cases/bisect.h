@@ -12,6 +12,7 @@
 //      ends are touched (or the buffer is used after it was freed): direction "unknown".
 // Pure logic: tests drive it with a fake probe.
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,7 +41,7 @@ FaultingBuffer bisect(const std::vector<std::string>& buffers, profiles::Allocat
 FaultingBuffer bisect(const std::vector<std::string>& buffers, const FaultProbe& faults);
 
 // result.faulting_buffer: {name, bytes, direction, extra_runs} when found, else null.
-report::json to_json(const FaultingBuffer& f);
+std::optional<report::FaultingBuffer> reported_buffer(const FaultingBuffer& f);
 // result.details.bisection: {found, extra_runs, buffer?, note?}, found or not.
 report::json bisection_json(const FaultingBuffer& f);
 

@@ -201,13 +201,15 @@ report::Result to_result(const RunObservation& obs, const RunJudgement& j) {
     for (const auto& l : j.attribution->last_launches) r.launch_log.push_back(launch_json(l));
     const auto& a = *j.attribution;
     if (a.allocation && a.certain && (a.relation == Relation::past_end || a.relation == Relation::before_start)) {
-      r.faulting_buffer = json{{"name", fmt::format("allocation #{}", a.allocation->seq)},
-                               {"bytes", a.allocation->bytes},
-                               {"direction", a.relation == Relation::past_end ? "end_overrun" : "start_underrun"}};
+      report::FaultingBuffer f;
+      f.name = fmt::format("allocation #{}", a.allocation->seq);
+      f.bytes = a.allocation->bytes;
+      f.direction = a.relation == Relation::past_end ? "end_overrun" : "start_underrun";
+      r.faulting_buffer = f;
     }
   }
   r.details = details_json(obs, j);
-  for (json* part : {&r.params, &r.xid, &r.sanitizer, &r.launch_log, &r.faulting_buffer, &r.details}) make_valid(*part);
+  for (json* part : {&r.params, &r.xid, &r.sanitizer, &r.launch_log, &r.details}) make_valid(*part);
   return r;
 }
 

@@ -227,15 +227,12 @@ std::vector<Fact> detail_facts(const Result& r) {
   std::string kernel = last_launch(r);
   if (kernel.empty() && r.error) kernel = r.error->last_kernel;
   if (!kernel.empty()) out.push_back({"last kernel", kernel});
-  if (r.faulting_buffer.is_object()) {
-    const auto& f = r.faulting_buffer;
-    std::string fb = str(f, "name");
-    const std::string bytes = str(f, "bytes");
-    if (!bytes.empty()) fb += " (" + bytes + " bytes)";
-    const std::string dir = str(f, "direction");
-    if (!dir.empty()) fb += ": " + dir;
-    const std::string runs = str(f, "extra_runs");
-    if (!runs.empty()) fb += ", confirmed by " + runs + " extra run(s)";
+  if (r.faulting_buffer) {
+    const auto& f = *r.faulting_buffer;
+    std::string fb = f.name;
+    if (f.bytes) fb += " (" + std::to_string(*f.bytes) + " bytes)";
+    if (!f.direction.empty()) fb += ": " + f.direction;
+    if (f.extra_runs) fb += ", confirmed by " + std::to_string(*f.extra_runs) + " extra run(s)";
     out.push_back({"faulting buffer", fb});
   }
   if (r.repeats) {

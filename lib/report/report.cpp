@@ -67,6 +67,14 @@ json to_json(const ChildInfo& c) {
   return j;
 }
 
+json to_json(const FaultingBuffer& f) {
+  json j{{"name", f.name}};
+  if (f.bytes) j["bytes"] = *f.bytes;
+  j["direction"] = f.direction;
+  if (f.extra_runs) j["extra_runs"] = *f.extra_runs;
+  return j;
+}
+
 json to_json(const RepeatStats& r) {
   json hist = json::object();
   for (const auto& [k, v] : r.histogram) hist[k] = v;
@@ -96,7 +104,7 @@ json to_json(const Result& r) {
   if (r.child) j["child"] = to_json(*r.child);
   if (!r.launch_log.empty()) j["launch_log"] = r.launch_log;
   if (!r.buffers.empty()) j["buffers"] = r.buffers;
-  if (!r.faulting_buffer.is_null()) j["faulting_buffer"] = r.faulting_buffer;
+  if (r.faulting_buffer) j["faulting_buffer"] = to_json(*r.faulting_buffer);
   if (!r.xid.empty()) j["xid"] = r.xid;
   if (!r.sanitizer.is_null()) j["sanitizer"] = r.sanitizer;
   if (!r.details.empty()) j["details"] = r.details;
@@ -168,6 +176,16 @@ RepeatStats read_repeats(const JsonReader& rd, const json& j, const std::string&
   return s;
 }
 
+FaultingBuffer read_faulting_buffer(const JsonReader& rd, const json& j, const std::string& p) {
+  FaultingBuffer f;
+  f.name = rd.string(rd.required(j, "name", p), JsonReader::member_pointer(p, "name"));
+  f.direction = rd.string(rd.required(j, "direction", p), JsonReader::member_pointer(p, "direction"));
+  if (const json* v = rd.find(j, "bytes", p)) f.bytes = rd.unsigned_integer(*v, JsonReader::member_pointer(p, "bytes"));
+  if (const json* v = rd.find(j, "extra_runs", p))
+    f.extra_runs = static_cast<int>(rd.integer(*v, JsonReader::member_pointer(p, "extra_runs"), 0, 1 << 30));
+  return f;
+}
+
 ChildInfo read_child(const JsonReader& rd, const json& j, const std::string& p) {
   rd.object(j, p);
   ChildInfo c;
@@ -223,7 +241,8 @@ Result read_result(const JsonReader& rd, const json& j, const std::string& p) {
   if (const json* v = object_or_null(rd, j, "child", p)) r.child = read_child(rd, *v, JsonReader::member_pointer(p, "child"));
   r.launch_log = rd.array_or_empty(j, "launch_log", p);
   r.buffers = rd.array_or_empty(j, "buffers", p);
-  if (const json* v = object_or_null(rd, j, "faulting_buffer", p)) r.faulting_buffer = *v;
+  if (const json* v = object_or_null(rd, j, "faulting_buffer", p))
+    r.faulting_buffer = read_faulting_buffer(rd, *v, JsonReader::member_pointer(p, "faulting_buffer"));
   r.xid = rd.array_or_empty(j, "xid", p);
   if (const json* v = rd.find(j, "sanitizer", p)) r.sanitizer = *v;
   r.details = rd.object_or_empty(j, "details", p);

@@ -5,6 +5,7 @@
 //   schema_version, tool, invocation, host, driver, devices, environment,
 //   gpu, results, summary, verdict.
 // The JSON Schema in lib/report/report.schema.json describes every key written here.
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -66,6 +67,15 @@ struct ChildInfo {
   StreamExcerpt stderr_excerpt;
 };
 
+// The buffer whose fenced allocation made a fault surface: found by bisection (repro,
+// fault) or from the interposer's allocation table (run).
+struct FaultingBuffer {
+  std::string name;
+  std::optional<std::uint64_t> bytes;
+  std::string direction;          // end_overrun | start_underrun | unknown (faults on both sides)
+  std::optional<int> extra_runs;  // bisection: the probes it made
+};
+
 // Repeats of one case inside one child (or across children).
 struct RepeatStats {
   int runs = 0;
@@ -98,7 +108,7 @@ struct Result {
   std::optional<ChildInfo> child;
   json launch_log = json::array();     // tail of the launch log: kernel, grid, block, smem, buffers
   json buffers = json::array();        // named buffers with address ranges and allocator
-  json faulting_buffer = nullptr;      // {name, bytes, direction, extra_runs} when bisection found it
+  std::optional<FaultingBuffer> faulting_buffer;
   json xid = json::array();            // kernel-log Xid lines attributed to this child
   json sanitizer = nullptr;            // parsed compute-sanitizer findings
   json details = json::object();       // kernel-specific facts (mismatch count, first bad element, ...)
@@ -132,6 +142,7 @@ std::string dump_json(const json& j, int indent = -1);
 
 json to_json(const ErrorInfo& e);
 json to_json(const ChildInfo& c);
+json to_json(const FaultingBuffer& f);
 json to_json(const RepeatStats& r);
 json to_json(const Result& r);
 json to_json(const Report& r);

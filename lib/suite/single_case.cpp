@@ -54,7 +54,7 @@ void bisect_fault(report::Result& r, const runner::CaseSpec& spec, const ChildSe
   if (fb.found)
     for (const auto& b : r.buffers)
       if (b.value("name", "") == fb.name) fb.bytes = b.value("bytes", 0ull);
-  r.faulting_buffer = cases::to_json(fb);
+  r.faulting_buffer = cases::reported_buffer(fb);
   r.details["bisection"] = cases::bisection_json(fb);
   if (fb.found) spdlog::info("faulting buffer: {} ({})", fb.name, fb.direction);
   else spdlog::info("bisection found no single buffer: {}", fb.note);

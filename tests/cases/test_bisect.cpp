@@ -86,7 +86,7 @@ TEST_CASE("a fault that does not depend on the fence is not attributed to a buff
   CHECK(f.extra_runs == 1);
   CHECK(calls == 1);
   CHECK(f.note.find("no buffer fenced") != std::string::npos);
-  CHECK(cudadiag::cases::to_json(f).is_null());
+  CHECK_FALSE(cudadiag::cases::reported_buffer(f));
   CHECK(cudadiag::cases::bisection_json(f)["found"] == false);
 }
 
@@ -121,14 +121,17 @@ TEST_CASE("bisection rejects a non-fence allocator") {
                   std::invalid_argument);
 }
 
-TEST_CASE("faulting_buffer JSON carries name, bytes, direction and extra runs") {
+TEST_CASE("the reported faulting buffer carries name, bytes, direction and extra runs") {
   FaultingBuffer f;
   f.found = true;
   f.name = "out";
   f.bytes = 16384;
   f.direction = "end_overrun";
   f.extra_runs = 5;
-  const auto j = cudadiag::cases::to_json(f);
+  const auto reported = cudadiag::cases::reported_buffer(f);
+  REQUIRE(reported);
+  CHECK_FALSE(cudadiag::cases::reported_buffer(FaultingBuffer{}));
+  const auto j = cudadiag::report::to_json(*reported);
   CHECK(j["name"] == "out");
   CHECK(j["bytes"] == 16384);
   CHECK(j["direction"] == "end_overrun");

@@ -49,8 +49,9 @@ TEST_CASE("a fence fault as a report result") {
   CHECK(r.child->pid == 4242);
   CHECK(r.child->exit_code == 1);
   CHECK(r.xid.size() == 1);
-  CHECK(r.faulting_buffer["name"] == "allocation #7");
-  CHECK(r.faulting_buffer["direction"] == "end_overrun");
+  REQUIRE(r.faulting_buffer);
+  CHECK(r.faulting_buffer->name == "allocation #7");
+  CHECK(r.faulting_buffer->direction == "end_overrun");
   CHECK(r.launch_log.size() == 2);
   const auto& d = r.details;
   CHECK(d["run_outcome"] == "cuda_error");

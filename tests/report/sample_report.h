@@ -87,7 +87,7 @@ inline report::Report sample_report() {
                                     {"range", "0x7f0000000000-0x7f0000001000"},
                                     {"allocator", "fence-back"},
                                     {"freed", false}}});
-  fault.faulting_buffer = json{{"name", "src"}, {"bytes", 4096}, {"direction", "end_overrun"}, {"extra_runs", 3}};
+  fault.faulting_buffer = report::FaultingBuffer{"src", 4096, "end_overrun", 3};
   fault.xid = json::array({json{{"timestamp_us", 123456789},
                                 {"pci", "0000:3b:00"},
                                 {"xid", 13},
