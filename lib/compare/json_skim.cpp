@@ -169,7 +169,7 @@ void JsonSkim::skip_scalar() {
 }
 
 void JsonSkim::open(char bracket) {
-  if (frames_.size() >= kMaxDepth) fail("JSON nested deeper than " + std::to_string(kMaxDepth) + " levels; no cudadiag document is, so this is not one");
+  if (frames_.size() >= kMaxDepth) fail(report::too_deep_message());
   ++pos_;
   frames_.push_back({bracket == '{' ? '}' : ']', false});
 }
@@ -255,7 +255,7 @@ void JsonSkim::skip() {
     const char c = text_[pos_];
     if (c == '{' || c == '[') {
       if (frames_.size() + closers.size() >= kMaxDepth)
-        fail("JSON nested deeper than " + std::to_string(kMaxDepth) + " levels; no cudadiag document is, so this is not one");
+        fail(report::too_deep_message());
       closers.push_back(c == '{' ? '}' : ']');
       ++pos_;
       skip_ws();

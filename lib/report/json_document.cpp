@@ -8,6 +8,12 @@
 #include "util/errors.h"
 
 namespace cudadiag::report {
+
+std::string too_deep_message() {
+  return "JSON nested deeper than " + std::to_string(kMaxJsonDepth) +
+         " levels; no cudadiag document is, so this is not one";
+}
+
 namespace {
 
 bool starts_number(char c) { return c == '-' || (c >= '0' && c <= '9'); }
@@ -37,8 +43,7 @@ void check_limits(std::string_view text, const std::string& source) {
     } else if (c == '{' || c == '[') {
       if (++depth > kMaxJsonDepth)
         throw InputError(source, text_position(text, i),
-                         "JSON nested deeper than " + std::to_string(kMaxJsonDepth) +
-                             " levels; no cudadiag document is, so this is not one");
+                         too_deep_message());
     } else if (c == '}' || c == ']') {
       if (depth > 0) --depth;
     } else if (starts_number(c)) {

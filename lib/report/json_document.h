@@ -18,6 +18,9 @@ namespace cudadiag::report {
 // No report or suite comes near this: the deepest report section is about 8 levels.
 inline constexpr std::size_t kMaxJsonDepth = 128;
 
+// What a document nested deeper than kMaxJsonDepth is told (every reader of outside JSON).
+std::string too_deep_message();
+
 // Parses `text`; `source` names it in messages ("reports/a.json", "<stdin>").
 json parse_json_document(std::string_view text, const std::string& source);
 
