@@ -30,8 +30,8 @@ void add_common_options(CLI::App* cmd, CommonOptions& opts) {
       ->check(CLI::IsMember({"text", "json", "md"}))
       ->capture_default_str();
   cmd->add_option("-o,--output", opts.output,
-                  "Write the output to FILE instead of stdout (- is stdout): a file is replaced atomically "
-                  "keeping its mode, a symlink's target likewise, a device or FIFO is written into");
+                  "Write the output to FILE instead of stdout (- is stdout): atomically, as a new file owned by you, "
+                  "mode 0644 or tighter; another user's link or file in a shared directory, or a FIFO, is refused");
   cmd->add_flag("-q,--quiet", opts.quiet, "Only errors on stderr");
   cmd->add_flag("-v,--verbose", opts.verbose, "More detail on stderr (repeat for debug)");
   cmd->add_flag("--redact", opts.redact,
@@ -85,7 +85,9 @@ bool use_color(const CommonOptions& opts) {
 }
 
 void emit_text(const std::string& text, const CommonOptions& opts) {
-  write_output(opts.output, text);
+  // A report that cannot go where asked is kept in a private file named in the error.
+  const char* extension = opts.format == "json" ? "json" : opts.format == "md" ? "md" : "txt";
+  write_report(opts.output, text, extension);
   if (!opts.output.empty() && opts.output != "-") spdlog::info("wrote {}", printable(opts.output));
 }
 

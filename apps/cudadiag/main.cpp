@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 
 #include <climits>
+#include <csignal>
 #include <cstdlib>
 #include <exception>
 #include <string>
@@ -43,6 +44,10 @@ const char* unknown_subcommand(CLI::App& cli, int argc, char** argv) {
 
 int main(int argc, char** argv) {
   using namespace cudadiag;
+  // A reader that went away (`cudadiag run ... | head -1`) must not kill the run: writes
+  // to it fail with EPIPE instead; logs are then dropped and a report is kept elsewhere
+  // (write_report). Children get the default back (runner: posix_spawnattr_setsigdefault).
+  std::signal(SIGPIPE, SIG_IGN);
   init_logging(::isatty(STDERR_FILENO) != 0 && std::getenv("NO_COLOR") == nullptr);
   install_stop_handlers();
 

@@ -328,12 +328,19 @@ TEST_CASE("hostile: a 100000-level document, from a file or stdin, is refused na
   CHECK_THAT(r.err, Catch::Contains("<stdin>") && Catch::Contains("nested deeper"));
 }
 
-TEST_CASE("hostile: -o writes through devices, keeps links and modes, and reports a full disk", "[hostile]") {
+TEST_CASE("hostile: -o writes through devices, keeps links and modes, and reports a full disk, keeping the report", "[hostile]") {
   TempDir dir;
   auto r = run_binary({"list", "--format", "json", "-o", "/dev/full"}, dir.path);
   REQUIRE(r.exited);
   CHECK(r.code == 2);
   CHECK_THAT(r.err, Catch::Contains("/dev/full") && Catch::Contains("No space left"));
+  // The report that could not be written is kept, and named (the test removes it).
+  const std::string kept_marker = "the report was kept in ";
+  const auto kept_at = r.err.find(kept_marker);
+  REQUIRE(kept_at != std::string::npos);
+  const fs::path kept = r.err.substr(kept_at + kept_marker.size(), r.err.find('\n', kept_at) - kept_at - kept_marker.size());
+  CHECK_NOTHROW(json::parse(slurp(kept)));
+  fs::remove(kept);
   struct stat st {};
   REQUIRE(::stat("/dev/full", &st) == 0);
   CHECK(S_ISCHR(st.st_mode));
