@@ -98,15 +98,10 @@ void mark_interrupted(report::Report& r) {
   r.verdict.reasons.push_back(why);
 }
 
-void emit_report(report::Report& r, const CommonOptions& opts) {
+void emit_report(report::Report& r, const CommonOptions& opts, const report::RedactionInputs& secrets) {
   mark_interrupted(r);
   const auto format = report::parse_format(opts.format);
-  if (opts.redact) {
-    // Redaction works on the JSON form; round-trip so every renderer sees it.
-    auto j = report::to_json(r);
-    report::redact(j);
-    r = report::report_from_json(j);
-  }
+  if (opts.redact) report::redact(r, secrets);
   emit_text(report::render(r, format, use_color(opts)), opts);
 }
 

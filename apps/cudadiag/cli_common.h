@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "profiles/allocator.h"
+#include "report/redact.h"
 #include "report/report.h"
 
 namespace cudadiag::app {
@@ -49,9 +50,10 @@ bool use_color(const CommonOptions& opts);
 // the verdict's reasons (what it holds is what finished). emit_report calls it.
 void mark_interrupted(report::Report& r);
 
-// Renders the report in opts.format, redacts with --redact, validates nothing,
-// and writes it to -o atomically or to stdout.
-void emit_report(report::Report& r, const CommonOptions& opts);
+// Renders the report in opts.format, redacts with --redact (`secrets`: values the report
+// cannot name by itself, such as run's --env values), validates nothing, and writes it to
+// -o atomically or to stdout.
+void emit_report(report::Report& r, const CommonOptions& opts, const report::RedactionInputs& secrets = {});
 
 // Writes already-rendered text to -o (util/atomic_file.h says how) or to stdout.
 void emit_text(const std::string& text, const CommonOptions& opts);

@@ -64,11 +64,7 @@ void run_compare(const CompareCommandOptions& opts) {
   auto r = compare::comparison_report(comparison, options, invocation().argv);
   spdlog::debug("built the report in {:.2f} s", clock.lap());
 
-  if (opts.common.redact) {
-    auto j = report::to_json(r);
-    report::redact(j);
-    r = report::report_from_json(j);
-  }
+  if (opts.common.redact) report::redact(r);
   const auto format = report::parse_format(opts.common.format);
   std::string text;
   if (format == report::Format::json) {

@@ -114,7 +114,9 @@ void run_run(const RunCliOptions& o) {
   facts.nvml_snapshot = host::nvml_snapshot();
   facts.devices = host::merge_devices(facts.nvml_snapshot.value("devices", json::array()), nullptr);
   auto r = program::run_report(s, outcome, facts);
-  emit_report(r, o.common);
+  report::RedactionInputs secrets;
+  secrets.env.assign(s.env.begin(), s.env.end());  // --env values may be tokens
+  emit_report(r, o.common, secrets);
   spdlog::info("verdict: {} ({} runs, {:.1f} s)", report::to_string(r.verdict.status), outcome.runs.size(),
                outcome.wall_ms / 1000.0);
   set_exit_code(program::run_exit_code(outcome));
