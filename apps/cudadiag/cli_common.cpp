@@ -37,7 +37,8 @@ void add_common_options(CLI::App* cmd, CommonOptions& opts) {
   cmd->add_flag("-q,--quiet", opts.quiet, "Only errors on stderr");
   cmd->add_flag("-v,--verbose", opts.verbose, "More detail on stderr (repeat for debug)");
   cmd->add_flag("--redact", opts.redact,
-                "Replace hostname, serials, UUIDs and PCI ids with stable hashes");
+                "Replace the hostname (long and short, any case), serials, UUIDs, PCI ids and run's --env values "
+                "with stable hashes, wherever they appear");
   cmd->add_flag("--no-color", opts.no_color, "Never use colour (NO_COLOR is honoured too)");
   cmd->preparse_callback([&opts](size_t) { (void)opts; });
 }
