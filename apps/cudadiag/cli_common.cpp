@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -35,7 +37,8 @@ void add_common_options(CLI::App* cmd, CommonOptions& opts) {
   cmd->add_flag("-q,--quiet", opts.quiet, "Only errors on stderr");
   cmd->add_flag("-v,--verbose", opts.verbose, "More detail on stderr (repeat for debug)");
   cmd->add_flag("--redact", opts.redact,
-                "Replace hostname, serials, UUIDs and PCI ids with stable hashes");
+                "Replace the hostname (long and short, any case), serials, UUIDs, PCI ids and run's --env values "
+                "with stable hashes, wherever they appear");
   cmd->add_flag("--no-color", opts.no_color, "Never use colour (NO_COLOR is honoured too)");
   cmd->preparse_callback([&opts](size_t) { (void)opts; });
 }
@@ -52,18 +55,69 @@ CLI::Option* add_allocator_option(CLI::App* cmd, profiles::Allocator& target) {
       ->check(CLI::IsMember(names));
 }
 
-CLI::Validator seconds_between(double min, double max) {
+namespace {
+
+// 10000000 rather than 1e+07: ranges read as the numbers a user types.
+std::string number_text(double v) {
+  if (v == std::floor(v) && std::fabs(v) < 1e15) return fmt::format("{}", static_cast<long long>(v));
+  return fmt::format("{:g}", v);
+}
+
+std::string shown_input(const std::string& text) { return "'" + printable(text) + "'"; }
+
+// A decimal whole number within [min, max] (T's own range at most); "" when it is one.
+template <class T>
+std::string check_whole_number(const std::string& text, T min, T max, const std::string& range) {
+  T v{};
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, v);
+  if (text.empty() || ptr != end || ec == std::errc::invalid_argument)
+    return "expected a whole number in " + range + ", got " + shown_input(text);
+  if (ec == std::errc::result_out_of_range || v < min || v > max)
+    return "expected a whole number in " + range + ", got " + shown_input(text) + " (out of range)";
+  return "";
+}
+
+}  // namespace
+
+CLI::Validator integer_between(long long min, long long max) {
+  const std::string range = fmt::format("{}..{}", min, max);
+  return CLI::Validator([=](std::string& text) { return check_whole_number(text, min, max, range); },
+                        range);
+}
+
+CLI::Validator unsigned_between(std::uint64_t min, std::uint64_t max) {
+  const std::string range = fmt::format("{}..{}", min, max);
+  return CLI::Validator([=](std::string& text) { return check_whole_number(text, min, max, range); },
+                        range);
+}
+
+CLI::Validator number_between(double min, double max, const std::string& unit, bool open_min, bool open_max) {
+  const std::string what = unit.empty() ? "a number" : "a number of " + unit;
+  std::string range;
+  if (!open_min && !open_max) {
+    range = "in " + number_text(min) + ".." + number_text(max);
+  } else {
+    range = std::string(open_min ? "above " : "from ") + number_text(min) + (open_max ? " and below " : " up to ") +
+            number_text(max);
+  }
   return CLI::Validator(
-      [min, max](std::string& text) -> std::string {
+      [=](std::string& text) -> std::string {
         char* end = nullptr;
-        const double v = std::strtod(text.c_str(), &end);
-        if (text.empty() || *end != '\0' || !std::isfinite(v))
-          return "'" + text + "' is not a number of seconds";
-        if (v < min || v > max) return "'" + text + "' is outside " + fmt::format("{:g}..{:g}", min, max) + " seconds";
+        const double v = text.empty() ? 0.0 : std::strtod(text.c_str(), &end);
+        if (text.empty() || *end != '\0' || std::isspace(static_cast<unsigned char>(text.front())) ||
+            !std::isfinite(v))
+          return "expected " + what + " " + range + ", got " + shown_input(text);
+        const bool low = open_min ? !(v > min) : !(v >= min);
+        const bool high = open_max ? !(v < max) : !(v <= max);
+        if (low || high) return "expected " + what + " " + range + ", got " + shown_input(text) + " (out of range)";
         return "";
       },
-      fmt::format("SECONDS in {:g}..{:g}", min, max));
+      // The help's type column: "FLOAT:0..1", "FLOAT:above 0 up to 10000000 seconds".
+      (range.rfind("in ", 0) == 0 ? range.substr(3) : range) + (unit.empty() ? "" : " " + unit));
 }
+
+CLI::Validator seconds_between(double min, double max) { return number_between(min, max, "seconds"); }
 
 void configure_logging(const CommonOptions& opts) {
   if (opts.no_color) init_logging(false);
@@ -100,15 +154,10 @@ void mark_interrupted(report::Report& r) {
   r.verdict.reasons.push_back(why);
 }
 
-void emit_report(report::Report& r, const CommonOptions& opts) {
+void emit_report(report::Report& r, const CommonOptions& opts, const report::RedactionInputs& secrets) {
   mark_interrupted(r);
   const auto format = report::parse_format(opts.format);
-  if (opts.redact) {
-    // Redaction works on the JSON form; round-trip so every renderer sees it.
-    auto j = report::to_json(r);
-    report::redact(j);
-    r = report::report_from_json(j);
-  }
+  if (opts.redact) report::redact(r, secrets);
   emit_text(report::render(r, format, use_color(opts)), opts);
 }
 

@@ -3,10 +3,12 @@
 // and emitting a report (rendered, written atomically with -o).
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "profiles/allocator.h"
+#include "report/redact.h"
 #include "report/report.h"
 
 namespace cudadiag::app {
@@ -36,6 +38,19 @@ void add_common_options(CLI::App* cmd, CommonOptions& opts);
 // parsed once into the enum.
 CLI::Option* add_allocator_option(CLI::App* cmd, profiles::Allocator& target);
 
+// Numeric options. Every one is checked by one of these before CLI11 converts it: the
+// text must be a plain number within the range the command can honour; NaN, infinities,
+// words, fractions where a whole number is wanted and values out of range are refused
+// with the option's name and the range (exit 2), e.g.
+//   --repeat: expected a whole number in 1..10000, got 'nan'
+// A whole number, decimal, within [min, max].
+CLI::Validator integer_between(long long min, long long max);
+// The same for unsigned 64-bit values (no sign accepted).
+CLI::Validator unsigned_between(std::uint64_t min, std::uint64_t max);
+// A finite number within [min, max] (exclusive where `open_min` / `open_max`);
+// `unit` names what it counts in the messages ("seconds").
+CLI::Validator number_between(double min, double max, const std::string& unit = "", bool open_min = false,
+                              bool open_max = false);
 // A number of seconds: finite, within [min, max] (NaN, inf, 0 and negatives refused).
 CLI::Validator seconds_between(double min, double max);
 
@@ -49,9 +64,10 @@ bool use_color(const CommonOptions& opts);
 // the verdict's reasons (what it holds is what finished). emit_report calls it.
 void mark_interrupted(report::Report& r);
 
-// Renders the report in opts.format, redacts with --redact, validates nothing,
-// and writes it to -o atomically or to stdout.
-void emit_report(report::Report& r, const CommonOptions& opts);
+// Renders the report in opts.format, redacts with --redact (`secrets`: values the report
+// cannot name by itself, such as run's --env values), validates nothing, and writes it to
+// -o atomically or to stdout.
+void emit_report(report::Report& r, const CommonOptions& opts, const report::RedactionInputs& secrets = {});
 
 // Writes already-rendered text to -o (util/atomic_file.h says how) or to stdout.
 void emit_text(const std::string& text, const CommonOptions& opts);

@@ -97,11 +97,7 @@ size_t device_smem_limit(const json& devices) {
 
 std::string render_with_sweep(report::Report& r, const CommonOptions& common) {
   const auto format = report::parse_format(common.format);
-  if (common.redact) {
-    auto j = report::to_json(r);
-    report::redact(j);
-    r = report::report_from_json(j);
-  }
+  if (common.redact) report::redact(r);
   std::string text = report::render(r, format, use_color(common));
   if (format != report::Format::json && r.extra.contains("sweep")) {
     const bool md = format == report::Format::md;
@@ -203,10 +199,12 @@ void set_attention_command(CLI::App& app) {
       "Run the bundled FlashAttention-2 style kernel (tensor cores) at one tile configuration or a sweep, "
       "verified against a reference, with fault knobs and repeat-N failure statistics");
   auto& c = o->config;
-  cmd->add_option("--batch", c.batch, "Batch size")->capture_default_str();
-  cmd->add_option("--heads", c.heads, "Heads")->capture_default_str();
-  cmd->add_option("--seq-len", c.seq_len, "Sequence length (any; tails are masked)")->capture_default_str();
+  const auto size = integer_between(1, std::numeric_limits<int>::max());
+  cmd->add_option("--batch", c.batch, "Batch size")->check(size)->capture_default_str();
+  cmd->add_option("--heads", c.heads, "Heads")->check(size)->capture_default_str();
+  cmd->add_option("--seq-len", c.seq_len, "Sequence length (any; tails are masked)")->check(size)->capture_default_str();
   cmd->add_option("--head-dim", c.head_dim, "Head dimension (compiled: " + at::compiled_list(at::Knob::head_dim) + ")")
+      ->check(size)
       ->capture_default_str();
   cmd->add_option("--dtype", c.dtype, "fp16 or bf16")->check(CLI::IsMember({"fp16", "bf16"}))->capture_default_str();
   cmd->add_flag("--causal", c.causal, "Causal mask");
@@ -216,14 +214,17 @@ void set_attention_command(CLI::App& app) {
          "default mma)")
       ->check(CLI::IsMember(choice_names(at::kEngineChoices)));
   cmd->add_option("--block-m", c.block_m, "Query rows per CTA (compiled: " + at::compiled_list(at::Knob::block_m) + ")")
+      ->check(size)
       ->capture_default_str();
   cmd->add_option("--block-n", c.block_n, "Key rows per tile (compiled: " + at::compiled_list(at::Knob::block_n) + ")")
+      ->check(size)
       ->capture_default_str();
   cmd->add_option("--warps", c.warps, "Warps per CTA (compiled: " + at::compiled_list(at::Knob::warps) + ")")
+      ->check(size)
       ->capture_default_str();
   cmd->add_option("--misalign-bytes", c.misalign_bytes,
                   "Fault knob: offset the Q/K/V base pointers by N bytes (16-byte loads then fault with 716)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(integer_between(0, std::numeric_limits<int>::max()));
   cmd->add_flag("--no-tail-mask", c.no_tail_mask,
                 "Fault knob: load and score K/V rows >= S (silent in a pool, 700 with --allocator fence-back)");
   cmd->add_flag("--drop-barrier", c.drop_barrier,
@@ -233,11 +234,11 @@ void set_attention_command(CLI::App& app) {
   add_allocator_option(cmd, o->allocator);
   cmd->add_flag("--blocking", o->blocking, "Run the child with CUDA_LAUNCH_BLOCKING=1");
   cmd->add_option("--repeat", o->repeat, "Runs inside one child (stops at a sticky error)")
-      ->check(CLI::Range(1, 1000000))
+      ->check(integer_between(1, 1000000))
       ->capture_default_str();
   cmd->add_flag("--sweep", o->sweep, "Run every compiled (block_m, block_n, warps), each in its own child");
   cmd->add_option("--sweep-filter", o->sweep_filter, "Restrict the sweep, e.g. \"block_m=64,80;warps=4\"");
-  cmd->add_option("-j,--jobs", o->jobs, "Children at once during a sweep")->check(CLI::Range(1, 64))->capture_default_str();
+  cmd->add_option("-j,--jobs", o->jobs, "Children at once during a sweep")->check(integer_between(1, 64))->capture_default_str();
   cmd->add_option("--timeout", o->timeout_s, "Seconds per child before it is terminated (the CUDA probe too)")
       ->check(seconds_between(1.0, 86400.0))
       ->capture_default_str();
@@ -249,11 +250,11 @@ void set_attention_command(CLI::App& app) {
                   "CPU float64 reference too");
   cmd->add_option("--race-window", c.race_window,
                   "Drop-barrier race: cycles the late warps of a late CTA wait before their first copies")
-      ->check(CLI::Range(0, at::kMaxRaceWindowCycles))
+      ->check(integer_between(0, at::kMaxRaceWindowCycles))
       ->capture_default_str();
   cmd->add_option("--race-rate", c.race_rate,
                   "Drop-barrier race: probability that a CTA is late in a run (drawn from the run's seed)")
-      ->check(CLI::Range(0.0, 1.0))
+      ->check(number_between(0.0, 1.0))
       ->capture_default_str();
   // Used by scripts/bench-attention.sh: time one configuration (cudaEvents, median of 30).
   cmd->add_flag("--bench", o->bench, "")->group("");

@@ -64,11 +64,7 @@ void run_compare(const CompareCommandOptions& opts) {
   auto r = compare::comparison_report(comparison, options, invocation().argv);
   spdlog::debug("built the report in {:.2f} s", clock.lap());
 
-  if (opts.common.redact) {
-    auto j = report::to_json(r);
-    report::redact(j);
-    r = report::report_from_json(j);
-  }
+  if (opts.common.redact) report::redact(r);
   const auto format = report::parse_format(opts.common.format);
   std::string text;
   if (format == report::Format::json) {
@@ -101,10 +97,13 @@ void set_compare_command(CLI::App& app) {
       ->expected(1, -1);
   cmd->add_option("--time-factor", opts->time_factor,
                   "Note timings that differ by more than this factor between hosts")
+      ->check(number_between(1.0, 1e6, "", /*open_min=*/true))
       ->capture_default_str();
   cmd->add_option("--alpha", opts->alpha, "Significance level of the failure-rate tests (Fisher's exact)")
+      ->check(number_between(0.0, 1.0, "", /*open_min=*/true, /*open_max=*/true))
       ->capture_default_str();
-  cmd->add_option("-j,--jobs", opts->jobs, "Reports read at once (default: one per CPU, at most 8)");
+  cmd->add_option("-j,--jobs", opts->jobs, "Reports read at once (default or 0: one per CPU, at most 8)")
+      ->check(integer_between(0, 256));
   cmd->add_flag("--summary-line", opts->summary_line,
                 "Also print the verdict and its one-sentence summary as one line on stderr (for job logs)");
   add_common_options(cmd, opts->common);

@@ -131,7 +131,7 @@ void set_env_command(CLI::App& app) {
                   "Kernel log to read Xid lines from (/dev/kmsg, or a saved kmsg/dmesg file)")
       ->capture_default_str();
   cmd->add_option("--xid-tail", opts->xid_tail, "How many of the most recent Xid events to list")
-      ->check(CLI::Range(0, 10000))
+      ->check(integer_between(0, 10000))
       ->capture_default_str();
   cmd->callback([opts] { run_env(*opts); });
   set_probe_command(app);

@@ -96,9 +96,14 @@ void set_fault_command(CLI::App& app) {
       ->required();
   add_allocator_option(cmd, opts->allocator);
   cmd->add_flag("--blocking", opts->blocking, "Set CUDA_LAUNCH_BLOCKING=1 in the child");
-  cmd->add_option("--repeat", opts->repeat, "Runs in the child (stops at the first CUDA error)")->capture_default_str();
-  cmd->add_option("-k", opts->k, "Overrun/underrun distance in elements (oob-*, underrun-*)");
-  cmd->add_option("--elements", opts->elements, "fp32 elements per buffer (multiple of 4)");
+  cmd->add_option("--repeat", opts->repeat, "Runs in the child (stops at the first CUDA error)")
+      ->check(integer_between(1, 1000000))
+      ->capture_default_str();
+  // The catalog's limits (lib/cases/catalog_fault.cpp) checks again, with the other parameters.
+  cmd->add_option("-k", opts->k, "Overrun/underrun distance in elements (oob-*, underrun-*)")
+      ->check(integer_between(1, 1024));
+  cmd->add_option("--elements", opts->elements, "fp32 elements per buffer (multiple of 4)")
+      ->check(integer_between(64, 1LL << 28));
   cmd->add_flag("--no-bisect", opts->no_bisect, "Do not bisect a fence fault to its buffer");
   cmd->add_option("--seed", opts->seed,
                   "Base seed of the repeat series, decimal or 0x hex (default: a fresh one; the report's "

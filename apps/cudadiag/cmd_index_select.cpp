@@ -96,8 +96,11 @@ void set_index_select_command(CLI::App& app) {
       "2 usage error, 3 no GPU.");
   cmd->add_option("--shape", opts->shape, "B,S,H,D (default 2,512,8,64)");
   cmd->add_option("--heads", opts->heads, "h0:h1 head slice (default the second half: H/2:H)");
-  cmd->add_option("--dilation", opts->dilation, "Gather every N-th position along S (default 2)");
-  cmd->add_option("--offset", opts->offset, "First gathered position (default (S-1) % dilation: the last is S-1)");
+  // At most S and S-1: checked with the shape (lib/index_select/index_select_params.cpp).
+  cmd->add_option("--dilation", opts->dilation, "Gather every N-th position along S (default 2)")
+      ->check(integer_between(1, std::numeric_limits<long long>::max()));
+  cmd->add_option("--offset", opts->offset, "First gathered position (default (S-1) % dilation: the last is S-1)")
+      ->check(integer_between(0, std::numeric_limits<long long>::max()));
   cmd->add_option("--indices", opts->indices, choice_list(is::kIndices, " | ") + " (oob: last index = S; negative: -1)")
       ->check(CLI::IsMember(choice_names(is::kIndices)));
   cmd->add_option("--layout", opts->layout, choice_list(is::kLayouts, " | ") + " (default stride)")
@@ -111,6 +114,7 @@ void set_index_select_command(CLI::App& app) {
   add_allocator_option(cmd, opts->allocator);
   cmd->add_flag("--blocking", opts->blocking, "Set CUDA_LAUNCH_BLOCKING=1 in the child");
   cmd->add_option("--repeat", opts->repeat, "Runs with fresh random inputs (stops at the first CUDA error)")
+      ->check(integer_between(1, 1000000))
       ->capture_default_str();
   cmd->add_flag("--no-bisect", opts->no_bisect, "Do not bisect a fence fault to its buffer");
   add_common_options(cmd, opts->common);

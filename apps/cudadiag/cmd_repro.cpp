@@ -188,12 +188,12 @@ void set_repro_command(CLI::App& app) {
                   "Comma-separated profiles overriding the suite's (" + profiles::base_profile_list() +
                       "; combine with '+', e.g. blocking+fence)");
   cmd->add_option("-j,--jobs", opts->jobs, "Children at once (default: from the CPU and device count)")
-      ->check(CLI::Range(1, 1024));
+      ->check(integer_between(1, 1024));
   cmd->add_option("--repeat", opts->repeat, "Repeat every case N times (overrides the suite)")
-      ->check(CLI::Range(1, 100000));
+      ->check(integer_between(1, 100000));
   cmd->add_option("--devices", opts->devices, "GPUs to run on: all, or indices such as 0,2")->capture_default_str();
   cmd->add_option("--deadline-ms", opts->deadline_ms, "Deadline of a case without its own")
-      ->check(CLI::Range(1, 3600000))
+      ->check(integer_between(1, 3600000))
       ->capture_default_str();
   cmd->add_flag("--list-suites", opts->list_suites, "List the built-in suites and exit");
   cmd->footer(

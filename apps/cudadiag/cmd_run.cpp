@@ -11,6 +11,7 @@
 
 #include "cli_common.h"
 #include "commands.h"
+#include "fence/interposer_limits.h"
 #include "host/devices.h"
 #include "host/nvml.h"
 #include "host/system_info.h"
@@ -114,7 +115,9 @@ void run_run(const RunCliOptions& o) {
   facts.nvml_snapshot = host::nvml_snapshot();
   facts.devices = host::merge_devices(facts.nvml_snapshot.value("devices", json::array()), nullptr);
   auto r = program::run_report(s, outcome, facts);
-  emit_report(r, o.common);
+  report::RedactionInputs secrets;
+  secrets.env.assign(s.env.begin(), s.env.end());  // --env values may be tokens
+  emit_report(r, o.common, secrets);
   spdlog::info("verdict: {} ({} runs, {:.1f} s)", report::to_string(r.verdict.status), outcome.runs.size(),
                outcome.wall_ms / 1000.0);
   set_exit_code(program::run_exit_code(outcome));
@@ -139,11 +142,11 @@ void set_run_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--stop-at-first", opts->stop_at_first, "Stop after the first rung that fails (all its repeats run)");
   cmd->add_option("--repeat", opts->repeat, "Run every rung N times (failure rates with 95% Wilson intervals)")
-      ->check(CLI::Range(1, 10000))
+      ->check(integer_between(1, 10000))
       ->capture_default_str();
   cmd->add_option("--timeout", opts->timeout_s,
                   "Seconds one run may take before its process group is ended (memcheck runs get 10 times this)")
-      ->check(CLI::Range(0.0, 1e7))
+      ->check(number_between(0.0, 1e7, "seconds", /*open_min=*/true))
       ->capture_default_str();
   // One value per --env: the command after -- must never be taken for more values.
   cmd->add_option("--env", opts->env, "NAME=VALUE for the program, in every rung (repeatable)")
@@ -151,11 +154,12 @@ void set_run_command(CLI::App& app) {
   cmd->add_option("--fence-align", opts->fence_align,
                   "Alignment of fenced pointers, a power of two from 1 to 4096 (larger: an overrun may land in "
                   "rounding slack)")
+      ->check(integer_between(1, 4096))
       ->capture_default_str();
   cmd->add_flag("--fence-front", opts->fence_front, "Fence the start of every allocation instead (underruns fault)");
   cmd->add_option("--fence-quarantine-mb", opts->quarantine_mb,
                   "Address space kept reserved for freed buffers, MiB (default: the interposer's, 1024)")
-      ->check(CLI::Range(0LL, 1LL << 30));
+      ->check(integer_between(0, static_cast<long long>(fence::kMaxQuarantineMb)));
   cmd->add_flag("--no-kernel-log", opts->no_kernel_log, "Do not read the kernel log (Xid lines)");
   cmd->footer(
       "Exit codes: 0 clean, 1 exposed/flaky/inconclusive (or interrupted), 2 bad input or a command that "

@@ -5,12 +5,15 @@
 // seed's "seq_len 1 fails, seq_len 2 works" in one command); --table (hidden) runs the
 // validator's rule table through the driver.
 #include <chrono>
+#include <cstdint>
+#include <limits>
 #include <optional>
 
 #include "cli_common.h"
 #include "commands.h"
 #include "report/render.h"
 #include "suite/executor.h"
+#include "tma/descriptor.h"
 #include "tma/tma_check.h"
 #include "tma/tma_json.h"
 #include "util/atomic_file.h"
@@ -138,12 +141,18 @@ void set_tma_command(CLI::App& app) {
   cmd->add_option("--dtype", opts->form.dtype,
                   "Element type, by name, alias or CUtensorMapDataType code (case-insensitive): " +
                       tma::data_type_help());
-  cmd->add_option("--dims", opts->form.dims, "globalDim, innermost first, e.g. 128,1,32")->delimiter(',');
+  // Any value of the driver's argument types: the validator judges the descriptor's own limits.
+  const auto u64 = unsigned_between(0, std::numeric_limits<std::uint64_t>::max());
+  const auto u32 = unsigned_between(0, std::numeric_limits<std::uint32_t>::max());
+  cmd->add_option("--dims", opts->form.dims, "globalDim, innermost first, e.g. 128,1,32")->delimiter(',')->check(u64);
   cmd->add_option("--strides", opts->form.strides,
                   "globalStrides in bytes for dimensions 1..rank-1, exactly as the driver takes them, e.g. 2,256")
-      ->delimiter(',');
-  cmd->add_option("--box", opts->form.box, "boxDim, e.g. 64,128,1")->delimiter(',');
-  cmd->add_option("--element-strides", opts->form.element_strides, "elementStrides (default all 1)")->delimiter(',');
+      ->delimiter(',')
+      ->check(u64);
+  cmd->add_option("--box", opts->form.box, "boxDim, e.g. 64,128,1")->delimiter(',')->check(u32);
+  cmd->add_option("--element-strides", opts->form.element_strides, "elementStrides (default all 1)")
+      ->delimiter(',')
+      ->check(u32);
   cmd->add_option("--interleave", opts->form.interleave, "none|16B|32B")->capture_default_str();
   cmd->add_option("--swizzle", opts->form.swizzle, "none|32B|64B|128B|128B_atom_32B|128B_atom_32B_flip_8B|128B_atom_64B")
       ->capture_default_str();
@@ -154,8 +163,14 @@ void set_tma_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--sweep", opts->sweeps,
                   "Rebuild the descriptor across a range: seq-len=0..8, heads=1,8,32, dtype=bf16,fp16 (repeatable)");
-  cmd->add_option("--seq-dim", opts->seq_dim, "Dimension whose extent is the sequence length")->capture_default_str();
-  cmd->add_option("--heads-dim", opts->heads_dim, "Dimension whose extent is the number of heads")->capture_default_str();
+  // A descriptor has at most kMaxRank dimensions.
+  const auto dimension = integer_between(0, tma::kMaxRank - 1);
+  cmd->add_option("--seq-dim", opts->seq_dim, "Dimension whose extent is the sequence length")
+      ->check(dimension)
+      ->capture_default_str();
+  cmd->add_option("--heads-dim", opts->heads_dim, "Dimension whose extent is the number of heads")
+      ->check(dimension)
+      ->capture_default_str();
   cmd->add_option("--size1-stride", opts->size1_stride,
                   "Sweep: stride of a size-1 dimension: as-is (the framework's degenerate stride, as in the base) "
                   "or canonical (the dense stride)")
@@ -163,7 +178,8 @@ void set_tma_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--target-cc", opts->target_cc,
                   "Compute capability the descriptor is for, major*10+minor (90 = sm_90, 100 = sm_100); "
-                  "default: the device's when the GPU part runs, else unknown (packed types then only warn)");
+                  "default: the device's when the GPU part runs, else unknown (packed types then only warn)")
+      ->check(integer_between(0, 999));
   cmd->add_flag("--host-only", opts->host_only, "Only the host validator: no child, no GPU");
   cmd->add_flag("--no-load", opts->no_load, "Encode with the driver but do not run the load kernel");
   cmd->add_option("--timeout", opts->timeout_s, "Seconds per descriptor in the child")

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "fence/guard_layout.h"
+#include "fence/interposer_limits.h"
 
 namespace cudadiag::interposer {
 namespace {
@@ -69,11 +70,11 @@ Settings read_settings(EnvLookup lookup) noexcept {
   }
 
   std::uint64_t quarantine_mb = s.quarantine_bytes >> 20;
-  read_number(s, lookup, "CUDADIAG_FENCE_QUARANTINE_MB", 0, 1ull << 24, quarantine_mb);
+  read_number(s, lookup, "CUDADIAG_FENCE_QUARANTINE_MB", 0, fence::kMaxQuarantineMb, quarantine_mb);
   s.quarantine_bytes = quarantine_mb << 20;
 
   std::uint64_t reuse_mb = s.reuse_bytes >> 20;
-  read_number(s, lookup, "CUDADIAG_FENCE_REUSE_MB", 0, 1ull << 24, reuse_mb);
+  read_number(s, lookup, "CUDADIAG_FENCE_REUSE_MB", 0, fence::kMaxReuseMb, reuse_mb);
   s.reuse_bytes = reuse_mb << 20;
 
   read_number(s, lookup, "CUDADIAG_RING_ALLOCATIONS", 1, ring::kMaxSlots, s.limits.allocation_slots);

@@ -1,12 +1,21 @@
 // --redact: identifying values become stable hashes. Two passes over the document:
-//  1. fields that identify by name (hostname, uuid, serial, PCI bus ids, results[].device)
-//     are hashed, and their original values remembered;
+//  1. fields that identify by name (hostname, uuid, serial, PCI bus ids, results[].device,
+//     and the environment section's values of the --env names) are hashed, and their
+//     original values remembered;
 //  2. every string (and object key) anywhere has GPU/MIG UUIDs, PCI ids and the
-//     remembered values replaced by their hashes, so a hostname inside argv or a UUID
-//     inside a stderr excerpt does not leak.
+//     remembered values replaced by their hashes, so a hostname inside argv or the
+//     program's output, a UUID inside a stderr excerpt or an --env token in argv does
+//     not leak.
 // UUIDs are hashed lower-cased and PCI ids as domain:bus:device, so the NVML form
 // "00000000:3B:00.0", the CUDA form "0000:3b:00.0" and the Xid form "0000:3b:00" of
 // one GPU get the same hash, and redacted reports of one host still pair up.
+//
+// Remembered values match in any letter case. A hostname (and its first label, what
+// `hostname -s` prints) matches as a whole word at any length: not glued to a letter or
+// digit on either side, so "vm" goes from "vm:" and "/tmp/vm-3/" but stays in "kvm";
+// every other value matches anywhere when it has 4 or more characters. Words of the
+// report's own (field names, outcomes, statuses, allocators) stay when a hostname is one
+// of them, so that a host called "gpu" or "pool" still gets a report that reads back.
 #include "report/redact.h"
 
 #include <algorithm>
@@ -53,12 +62,57 @@ bool is_identifying_key(const std::string& key) {
   return keys.count(key) != 0;
 }
 
+bool is_word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
+char fold(char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); }
+
+// An object key that is one of the report's own field names ("gpu", "host",
+// "by_outcome"): kept as it is when a hostname is an ordinary word, so that redaction
+// never renames a section the report is read by.
+bool is_field_name(const std::string& key) {
+  if (key.empty()) return false;
+  for (const char c : key)
+    if (!((c >= 'a' && c <= 'z') || c == '_')) return false;
+  return true;
+}
+
+// A word of the report's own vocabulary (an outcome, a verdict status, an allocator),
+// which the report is read back by: kept whole even when a hostname is that word.
+bool is_vocabulary_word(const std::string& s) {
+  return parse_outcome(s) || parse_verdict_status(s) || profiles::parse_allocator(s);
+}
+
+// "redacted:" and 8 hex digits at s[i]: a hash already written, never matched again.
+constexpr size_t kHashLength = 17;
+bool hash_at(const std::string& s, size_t i) {
+  if (s.compare(i, 9, kPrefix) != 0 || i + kHashLength > s.size()) return false;
+  for (size_t k = i + 9; k < i + kHashLength; ++k)
+    if (!is_hex(s[k])) return false;
+  return true;
+}
+
+// A value to find in text, and what replaces it.
+struct Literal {
+  std::string folded;       // lower case: matched in any letter case
+  std::string replacement;
+  bool whole_word = false;  // hostnames: not glued to a letter or digit on either side
+};
+
 class Redactor {
  public:
+  explicit Redactor(const RedactionInputs& inputs) : inputs_(inputs) {
+    for (const auto& [name, value] : inputs.env) {
+      if (value.empty() || value.rfind(kPrefix, 0) == 0) continue;
+      const std::string hash = redact_value(value);
+      add_literal(name + "=" + value, name + "=" + hash, false);  // argv, an env dump: any length
+      if (value.size() >= 4) add_literal(value, hash, false);
+    }
+  }
+
   // Pass 1: hash named fields and remember their values for pass 2.
   void redact_named_fields(json& doc) {
     walk_named(doc);
-    if (doc.is_object() && doc.contains("results") && doc["results"].is_array()) {
+    if (!doc.is_object()) return;
+    if (doc.contains("results") && doc["results"].is_array()) {
       for (auto& res : doc["results"]) {
         if (!res.is_object() || !res.contains("device") || !res["device"].is_string()) continue;
         const std::string device = res["device"].get<std::string>();
@@ -66,28 +120,37 @@ class Redactor {
         res["device"] = hash_and_remember(device);
       }
     }
+    // The environment section shows allowlisted variables; one given with --env shows its
+    // value there, whatever its length.
+    if (doc.contains("environment") && doc["environment"].is_object()) {
+      auto& env = doc["environment"];
+      for (const auto& [name, value] : inputs_.env) {
+        if (value.empty() || !env.contains(name) || env[name] != value) continue;
+        env[name] = redact_value(value);
+      }
+    }
   }
 
   // Pass 2: scrub every string and key.
   void scrub_document(json& doc) {
     // Longest first, so that a hostname that contains another value is replaced whole.
-    literals_by_length_.assign(literals_.begin(), literals_.end());
-    std::sort(literals_by_length_.begin(), literals_by_length_.end(),
-              [](const auto& a, const auto& b) { return a.size() > b.size(); });
+    std::stable_sort(literals_.begin(), literals_.end(),
+                     [](const Literal& a, const Literal& b) { return a.folded.size() > b.folded.size(); });
     scrub(doc);
   }
 
  private:
   void scrub(json& v) {
     if (v.is_string()) {
-      v = scrub_text(v.get<std::string>());
+      const std::string& text = v.get_ref<const std::string&>();
+      if (!is_vocabulary_word(text)) v = scrub_text(text, false);
     } else if (v.is_array()) {
       for (auto& e : v) scrub(e);
     } else if (v.is_object()) {
       json out = json::object();
       for (auto& [key, member] : v.items()) {
         scrub(member);
-        out[scrub_text(key)] = std::move(member);
+        out[scrub_text(key, true)] = std::move(member);
       }
       v = std::move(out);
     }
@@ -100,12 +163,36 @@ class Redactor {
     }
     if (!v.is_object()) return;
     for (auto& [key, member] : v.items()) {
-      if (member.is_string() && is_identifying_key(key)) {
+      if (member.is_string() && key == "hostname") {
+        member = hash_hostname(member.get<std::string>());
+      } else if (member.is_string() && is_identifying_key(key)) {
         member = hash_and_remember(member.get<std::string>());
       } else {
         walk_named(member);
       }
     }
+  }
+
+  void add_literal(const std::string& value, const std::string& replacement, bool whole_word) {
+    std::string folded = value;
+    std::transform(folded.begin(), folded.end(), folded.begin(), fold);
+    for (auto& l : literals_) {
+      if (l.folded == folded) {
+        l.whole_word = l.whole_word && whole_word;  // the wider match wins
+        return;
+      }
+    }
+    literals_.push_back({std::move(folded), replacement, whole_word});
+  }
+
+  // The hostname and its first label, as whole words at any length.
+  std::string hash_hostname(const std::string& value) {
+    if (value.empty() || value.rfind(kPrefix, 0) == 0) return value;
+    const std::string hash = redact_value(value);
+    add_literal(value, hash, true);
+    const std::string short_name = value.substr(0, value.find('.'));
+    if (!short_name.empty() && short_name != value) add_literal(short_name, redact_value(short_name), true);
+    return hash;
   }
 
   std::string hash_and_remember(const std::string& value) {
@@ -114,19 +201,48 @@ class Redactor {
     std::string scrubbed = scrub_patterns(value);
     if (scrubbed != value && scrubbed.rfind(kPrefix, 0) == 0 && scrubbed.find(' ') == std::string::npos)
       return scrubbed;
-    if (value.size() >= 4) literals_.insert(value);  // shorter ones would scrub ordinary words
-    return redact_value(value);
+    const std::string hash = redact_value(value);
+    if (value.size() >= 4) add_literal(value, hash, false);  // shorter ones would scrub ordinary words
+    return hash;
   }
 
-  std::string scrub_text(const std::string& text) {
+  bool matches(const std::string& s, size_t i, const Literal& l) const {
+    const size_t n = l.folded.size();
+    if (n == 0 || i + n > s.size()) return false;
+    for (size_t k = 0; k < n; ++k)
+      if (fold(s[i + k]) != l.folded[k]) return false;
+    if (!l.whole_word) return true;
+    return (i == 0 || !is_word_char(s[i - 1])) && (i + n == s.size() || !is_word_char(s[i + n]));
+  }
+
+  std::string scrub_text(const std::string& text, bool is_key) const {
     std::string s = scrub_patterns(text);
-    for (const auto& value : literals_by_length_) {
-      const std::string hash = redact_value(value);
-      for (size_t pos = s.find(value); pos != std::string::npos; pos = s.find(value, pos + hash.size())) {
-        s.replace(pos, value.size(), hash);
+    if (literals_.empty()) return s;
+    const bool field_name = is_key && is_field_name(s);
+    std::string out;
+    out.reserve(s.size());
+    for (size_t i = 0; i < s.size();) {
+      if (hash_at(s, i)) {
+        out.append(s, i, kHashLength);
+        i += kHashLength;
+        continue;
+      }
+      const Literal* hit = nullptr;
+      for (const auto& l : literals_) {
+        if (field_name && l.whole_word) continue;
+        if (matches(s, i, l)) {
+          hit = &l;
+          break;
+        }
+      }
+      if (hit) {
+        out += hit->replacement;
+        i += hit->folded.size();
+      } else {
+        out += s[i++];
       }
     }
-    return s;
+    return out;
   }
 
   static std::string scrub_patterns(const std::string& text) {
@@ -158,8 +274,8 @@ class Redactor {
     return out;
   }
 
-  std::set<std::string> literals_;
-  std::vector<std::string> literals_by_length_;
+  const RedactionInputs& inputs_;
+  std::vector<Literal> literals_;
 };
 
 }  // namespace
@@ -176,10 +292,24 @@ std::string redact_value(const std::string& value) {
   return buf;
 }
 
-void redact(json& document) {
-  Redactor r;
+Redaction redact(json& document, const RedactionInputs& inputs) {
+  Redactor r(inputs);
   r.redact_named_fields(document);
   r.scrub_document(document);
+  Redaction what;
+  what.covers = {"hostname", "short hostname", "GPU UUIDs", "serials", "PCI ids"};
+  if (!inputs.env.empty()) what.covers.push_back("--env values (" + std::to_string(inputs.env.size()) + ")");
+  return what;
+}
+
+void redact(Report& r, const RedactionInputs& inputs) {
+  // Redaction works on the JSON form, which holds every member of the report (those
+  // added later too), and reads the result back.
+  auto j = to_json(r);
+  j.erase("redaction");
+  auto what = redact(j, inputs);
+  r = report_from_json(j, "redacted report");
+  r.redaction = std::move(what);
 }
 
 }  // namespace cudadiag::report

@@ -173,6 +173,7 @@ std::vector<Fact> header(const Report& r) {
   out.push_back({"tool", extra.empty() ? tool : tool + " (" + extra + ")"});
   const std::string started = str(r.invocation, "started_at");
   if (!started.empty()) out.push_back({"started", started});
+  if (r.redaction && r.redaction->applied) out.push_back({"redacted", join(r.redaction->covers, ", ")});
   return out;
 }
 

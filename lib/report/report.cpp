@@ -126,6 +126,7 @@ json to_json(const Report& r) {
   j["results"] = std::move(results);
   j["summary"] = r.summary;
   j["verdict"] = json{{"status", to_string(r.verdict.status)}, {"reasons", r.verdict.reasons}};
+  if (r.redaction) j["redaction"] = json{{"applied", r.redaction->applied}, {"covers", r.redaction->covers}};
   for (const auto& [k, v] : r.extra.items()) j[k] = v;
   return j;
 }
@@ -305,9 +306,16 @@ Report report_from_json(const json& j, const std::string& source) {
     r.verdict.status = *parsed;
     if (const json* reasons = rd.find(*v, "reasons", "/verdict")) r.verdict.reasons = rd.strings(*reasons, "/verdict/reasons");
   }
+  if (const json* v = rd.find(j, "redaction", "")) {
+    rd.object(*v, "/redaction");
+    Redaction red;
+    if (const json* applied = rd.find(*v, "applied", "/redaction")) red.applied = rd.boolean(*applied, "/redaction/applied");
+    if (const json* covers = rd.find(*v, "covers", "/redaction")) red.covers = rd.strings(*covers, "/redaction/covers");
+    r.redaction = std::move(red);
+  }
   static const char* known[] = {"schema_version", "tool",    "invocation", "host",
                                 "driver",         "devices", "environment", "gpu",
-                                "results",        "summary", "verdict"};
+                                "results",        "summary", "verdict",     "redaction"};
   for (const auto& [k, v] : j.items()) {
     bool is_known = false;
     for (const char* kk : known) is_known = is_known || k == kk;

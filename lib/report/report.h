@@ -3,7 +3,7 @@
 //
 // Stable keys (do not rename; add new ones instead):
 //   schema_version, tool, invocation, host, driver, devices, environment,
-//   gpu, results, summary, verdict.
+//   gpu, results, summary, verdict; redaction when --redact was given.
 // The JSON Schema in lib/report/report.schema.json describes every key written here.
 #include <cstdint>
 #include <map>
@@ -119,6 +119,13 @@ struct Verdict {
   std::vector<std::string> reasons;                  // human-readable, one per finding
 };
 
+// What --redact replaced by stable hashes ("redacted:xxxxxxxx"): the kinds of value,
+// e.g. "hostname", "GPU UUIDs", "--env values (2)". Absent when the report is not redacted.
+struct Redaction {
+  bool applied = true;
+  std::vector<std::string> covers;
+};
+
 struct Report {
   std::string schema_version = kSchemaVersion;
   json tool = json::object();
@@ -131,6 +138,7 @@ struct Report {
   std::vector<Result> results;
   json summary = json::object();
   Verdict verdict;
+  std::optional<Redaction> redaction;
   json extra = json::object();  // command-specific sections (e.g. "comparison", "tma"); merged at top level
 };
 

@@ -26,6 +26,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "run_binary.h"
 #include "tests/support/temp_dir.h"
 
 extern char** environ;
@@ -33,57 +34,15 @@ extern char** environ;
 namespace fs = std::filesystem;
 using json = nlohmann::ordered_json;
 
+using cudadiag::test::Run;
+using cudadiag::test::run_binary;
+using cudadiag::test::slurp;
+using cudadiag::test::spit;
 using cudadiag::test::TempDir;
 
 namespace {
 
 constexpr double kBudgetSeconds = 2.0;
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-void spit(const fs::path& p, const std::string& bytes) {
-  std::ofstream out(p, std::ios::binary | std::ios::trunc);
-  out << bytes;
-}
-
-struct Run {
-  bool exited = false;
-  int code = -1;    // exit status, or the signal number when !exited
-  std::string out, err;
-};
-
-Run run_binary(const std::vector<std::string>& args, const fs::path& dir, const std::string& stdin_path = "/dev/null") {
-  const fs::path out = dir / "stdout", err = dir / "stderr";
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, stdin_path.c_str(), O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  std::vector<char*> argv;
-  std::string bin = CUDADIAG_BINARY;
-  argv.push_back(bin.data());
-  std::vector<std::string> copy = args;
-  for (auto& a : copy) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  Run r;
-  const int rc = posix_spawn(&pid, bin.c_str(), &fa, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  REQUIRE(rc == 0);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  r.exited = WIFEXITED(status);
-  r.code = r.exited ? WEXITSTATUS(status) : WTERMSIG(status);
-  r.out = slurp(out);
-  r.err = slurp(err);
-  return r;
-}
 
 // --- mutations -------------------------------------------------------------------------
 

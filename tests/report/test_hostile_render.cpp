@@ -54,6 +54,29 @@ TEST_CASE("hostile render: text and Markdown show control characters escaped", "
   CHECK(colored.find("\x1b]0") == std::string::npos);
 }
 
+TEST_CASE("hostile render: text and Markdown show bidi controls escaped", "[render][hostile]") {
+  // U+202E (right-to-left override) from the program's output, a kernel name and a case
+  // name: shown as \u202e, never as the raw character that reorders the line.
+  const std::string rlo = "\xe2\x80\xae";
+  auto r = test::sample_report();
+  auto& fault = r.results[2];
+  fault.case_id = "fault." + rlo + "daer";
+  fault.child->stderr_excerpt.text = "done " + rlo + "txt.exe\n";
+  fault.launch_log[0]["kernel"] = "kern" + rlo + "lenr";
+  fault.error->last_kernel = "kern" + rlo + "lenr";
+  r.verdict.reasons.push_back("reason " + rlo + "\xe2\x81\xa6isolate\xe2\x81\xa9 \xe2\x80\x8f\xd8\x9c");
+  for (const auto format : {Format::text, Format::md}) {
+    const auto out = report::render(r, format, false);
+    INFO("format " << static_cast<int>(format) << "\n" << out);
+    for (const char* raw : {"\xe2\x80\xae", "\xe2\x81\xa6", "\xe2\x81\xa9", "\xe2\x80\x8f", "\xd8\x9c"})
+      CHECK(out.find(raw) == std::string::npos);
+    CHECK(out.find("done \\u202etxt.exe") != std::string::npos);
+    CHECK(out.find("kern\\u202elenr") != std::string::npos);
+    CHECK(out.find("fault.\\u202edaer") != std::string::npos);
+    CHECK(out.find("reason \\u202e\\u2066isolate\\u2069 \\u200f\\u061c") != std::string::npos);
+  }
+}
+
 TEST_CASE("hostile render: JSON keeps the text, escaped by JSON itself", "[render][hostile]") {
   const auto out = report::render(hostile_report(), Format::json);
   // JSON escapes every C0 control; DEL and C1 are valid JSON text and stay as they are.

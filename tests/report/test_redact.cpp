@@ -1,7 +1,10 @@
 // --redact: identifying values become stable hashes; nothing else changes.
 #include <catch2/catch.hpp>
 
+#include <cctype>
+
 #include "report/redact.h"
+#include "report/render.h"
 #include "report/schema.h"
 #include "sample_report.h"
 
@@ -125,4 +128,145 @@ TEST_CASE("a redacted report still validates", "[redact]") {
   const auto errors = report::validate_report(doc);
   INFO(json(errors).dump(1));
   CHECK(errors.empty());
+}
+
+// --- what the report cannot name by itself: run's --env values; hostnames anywhere ---
+
+namespace {
+
+report::RedactionInputs env_inputs() {
+  report::RedactionInputs in;
+  in.env = {{"HF_TOKEN", "hf_abc123"}, {"CUDA_MODULE_LOADING", "ab1"}};
+  return in;
+}
+
+// A `run` report as the program left it: the token in argv, the environment section and
+// the program's output; the hostname in output, argv, an Xid line and paths.
+report::Report run_report_with_secrets() {
+  auto r = test::sample_report();
+  r.invocation["argv"] = json::array({"cudadiag", "run", "--redact", "--env", "HF_TOKEN=hf_abc123",
+                                      "--env=CUDA_MODULE_LOADING=ab1", "--", "python", "train.py",
+                                      "--log=/scratch/gpu-node-17/run.log"});
+  r.environment["CUDA_MODULE_LOADING"] = "ab1";
+  auto& child = *r.results[2].child;
+  child.stdout_excerpt.text = "token hf_abc123 (HF_ABC123) on GPU-NODE-17, tab1e stays\n";
+  child.stderr_excerpt.text = "env: HF_TOKEN=hf_abc123 CUDA_MODULE_LOADING=ab1\n"
+                              "[rank0]:gpu-node-17.example.com:1234 listening\n";
+  r.results[2].xid[0]["message"] = "Gpu-Node-17: Out Of Range Address";
+  r.results[2].details["log"] = "/scratch/gpu-node-17_rank0/out.txt";
+  return r;
+}
+
+bool contains_ci(std::string hay, std::string needle) {
+  for (auto* s : {&hay, &needle})
+    for (auto& c : *s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return hay.find(needle) != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("--env values leave no trace in argv, the environment or the program's output", "[redact]") {
+  auto r = run_report_with_secrets();
+  report::redact(r, env_inputs());
+  const std::string dump = report::to_json(r).dump();
+  CHECK_FALSE(contains_ci(dump, "hf_abc123"));
+  CHECK_FALSE(contains_ci(dump, "LOADING=ab1"));  // a short value goes as NAME=VALUE
+  const auto& argv = r.invocation["argv"];
+  CHECK(argv[4] == "HF_TOKEN=" + report::redact_value("hf_abc123"));
+  CHECK(argv[5] == "--env=CUDA_MODULE_LOADING=" + report::redact_value("ab1"));
+  CHECK(r.environment["CUDA_MODULE_LOADING"] == report::redact_value("ab1"));
+  // A short value is not scrubbed inside ordinary words.
+  CHECK(r.results[2].child->stdout_excerpt.text.find("tab1e stays") != std::string::npos);
+}
+
+TEST_CASE("the long and the short hostname go in any letter case, wherever they appear", "[redact]") {
+  auto r = run_report_with_secrets();
+  report::redact(r, env_inputs());
+  const std::string dump = report::to_json(r).dump();
+  CHECK_FALSE(contains_ci(dump, "gpu-node-17"));
+  const std::string short_hash = report::redact_value("gpu-node-17");
+  CHECK(r.results[2].xid[0]["message"] == short_hash + ": Out Of Range Address");
+  CHECK(r.invocation["argv"].back() == "--log=/scratch/" + short_hash + "/run.log");
+  CHECK(r.results[2].details["log"] == "/scratch/" + short_hash + "_rank0/out.txt");
+  CHECK(r.results[2].child->stderr_excerpt.text.find(
+            "[rank0]:" + report::redact_value("gpu-node-17.example.com") + ":1234") != std::string::npos);
+  CHECK(r.host["hostname"] == report::redact_value("gpu-node-17.example.com"));
+}
+
+TEST_CASE("a short hostname goes as a whole word, ordinary words that hold it stay", "[redact]") {
+  auto r = test::sample_report();
+  r.host["hostname"] = "vm";
+  r.results[2].child->stderr_excerpt.text = "on vm: VM-3 /tmp/vm/x kvm vmware vm2 Vm\n";
+  r.results[2].xid[0]["message"] = "vm";
+  r.extra["gpu_notes"] = json{{"gpu", "vm"}};
+  report::redact(r);
+  const std::string h = report::redact_value("vm");
+  CHECK(r.results[2].child->stderr_excerpt.text ==
+        "on " + h + ": " + h + "-3 /tmp/" + h + "/x kvm vmware vm2 " + h + "\n");
+  CHECK(r.results[2].xid[0]["message"] == h);
+  CHECK(r.extra["gpu_notes"]["gpu"] == h);
+}
+
+TEST_CASE("a hostname that is an ordinary word leaves the report's field names alone", "[redact]") {
+  auto r = test::sample_report();
+  r.host["hostname"] = "gpu.cluster.example";
+  r.results[2].child->stderr_excerpt.text = "running on gpu.cluster.example (gpu)\n";
+  report::redact(r);
+  // The "gpu" section is still there and read back; the word went from the text.
+  CHECK(r.gpu["ran"] == true);
+  CHECK(r.results[2].child->stderr_excerpt.text == "running on " + report::redact_value("gpu.cluster.example") +
+                                                       " (" + report::redact_value("gpu") + ")\n");
+  CHECK(report::validate_report(report::to_json(r)).empty());
+  // Hosts called like an outcome or an allocator: the report still reads back.
+  for (const std::string host : {"cuda", "pool.example.org", "ok"}) {
+    auto named = test::sample_report();
+    named.host["hostname"] = host;
+    REQUIRE_NOTHROW(report::redact(named));
+    INFO(host);
+    CHECK(named.results[2].outcome == report::Outcome::cuda_error);
+    CHECK(named.results[0].outcome == report::Outcome::ok);
+    CHECK(named.results[0].allocator == profiles::Allocator::pool);
+    CHECK(named.results[2].repeats->histogram.count("cuda_error") == 1);
+  }
+}
+
+TEST_CASE("the report says what was redacted, in JSON, text and Markdown", "[redact]") {
+  auto r = run_report_with_secrets();
+  CHECK_FALSE(r.redaction);
+  CHECK_FALSE(report::to_json(r).contains("redaction"));
+  report::redact(r, env_inputs());
+  REQUIRE(r.redaction);
+  CHECK(r.redaction->applied);
+  CHECK(r.redaction->covers == std::vector<std::string>{"hostname", "short hostname", "GPU UUIDs", "serials",
+                                                        "PCI ids", "--env values (2)"});
+  const auto j = report::to_json(r);
+  CHECK(j["redaction"] == json{{"applied", true},
+                               {"covers", {"hostname", "short hostname", "GPU UUIDs", "serials", "PCI ids",
+                                           "--env values (2)"}}});
+  const auto errors = report::validate_report(j);
+  INFO(json(errors).dump(1));
+  CHECK(errors.empty());
+  // Read back typed, not as an extra section.
+  const auto back = report::report_from_json(j);
+  REQUIRE(back.redaction);
+  CHECK(back.redaction->covers == r.redaction->covers);
+  CHECK_FALSE(back.extra.contains("redaction"));
+  const std::string covers = "hostname, short hostname, GPU UUIDs, serials, PCI ids, --env values (2)";
+  CHECK(report::render(r, report::Format::text).find("redacted  " + covers) != std::string::npos);
+  CHECK(report::render(r, report::Format::md).find("- **Redacted:** " + covers) != std::string::npos);
+  // Without --env values the list says nothing of them.
+  auto plain = test::sample_report();
+  report::redact(plain);
+  REQUIRE(plain.redaction);
+  CHECK(plain.redaction->covers.back() == "PCI ids");
+}
+
+TEST_CASE("the schema refuses a malformed redaction section", "[redact]") {
+  auto j = report::to_json(test::sample_report());
+  j["redaction"] = json{{"applied", false}, {"covers", json::array()}};
+  CHECK_FALSE(report::validate_report(j).empty());
+  j["redaction"] = json{{"applied", true}, {"covers", "hostname"}};
+  CHECK_FALSE(report::validate_report(j).empty());
+  j["redaction"] = json{{"applied", true}, {"covers", {"hostname"}}};
+  CHECK(report::validate_report(j).empty());
 }

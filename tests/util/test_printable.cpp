@@ -27,3 +27,15 @@ TEST_CASE("printable: valid UTF-8 is kept, invalid bytes are shown", "[printable
   CHECK(printable("\xe2\x82") == "\\xe2\\x82");              // truncated sequence
   CHECK(printable("") == "");
 }
+
+TEST_CASE("printable: bidirectional formatting characters are shown escaped", "[printable]") {
+  // U+202E (RLO) would show "gnp.exe" as "exe.png" reversed on a terminal.
+  CHECK(printable("a\xe2\x80\xae" "gnp.exe") == "a\\u202egnp.exe");
+  CHECK(printable("\xe2\x80\xaa\xe2\x80\xab\xe2\x80\xac\xe2\x80\xad") == "\\u202a\\u202b\\u202c\\u202d");
+  CHECK(printable("\xe2\x81\xa6\xe2\x81\xa7\xe2\x81\xa8\xe2\x81\xa9") == "\\u2066\\u2067\\u2068\\u2069");
+  CHECK(printable("\xe2\x80\x8e\xe2\x80\x8f") == "\\u200e\\u200f");
+  CHECK(printable("\xd8\x9c") == "\\u061c");
+  // Their neighbours are ordinary text and stay as they are.
+  CHECK(printable("\xe2\x80\x8d\xe2\x80\xaf\xe2\x81\xa5\xe2\x81\xaa\xd8\x9b") ==
+        "\xe2\x80\x8d\xe2\x80\xaf\xe2\x81\xa5\xe2\x81\xaa\xd8\x9b");
+}
