@@ -262,7 +262,7 @@ class Reader {
 std::string to_string(const Dim3& d) { return fmt::format("({},{},{})", d.x, d.y, d.z); }
 
 CoreDump read_core_dump(Bytes file) {
-  const ElfFile elf = ElfFile::parse(file, "the file");
+  const ElfFile elf = ElfFile::parse(file, "");
   if (elf.type() != kElfTypeCore || elf.machine() != kElfMachineCuda)
     throw UnreadableDump(fmt::format("an ELF file of type {} for machine {}, not a GPU core dump (type 4, machine 190 "
                                      "\"NVIDIA CUDA\")",

@@ -12,15 +12,15 @@ namespace cudadiag::coredump {
 
 DumpFile::DumpFile(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) throw UnreadableDump(path + ": " + std::strerror(errno));
+  if (fd < 0) throw UnreadableDump(std::strerror(errno));
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
-    throw UnreadableDump(path + ": not a regular file");
+    throw UnreadableDump("not a regular file");
   }
   if (st.st_size == 0) {
     ::close(fd);
-    throw UnreadableDump(path + ": empty file");
+    throw UnreadableDump("empty file");
   }
   size_ = static_cast<std::size_t>(st.st_size);
   map_ = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
@@ -28,7 +28,7 @@ DumpFile::DumpFile(const std::string& path) {
   ::close(fd);
   if (map_ == MAP_FAILED) {
     map_ = nullptr;
-    throw UnreadableDump(path + ": cannot map it: " + std::strerror(err));
+    throw UnreadableDump(std::string("cannot map it: ") + std::strerror(err));
   }
 }
 
