@@ -36,6 +36,7 @@ CubinLookup look_up_pc(Bytes cubin, std::uint64_t pc) {
   try {
     const ElfFile elf = ElfFile::parse(cubin, "relocated image", 1u << 20);
     out.function = function_at(elf, pc);
+    if (!out.function) return out;  // not this image: its line table is not decoded
     if (const ElfSection* lines = elf.find(".debug_line"); lines != nullptr && !lines->bytes.empty()) {
       out.has_line_table = true;
       const auto decoded = decode_debug_line(lines->bytes);

@@ -22,7 +22,7 @@ struct FunctionSymbol {
 struct CubinLookup {
   std::optional<FunctionSymbol> function;
   std::optional<SourceLine> line;
-  bool has_line_table = false;
+  bool has_line_table = false;  // known only when the function was found
   std::string problem;  // the image or its line table could not be read whole (kept short)
 };
 

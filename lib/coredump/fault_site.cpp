@@ -143,8 +143,10 @@ FaultSite analyze_dump(const CoreDump& d, const DisassembleFn& disassemble, cons
       s.blocks.push_back(b);
     }
   } else {
-    // No lane carries a code: the SM may still report one (seen when the faulting warp
-    // had already left: its sibling warps remain, past the faulting instruction).
+    // No lane carries a code: the SM may still report one. Seen on an H100 (driver 580)
+    // for a store far out of bounds: the faulting warp had left, its sibling remained one
+    // instruction past the store; with skip_abort that program's cudaDeviceSynchronize even
+    // returned cudaSuccess (tests/coredump/data/README.md, far_write).
     const auto sm = std::find_if(d.sms.begin(), d.sms.end(), [](const Sm& x) { return is_fault(x.exception); });
     for (const auto& w : d.warps)
       if (sm == d.sms.end() || &sm_of(d, w) == &*sm) {

@@ -7,6 +7,7 @@
 #include "coredump/cubin.h"
 #include "coredump/dump_file.h"
 #include "coredump/dwarf_line.h"
+#include "coredump/elf_file.h"
 #include "coredump/exception_kind.h"
 #include "fixtures.h"
 
@@ -71,17 +72,36 @@ TEST_CASE("the kernel's cubin: symbol by PC and the line table of -lineinfo") {
   CHECK(found.line->file == "/tmp/tmp.nmnPK2WDWE/src/device_assert.cu");
 }
 
-TEST_CASE("a line program cut short keeps what it decoded and says why it stopped") {
+TEST_CASE("the kernel's line program decodes to the rows readelf shows") {
   const DumpFile f(coredump_data("device_assert.nvcudmp"));
   const CoreDump d = read_core_dump(f.bytes());
-  // Any image with a .debug_line will do: decode it whole, then cut.
-  bool tried = false;
-  for (const auto& img : d.images) {
-    const auto lookup = look_up_pc(img.bytes, 0);
-    if (!lookup.has_line_table) continue;
-    tried = true;
-  }
-  CHECK(tried);
+  const RelocatedImage* kernel = nullptr;
+  for (const auto& img : d.images)
+    if (look_up_pc(img.bytes, 0x7fa1377ac200).function) kernel = &img;
+  REQUIRE(kernel != nullptr);
+  const ElfFile elf = ElfFile::parse(kernel->bytes, "image");
+  const ElfSection* lines = elf.find(".debug_line");
+  REQUIRE(lines != nullptr);
+  const auto decoded = decode_debug_line(lines->bytes);
+  CHECK(decoded.error.empty());
+  REQUIRE(decoded.tables.size() == 1);
+  const auto& rows = decoded.tables[0].rows;
+  // readelf --debug-dump=rawline: 200 line 4, 210 line 5, 260 line 6, 380 line 7, end at 480.
+  REQUIRE(rows.size() == 5);
+  const std::uint64_t base = 0x7fa1377ac000;
+  CHECK((rows[0].address == base + 0x200 && rows[0].line == 4));
+  CHECK((rows[1].address == base + 0x210 && rows[1].line == 5));
+  CHECK((rows[2].address == base + 0x260 && rows[2].line == 6));
+  CHECK((rows[3].address == base + 0x380 && rows[3].line == 7));
+  CHECK((rows[4].address == base + 0x480 && rows[4].end_sequence));
+  CHECK(decoded.tables[0].files.at(1) == "/tmp/tmp.nmnPK2WDWE/src/device_assert.cu");
+  // Cut inside the line program: the unit no longer fits, and the reason is given.
+  const auto cut = decode_debug_line(*lines->bytes.slice(0, lines->bytes.size() - 5));
+  CHECK(cut.error.find("runs past the section") != std::string::npos);
+  CHECK_FALSE(line_for_pc(cut, base + 0x370));
+}
+
+TEST_CASE("a line program cut short keeps what it decoded and says why it stopped") {
   const std::string garbage = std::string("\x40\x00\x00\x00\x02\x00", 6);  // claims 64 bytes, holds 2
   const auto decoded = decode_debug_line(Bytes(garbage));
   CHECK(decoded.tables.empty());
