@@ -1,0 +1,263 @@
+#include "coredump/fault_site.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+#include "coredump/cubin.h"
+#include "coredump/dump_file.h"
+#include "coredump/exception_kind.h"
+#include "coredump/fault_address.h"
+#include "coredump/sass.h"
+#include "util/demangle.h"
+
+namespace cudadiag::coredump {
+namespace {
+
+bool is_fault(const std::optional<std::uint32_t>& e) { return e && *e != kExceptionNone && *e != kExceptionUnknown; }
+
+const Cta& cta_of(const CoreDump& d, const Warp& w) { return d.ctas.at(w.cta); }
+const Sm& sm_of(const CoreDump& d, const Warp& w) { return d.sms.at(cta_of(d, w).sm); }
+
+SiteThread thread_of(const CoreDump& d, const Lane& l) {
+  const Warp& w = d.warps.at(l.warp);
+  return SiteThread{cta_of(d, w).block, l.thread, sm_of(d, w).sm_id, w.warp_id, l.lane, l.pc, std::nullopt};
+}
+
+// The image holding pc, preferring the grid's own module; with its lookup.
+struct Found {
+  const RelocatedImage* image = nullptr;
+  CubinLookup lookup;
+};
+
+Found find_image(const CoreDump& d, std::uint64_t pc, const Grid* grid) {
+  Found best;
+  for (int pass = 0; pass < 2; ++pass)
+    for (const auto& img : d.images) {
+      const bool own = grid != nullptr && grid->module_handle && img.module_handle == grid->module_handle;
+      if ((pass == 0) != own) continue;
+      auto lookup = look_up_pc(img.bytes, pc);
+      if (lookup.function) return Found{&img, std::move(lookup)};
+    }
+  return best;
+}
+
+void fill_address(FaultSite& s, const CoreDump& d, const Found& found, const std::vector<const Lane*>& lanes,
+                  const DisassembleFn& disassemble, const std::string& no_disassembler_reason) {
+  s.address_status = "not_attempted";
+  if (!found.image || !found.lookup.function || !s.pc) {
+    s.address_note = "the PC is in no function of the dump's relocated images";
+    return;
+  }
+  if (!disassemble) {
+    s.address_note = "no disassembler: " + no_disassembler_reason;
+    return;
+  }
+  const Listing listing = disassemble(found.image->bytes, *found.lookup.function);
+  if (!listing.error.empty()) {
+    s.address_note = "the faulting instruction was not decoded: " + listing.error;
+    return;
+  }
+  const auto insns = parse_disassembly(listing.text);
+  const auto at = std::find_if(insns.begin(), insns.end(), [&](const SassInstruction& i) { return i.address == *s.pc; });
+  if (at == insns.end()) {
+    s.address_note = fmt::format("the disassembly has no instruction at 0x{:x}", *s.pc);
+    return;
+  }
+  s.instruction = at->text();
+  const ExceptionInfo info = exception_info(s.exception_code);
+  if (!info.memory_access) {
+    s.address_status = "not_attempted";
+    s.address_note = s.exception + " is not a memory access";
+    return;
+  }
+  bool first = true;
+  for (const Lane* l : lanes) {
+    const auto proof = prove_address_in_listing(insns, *s.pc, l->pc, [l](unsigned r) { return l->reg(r); });
+    if (!proof) continue;
+    SiteThread t = thread_of(d, *l);
+    if (proof->status == AddressStatus::proven) t.address = proof->address;
+    if (first) {
+      first = false;
+      s.address_status = to_string(proof->status);
+      if (proof->operand) {
+        s.access = proof->operand->kind;
+        s.space = proof->operand->space;
+        s.access_bytes = proof->operand->width_bytes;
+      }
+      s.address = proof->address;
+      s.alignment = proof->alignment;
+      s.address_note = proof->reason;
+      if (!proof->intact.empty()) s.address_note += (s.address_note.empty() ? "" : "; ") + std::string("intact: ") + proof->intact;
+    }
+    s.threads.push_back(t);
+  }
+}
+
+}  // namespace
+
+const char* to_string(PcBasis b) {
+  switch (b) {
+    case PcBasis::warp_error_pc: return "warp_error_pc";
+    case PcBasis::sm_error_pc: return "sm_error_pc";
+    case PcBasis::instruction_before_lane_pc: return "instruction_before_lane_pc";
+    case PcBasis::lane_pc: return "lane_pc";
+  }
+  return "lane_pc";
+}
+
+FaultSite analyze_dump(const CoreDump& d, const DisassembleFn& disassemble, const std::string& no_disassembler_reason) {
+  FaultSite s;
+  if (!d.devices.empty()) {
+    s.device = d.devices.front().name;
+    s.sm_type = d.devices.front().sm_type;
+  }
+  // Faulting lanes, grouped by warp in the dump's order.
+  std::vector<const Lane*> faulting;
+  for (const auto& l : d.lanes)
+    if (is_fault(l.exception)) faulting.push_back(&l);
+  const Warp* warp = nullptr;
+  std::vector<const Lane*> warp_lanes;  // the lanes of the first warp the site covers
+  if (!faulting.empty()) {
+    s.has_exception = true;
+    s.reported_by = "lanes";
+    s.exception_code = *faulting.front()->exception;
+    warp = &d.warps.at(faulting.front()->warp);
+    std::set<std::size_t> warps;
+    std::set<Dim3> blocks;
+    for (const Lane* l : faulting) {
+      warps.insert(l->warp);
+      blocks.insert(cta_of(d, d.warps.at(l->warp)).block);
+      if (l->warp == faulting.front()->warp) warp_lanes.push_back(l);
+      if (*l->exception != s.exception_code)
+        s.notes.push_back(fmt::format("thread {} of block {} reports {} instead", to_string(l->thread),
+                                      to_string(cta_of(d, d.warps.at(l->warp)).block), exception_name(*l->exception)));
+    }
+    if (s.notes.size() > 4) s.notes.resize(4);
+    s.faulting_lanes = static_cast<std::uint32_t>(faulting.size());
+    s.faulting_warps = static_cast<std::uint32_t>(warps.size());
+    s.faulting_blocks = static_cast<std::uint32_t>(blocks.size());
+    for (const auto& b : blocks) {
+      if (s.blocks.size() >= FaultSite::kMaxBlocks) break;
+      s.blocks.push_back(b);
+    }
+  } else {
+    // No lane carries a code: the SM may still report one. Seen on an H100 (driver 580)
+    // for a store far out of bounds: the faulting warp had left, its sibling remained one
+    // instruction past the store; with skip_abort that program's cudaDeviceSynchronize even
+    // returned cudaSuccess (tests/coredump/data/README.md, far_write).
+    const auto sm = std::find_if(d.sms.begin(), d.sms.end(), [](const Sm& x) { return is_fault(x.exception); });
+    for (const auto& w : d.warps)
+      if (sm == d.sms.end() || &sm_of(d, w) == &*sm) {
+        warp = &w;
+        break;
+      }
+    if (sm != d.sms.end()) {
+      s.has_exception = true;
+      s.reported_by = "sm";
+      s.exception_code = *sm->exception;
+      s.notes.push_back(fmt::format("no lane carries the exception: SM {} reports it; the threads shown are the "
+                                    "warps still on that SM, not necessarily the ones that faulted",
+                                    sm->sm_id));
+    } else {
+      s.notes.push_back("the dump records no exception (a dump taken on request, or of a hang): the site is the "
+                        "first warp's PC");
+    }
+    if (warp != nullptr)
+      for (const auto& l : d.lanes)
+        if (&d.warps.at(l.warp) == warp) warp_lanes.push_back(&l);
+  }
+  if (s.has_exception) {
+    const ExceptionInfo info = exception_info(s.exception_code);
+    s.exception_id = info.id;
+    s.exception = exception_name(s.exception_code);
+  }
+  if (warp == nullptr || warp_lanes.empty()) {
+    s.notes.push_back("the dump holds no warp with lanes");
+    return s;
+  }
+  const Lane& lane = *warp_lanes.front();
+  s.first = thread_of(d, lane);
+  const Cta& cta = cta_of(d, *warp);
+  const Sm& sm = sm_of(d, *warp);
+  const Device& dev = d.devices.at(sm.device);
+
+  // The PC: the warp's error PC, else the SM's, else (an assert) the instruction before
+  // the lane's PC: the lane returns from the trapping call to the next instruction, whose
+  // line is the one after the assert.
+  if (warp->error_pc) {
+    s.pc = warp->error_pc;
+    s.pc_basis = PcBasis::warp_error_pc;
+  } else if (sm.error_pc) {
+    s.pc = sm.error_pc;
+    s.pc_basis = PcBasis::sm_error_pc;
+  } else if (s.has_exception && s.exception_code == kExceptionWarpAssert && lane.pc >= dev.instruction_size) {
+    s.pc = lane.pc - dev.instruction_size;
+    s.pc_basis = PcBasis::instruction_before_lane_pc;
+  } else {
+    s.pc = lane.pc;
+    s.pc_basis = PcBasis::lane_pc;
+  }
+
+  const Grid* grid = nullptr;
+  for (const auto& g : d.grids)
+    if (g.grid_id == cta.grid_id && g.device == sm.device) grid = &g;
+  if (grid != nullptr) {
+    s.grid_dim = grid->grid_dim;
+    s.block_dim = grid->block_dim;
+  } else {
+    s.notes.push_back(fmt::format("no grid {} in the grid table: launch shape unknown", cta.grid_id));
+  }
+
+  const Found found = find_image(d, *s.pc, grid);
+  if (found.lookup.function) {
+    s.function = demangle(found.lookup.function->name);
+    s.function_offset = *s.pc - found.lookup.function->value;
+    s.kernel_mangled = found.lookup.function->name;
+    if (grid != nullptr && grid->function_entry && *grid->function_entry != found.lookup.function->value) {
+      const Found entry = find_image(d, *grid->function_entry, grid);
+      if (entry.lookup.function) s.kernel_mangled = entry.lookup.function->name;
+    }
+    s.kernel = demangle(s.kernel_mangled);
+    s.line = found.lookup.line;
+    if (!found.lookup.has_line_table) s.line_note = "no line information: build with -lineinfo";
+    else if (!s.line) s.line_note = "the line table has no row for this PC";
+    if (!found.lookup.problem.empty()) s.notes.push_back(found.lookup.problem);
+  } else {
+    s.line_note = "the PC is in no function of the dump's relocated images";
+    if (d.images.empty())
+      s.notes.push_back("the dump carries no relocated images: the kernel cannot be named");
+  }
+  fill_address(s, d, found, warp_lanes, disassemble, no_disassembler_reason);
+  if (s.threads.empty())
+    for (const Lane* l : warp_lanes) s.threads.push_back(thread_of(d, *l));
+  if (s.threads.size() > 32) s.threads.resize(32);
+  return s;
+}
+
+FaultSite read_fault_site(const std::string& path, const DisassembleFn& disassemble,
+                          const std::string& no_disassembler_reason) {
+  FaultSite s;
+  try {
+    const DumpFile file(path);
+    const CoreDump dump = read_core_dump(file.bytes());
+    s = analyze_dump(dump, disassemble, no_disassembler_reason);
+    s.file_bytes = file.bytes().size();
+  } catch (const UnreadableDump& e) {
+    s = FaultSite{};
+    s.unreadable = e.what();
+  }
+  s.file = path;
+  return s;
+}
+
+std::string headline(const FaultSite& s) {
+  if (!s.unreadable.empty()) return s.unreadable;
+  std::string h = s.has_exception ? s.exception : std::string("no exception");
+  if (!s.kernel.empty()) h += " in " + s.kernel;
+  if (s.line) h += fmt::format(" at {}:{}", s.line->file, s.line->line);
+  return h;
+}
+
+}  // namespace cudadiag::coredump

@@ -1,0 +1,109 @@
+#include "coredump/render_site.h"
+
+#include <fmt/format.h>
+
+namespace cudadiag::coredump {
+namespace {
+
+std::string who(const SiteThread& t) {
+  return fmt::format("thread {} of block {} (SM {}, warp {}, lane {})", to_string(t.thread), to_string(t.block), t.sm,
+                     t.warp, t.lane);
+}
+
+std::string pc_basis_words(PcBasis b) {
+  switch (b) {
+    case PcBasis::warp_error_pc: return "the warp's error PC";
+    case PcBasis::sm_error_pc: return "the SM's error PC";
+    case PcBasis::instruction_before_lane_pc: return "the call before the lane's PC: the assert";
+    case PcBasis::lane_pc: return "the lane's PC";
+  }
+  return "";
+}
+
+std::string verb(const std::string& kind) {
+  return kind == "read" ? "read" : kind == "write" ? "wrote" : kind == "atomic" ? "accessed atomically" : "accessed";
+}
+
+struct Row {
+  std::string key, value;
+};
+
+std::vector<Row> rows_of(const FaultSite& s) {
+  std::vector<Row> rows;
+  if (s.has_exception) {
+    std::string e = fmt::format("{} (code {})", s.exception, s.exception_code);
+    if (s.reported_by == "lanes")
+      e += fmt::format(": {} lane{} in {} warp{}, {} block{}", s.faulting_lanes, s.faulting_lanes == 1 ? "" : "s",
+                       s.faulting_warps, s.faulting_warps == 1 ? "" : "s", s.faulting_blocks,
+                       s.faulting_blocks == 1 ? "" : "s");
+    else
+      e += ", reported by the SM only";
+    rows.push_back({"exception", e});
+  } else {
+    rows.push_back({"exception", "none recorded"});
+  }
+  if (s.faulting_blocks > 1) {
+    std::string list;
+    for (const auto& b : s.blocks) {
+      if (!list.empty()) list += ' ';
+      list += to_string(b);
+    }
+    if (s.faulting_blocks > s.blocks.size()) list += fmt::format(" ... ({} in all)", s.faulting_blocks);
+    rows.push_back({"blocks", list});
+  }
+  if (!s.kernel.empty()) {
+    std::string k = s.kernel;
+    if (s.grid_dim && s.block_dim) k += fmt::format(" <<<{}, {}>>>", to_string(*s.grid_dim), to_string(*s.block_dim));
+    rows.push_back({"kernel", k});
+  }
+  if (s.pc)
+    rows.push_back({"pc", (s.function.empty() ? std::string() : fmt::format("{}+{} ", s.function, s.function_offset)) +
+                              fmt::format("(0x{:x}, {})", *s.pc, pc_basis_words(s.pc_basis))});
+  rows.push_back({"line", s.line ? fmt::format("{}:{}", s.line->file, s.line->line) : s.line_note});
+  if (s.first) rows.push_back({s.reported_by == "lanes" ? "first" : "thread", who(*s.first)});
+  if (!s.instruction.empty()) rows.push_back({"instruction", s.instruction});
+  rows.push_back({"address", describe_access(s)});
+  for (const auto& n : s.notes) rows.push_back({"note", n});
+  return rows;
+}
+
+}  // namespace
+
+std::string describe_access(const FaultSite& s) {
+  if (s.address_status == "proven" && s.address) {
+    std::string d = fmt::format("{} {} {} byte{} at 0x{:x}", s.first ? "the thread" : "the access", verb(s.access),
+                                s.access_bytes, s.access_bytes == 1 ? "" : "s", *s.address);
+    if (!s.space.empty() && s.space != "global") d += " (" + s.space + ")";
+    if (s.alignment < s.access_bytes)
+      d += fmt::format(": a {}-byte {} at an address aligned to {} byte{}", s.access_bytes,
+                       s.access == "write" ? "store" : s.access == "read" ? "load" : "access", s.alignment,
+                       s.alignment == 1 ? "" : "s");
+    return d;
+  }
+  if (s.address_status == "not_recoverable") return "not recoverable: " + s.address_note;
+  if (s.address_status.empty()) return "not attempted";
+  return (s.address_status == "not_attempted" ? std::string("not given") : s.address_status) +
+         (s.address_note.empty() ? "" : ": " + s.address_note);
+}
+
+std::string render_site_text(const FaultSite& s) {
+  if (!s.unreadable.empty()) return fmt::format("{}: {}\n", s.file, s.unreadable);
+  std::string out = fmt::format("GPU core dump {} ({}{}{})\n", s.file, s.device, s.sm_type.empty() ? "" : ", ",
+                                s.sm_type);
+  for (const auto& r : rows_of(s)) out += fmt::format("  {:<12} {}\n", r.key + ":", r.value);
+  return out;
+}
+
+std::string render_site_markdown(const FaultSite& s) {
+  if (!s.unreadable.empty()) return fmt::format("**`{}`**: {}\n\n", s.file, s.unreadable);
+  std::string out = fmt::format("### GPU core dump `{}`\n\n{} {}\n\n| | |\n|---|---|\n", s.file, s.device, s.sm_type);
+  for (const auto& r : rows_of(s)) {
+    std::string v = r.value;
+    std::string escaped;
+    for (const char c : v) escaped += c == '|' ? std::string("\\|") : std::string(1, c);
+    out += fmt::format("| {} | {} |\n", r.key, r.key == "instruction" ? "`" + escaped + "`" : escaped);
+  }
+  return out + "\n";
+}
+
+}  // namespace cudadiag::coredump
