@@ -154,6 +154,8 @@ void add_host_groups(const std::vector<ReportDigest>& reports, const OutcomeDiff
   }
 }
 
+// What is tested is the runs that missed the expectation (HostRun::misses): a race that
+// meets its expectation everywhere is no lead, however its rate varies with the GPU.
 void add_group_tests(const OutcomeDiff& outcomes, const std::vector<std::size_t>& env_of_host, double alpha,
                      Grouping& out) {
   const std::size_t groups = out.environments.size();
