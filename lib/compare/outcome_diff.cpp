@@ -422,80 +422,66 @@ void timing_note(const CaseAnalysis& c, const std::vector<std::size_t>& compared
       timed.size()));
 }
 
-}  // namespace
-
-OutcomeDiff diff_outcomes(const Pairing& pairing, const std::vector<std::string>& labels,
-                          const CompareOptions& options) {
-  OutcomeDiff out;
-  const bool fleet = fleet_layout(labels.size());
-  std::vector<CasePlan> plans;
-
-  // 1. Each host against its expectation, and the tests a case needs.
-  for (const auto& pc : pairing.cases) {
-    if (pc.present() < 2) continue;
-    CaseAnalysis c;
-    c.key = pc.key;
-    CasePlan plan;
-    Text first_outcome = nullptr;
-    std::set<int> codes;
-    c.hosts.reserve(pc.per_report.size());
-    for (std::size_t i = 0; i < pc.per_report.size(); ++i) {
-      c.hosts.push_back(host_run(pc.per_report[i]));
-      const auto& h = c.hosts[i];
-      if (!h.compared()) continue;
-      plan.compared.push_back(i);
-      const auto& r = *h.result;
-      if (!first_outcome) first_outcome = r.outcome;
-      c.outcome_differs = c.outcome_differs || r.outcome != first_outcome;
-      if (r.error_code) codes.insert(*r.error_code);
-      c.judged = c.judged || h.judgement == Judgement::met || h.judgement == Judgement::unmet;
-    }
-    c.error_differs = codes.size() > 1;
-    if (plan.compared.size() >= 2) {
-      ++out.cases_compared;
-      bool all_met = true, any_repeated = false, intermittent = false;
-      for (auto i : plan.compared) {
-        const auto& h = c.hosts[i];
-        all_met = all_met && h.judgement == Judgement::met;
-        any_repeated = any_repeated || h.repeated;
-        intermittent = intermittent || (h.repeated && h.failures > 0 && h.failures < h.runs);
-      }
-      c.expected_rate = all_met && intermittent;
-      bool misses_differ = false;
-      for (auto i : plan.compared)
-        misses_differ = misses_differ || c.hosts[i].miss_rate() != c.hosts[plan.compared[0]].miss_rate();
-      if (all_met) {
-        c.rate_tests = never_shows_tests(c.hosts, plan.compared);
-        plan.within = std::max<std::size_t>(1, c.rate_tests.size());
-      } else if (any_repeated && misses_differ) {
-        c.rate_tests = fleet ? against_rest_tests(c.hosts, plan.compared) : pairwise_tests(c.hosts, plan.compared);
-        plan.within = fleet ? plan.compared.size() : std::max<std::size_t>(1, c.rate_tests.size());
-      }
-    }
-    out.cases.push_back(std::move(c));
-    plans.push_back(std::move(plan));
+// Each host against its expectation, and the tests the case needs.
+CaseAnalysis analyse_case(const PairedCase& pc, bool fleet, CasePlan& plan) {
+  CaseAnalysis c;
+  c.key = pc.key;
+  Text first_outcome = nullptr;
+  std::set<int> codes;
+  c.hosts.reserve(pc.per_report.size());
+  for (std::size_t i = 0; i < pc.per_report.size(); ++i) {
+    c.hosts.push_back(host_run(pc.per_report[i]));
+    const auto& h = c.hosts[i];
+    if (!h.compared()) continue;
+    plan.compared.push_back(i);
+    const auto& r = *h.result;
+    if (!first_outcome) first_outcome = r.outcome;
+    c.outcome_differs = c.outcome_differs || r.outcome != first_outcome;
+    if (r.error_code) codes.insert(*r.error_code);
+    c.judged = c.judged || h.judgement == Judgement::met || h.judgement == Judgement::unmet;
   }
+  c.error_differs = codes.size() > 1;
+  if (plan.compared.size() < 2) return c;
+  bool all_met = true, any_repeated = false, intermittent = false, misses_differ = false;
+  for (auto i : plan.compared) {
+    const auto& h = c.hosts[i];
+    all_met = all_met && h.judgement == Judgement::met;
+    any_repeated = any_repeated || h.repeated;
+    intermittent = intermittent || (h.repeated && h.failures > 0 && h.failures < h.runs);
+    misses_differ = misses_differ || h.miss_rate() != c.hosts[plan.compared[0]].miss_rate();
+  }
+  c.expected_rate = all_met && intermittent;
+  if (all_met) {
+    c.rate_tests = never_shows_tests(c.hosts, plan.compared);
+    plan.within = std::max<std::size_t>(1, c.rate_tests.size());
+  } else if (any_repeated && misses_differ) {
+    c.rate_tests = fleet ? against_rest_tests(c.hosts, plan.compared) : pairwise_tests(c.hosts, plan.compared);
+    plan.within = fleet ? plan.compared.size() : std::max<std::size_t>(1, c.rate_tests.size());
+  }
+  return c;
+}
 
-  // 2. Holm over the cases compared: one p-value per tested case, its smallest,
-  // Bonferroni-corrected for the tests inside it.
+// Holm over the cases compared: one p-value per tested case, its smallest,
+// Bonferroni-corrected for the tests inside it; each test is then held to its case's
+// level over those tests.
+void holm_over_cases(std::vector<CaseAnalysis>& cases, const std::vector<CasePlan>& plans, std::size_t family,
+                     double alpha) {
   std::vector<double> case_p;
   std::vector<std::size_t> tested;
-  for (std::size_t k = 0; k < out.cases.size(); ++k) {
-    const auto& tests = out.cases[k].rate_tests;
+  for (std::size_t k = 0; k < cases.size(); ++k) {
+    const auto& tests = cases[k].rate_tests;
     if (tests.empty()) continue;
     double p = 1.0;
     for (const auto& t : tests) p = std::min(p, t.p);
     case_p.push_back(std::min(1.0, p * static_cast<double>(plans[k].within)));
     tested.push_back(k);
   }
-  const auto decisions = stats::holm(case_p, out.cases_compared, options.alpha);
+  const auto decisions = stats::holm(case_p, family, alpha);
   for (std::size_t j = 0; j < tested.size(); ++j) {
-    auto& c = out.cases[tested[j]];
     const double level = decisions[j].level / static_cast<double>(plans[tested[j]].within);
-    double rest_rate = 0.0;
-    for (auto& t : c.rate_tests) {
+    for (auto& t : cases[tested[j]].rate_tests) {
       t.alpha = level;
-      rest_rate = t.runs_b > 0 ? static_cast<double>(t.failures_b) / t.runs_b : 0.0;
+      const double rest_rate = t.runs_b > 0 ? static_cast<double>(t.failures_b) / t.runs_b : 0.0;
       const double own_rate = t.runs_a > 0 ? static_cast<double>(t.failures_a) / t.runs_a : 0.0;
       // Against the rest, only a host that misses more often (or, never-shows, shows less) stands out.
       const bool direction = !t.against_rest || (t.counted == Counted::misses ? own_rate > rest_rate
@@ -503,26 +489,47 @@ OutcomeDiff diff_outcomes(const Pairing& pairing, const std::vector<std::string>
       t.significant = decisions[j].significant && t.p < level && direction;
     }
   }
+}
 
-  // 3. Verdicts per case.
+// The case's kind and sentence, from its hosts and its (corrected) tests.
+void classify_case(CaseAnalysis& c, const std::vector<std::size_t>& compared, const std::vector<std::string>& labels,
+                   double alpha, std::size_t family) {
+  bool deterministic = true;
+  for (auto i : compared)
+    deterministic = deterministic && (c.hosts[i].misses == 0 || c.hosts[i].misses == c.hosts[i].runs);
+  const bool never_shows = !c.rate_tests.empty() && c.rate_tests.front().counted == Counted::failures;
+  if (never_shows) {
+    classify_never_shows(c, compared, labels, family);
+  } else if (deterministic) {
+    classify_deterministic(c, compared, labels, alpha, family);
+  } else if (fleet_layout(labels.size())) {
+    classify_fleet_by_rate(c, compared, labels, family);
+  } else {
+    classify_by_rate(c, compared, labels, family);
+  }
+}
+
+}  // namespace
+
+OutcomeDiff diff_outcomes(const Pairing& pairing, const std::vector<std::string>& labels,
+                          const CompareOptions& options) {
+  OutcomeDiff out;
+  const bool fleet = fleet_layout(labels.size());
+  std::vector<CasePlan> plans;
+  for (const auto& pc : pairing.cases) {
+    if (pc.present() < 2) continue;
+    CasePlan plan;
+    out.cases.push_back(analyse_case(pc, fleet, plan));
+    out.cases_compared += plan.compared.size() >= 2;
+    plans.push_back(std::move(plan));
+  }
+  holm_over_cases(out.cases, plans, out.cases_compared, options.alpha);
   bool single_run_split = false;
   for (std::size_t k = 0; k < out.cases.size(); ++k) {
     auto& c = out.cases[k];
     const auto& compared = plans[k].compared;
     if (compared.size() < 2) continue;  // ran on one host at most: nothing to compare
-    bool deterministic = true;
-    for (auto i : compared)
-      deterministic = deterministic && (c.hosts[i].misses == 0 || c.hosts[i].misses == c.hosts[i].runs);
-    const bool never_shows = !c.rate_tests.empty() && c.rate_tests.front().counted == Counted::failures;
-    if (never_shows) {
-      classify_never_shows(c, compared, labels, out.cases_compared);
-    } else if (deterministic) {
-      classify_deterministic(c, compared, labels, options.alpha, out.cases_compared);
-    } else if (fleet) {
-      classify_fleet_by_rate(c, compared, labels, out.cases_compared);
-    } else {
-      classify_by_rate(c, compared, labels, out.cases_compared);
-    }
+    classify_case(c, compared, labels, options.alpha, out.cases_compared);
     if (c.kind == CaseKind::agree && c.expected_rate) expected_rate_note(c, compared, labels, out.notes);
     if (c.kind == CaseKind::host_specific && c.rate_tests.empty()) single_run_split = true;
     timing_note(c, compared, labels, options, out.notes);
