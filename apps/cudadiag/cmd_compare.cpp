@@ -96,10 +96,13 @@ void set_compare_command(CLI::App& app) {
       ->required()
       ->expected(1, -1);
   cmd->add_option("--time-factor", opts->time_factor,
-                  "Note timings that differ by more than this factor between hosts")
+                  "Note per-run kernel times (the repeats' in-child seconds, 20 runs and 10 ms at least on each "
+                  "side) that differ by more than this factor between hosts")
       ->check(number_between(1.0, 1e6, "", /*open_min=*/true))
       ->capture_default_str();
-  cmd->add_option("--alpha", opts->alpha, "Significance level of the failure-rate tests (Fisher's exact)")
+  cmd->add_option("--alpha", opts->alpha,
+                  "Significance level of the failure-rate tests (Fisher's exact), for the whole comparison: "
+                  "Holm-corrected over the cases compared")
       ->check(number_between(0.0, 1.0, "", /*open_min=*/true, /*open_max=*/true))
       ->capture_default_str();
   cmd->add_option("-j,--jobs", opts->jobs, "Reports read at once (default or 0: one per CPU, at most 8)")
@@ -110,6 +113,9 @@ void set_compare_command(CLI::App& app) {
   cmd->footer(
       "From four reports on, text and Markdown show groups of identical hosts and the hosts that stand out; "
       "the JSON report lists every host.\n"
+      "Each host is judged by its own expectation: a case that meets it everywhere is no difference, and a "
+      "race's rates (expected at a rate, met) are a note. Other cudadiag builds weaken the comparison; they "
+      "are never a finding.\n"
       "Exit codes: 0 same, 1 findings (host_specific, flaky, config_mismatch), 2 bad input.");
   cmd->callback([opts] { run_compare(*opts); });
 }

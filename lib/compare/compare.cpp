@@ -74,7 +74,9 @@ json case_json(const CaseAnalysis& c, const std::vector<std::string>& labels) {
     const auto& h = c.hosts[i];
     if (!h.present()) return nullptr;
     const auto& r = *h.result;
-    json hj{{"outcome", *r.outcome}, {"runs", h.runs}, {"failures", h.failures}};
+    json hj{{"outcome", *r.outcome}, {"runs", h.runs}, {"failures", h.failures}, {"misses", h.misses}};
+    hj["expectation_met"] = r.expectation_met ? json(*r.expectation_met) : json(nullptr);
+    if (r.repeat_seconds) hj["seconds"] = *r.repeat_seconds;
     hj["error_code"] = r.error_code ? json(*r.error_code) : json(nullptr);
     if (r.error_name && !r.error_name->empty()) hj["error_name"] = *r.error_name;
     hj["duration_ms"] = r.duration_ms;
@@ -100,7 +102,9 @@ json rate_tests_json(const OutcomeDiff& outcomes, const std::vector<std::string>
   json out = json::array();
   for (const auto& c : outcomes.cases) {
     for (const auto& t : c.rate_tests) {
-      const std::string b = t.against_rest ? "the other " + host_count(labels.size() - 1) : labels[t.b];
+      const std::string b = !t.against_rest                ? labels[t.b]
+                            : t.counted == Counted::failures ? std::string("the hosts where it shows")
+                                                             : "the other " + host_count(labels.size() - 1);
       out.push_back(json{{"case", c.key.label()},
                          {"a", labels[t.a]},
                          {"a_failures", t.failures_a},
@@ -109,6 +113,7 @@ json rate_tests_json(const OutcomeDiff& outcomes, const std::vector<std::string>
                          {"b_failures", t.failures_b},
                          {"b_runs", t.runs_b},
                          {"against_rest", t.against_rest},
+                         {"counted", to_string(t.counted)},
                          {"test", "fisher_exact_two_sided"},
                          {"p_value", t.p},
                          {"alpha", t.alpha},
@@ -198,10 +203,13 @@ Comparison compare_digests(ReportSet set, const CompareOptions& options) {
   for (const auto& r : reports) any_results = any_results || !r.results.empty();
   if (!any_results) c.notes.push_back("no report has results: only the environments are compared");
   c.suspects = rank_suspects(c.environment, c.outcomes, c.labels);
-  c.weaknesses = config_weaknesses(reports, c.environment, c.pairing, c.outcomes);
+  auto weaknesses = config_weaknesses(reports, c.environment, c.pairing, c.outcomes);
   c.baseline = majority_baseline(c.environment, c.outcomes, reports.size());
   c.grouping = group_hosts(reports, c.environment, c.outcomes, options.alpha);
-  c.verdict = decide_verdict(c.outcomes, c.suspects, c.weaknesses, c.baseline, c.labels);
+  c.verdict = decide_verdict(c.outcomes, c.suspects, weaknesses, c.baseline, c.labels);
+  c.weaknesses = std::move(weaknesses.mismatch);
+  c.build_differences = std::move(weaknesses.builds);
+  for (const auto& b : c.build_differences) c.notes.push_back("comparison is weaker: " + b);
   return c;
 }
 
@@ -242,7 +250,12 @@ json comparison_json(const Comparison& c, const CompareOptions& options) {
   }
   json out{{"reports", reports_json(c)},
            {"paired_results", c.outcomes.cases.size()},
-           {"options", {{"time_factor", options.time_factor}, {"alpha", options.alpha}}},
+           {"cases_compared", c.outcomes.cases_compared},
+           {"options", {{"time_factor", options.time_factor},
+                        {"min_timed_runs", options.min_timed_runs},
+                        {"min_timed_seconds", options.min_timed_seconds},
+                        {"alpha", options.alpha},
+                        {"correction", "holm over the cases compared"}}},
            {"environment_diff", std::move(env_diff)},
            {"environment_common", std::move(env_common)},
            {"outcome_diff", std::move(outcome_diff)},
@@ -250,6 +263,7 @@ json comparison_json(const Comparison& c, const CompareOptions& options) {
            {"rate_tests", rate_tests_json(c.outcomes, labels)},
            {"suspects", std::move(suspects)},
            {"weaknesses", c.weaknesses},
+           {"build_differences", c.build_differences},
            {"notes", c.notes}};
   add_grouping(c.grouping, labels, out);
   if (c.baseline.applies) out["baseline"] = baseline_json(c.baseline, labels);

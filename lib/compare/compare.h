@@ -22,7 +22,8 @@ struct Comparison {
   Pairing pairing;
   OutcomeDiff outcomes;
   std::vector<Suspect> suspects;
-  std::vector<std::string> weaknesses;
+  std::vector<std::string> weaknesses;          // config mismatch: other suites, commands, unpaired results
+  std::vector<std::string> build_differences;   // other cudadiag builds: said, never a finding
   Baseline baseline;
   Grouping grouping;
   std::vector<std::string> notes;  // loader notes, timing notes, test caveats
@@ -41,7 +42,7 @@ ReportSet digest_reports(const std::vector<LoadedReport>& reports);
 Comparison compare_reports(std::vector<LoadedReport>& reports, const CompareOptions& options);
 
 // extra["comparison"]: {reports, environment_diff, environment_common, outcome_diff,
-// unpaired, rate_tests, suspects, weaknesses, notes, groups, environment_groups,
+// unpaired, rate_tests, suspects, weaknesses, build_differences, notes, groups, environment_groups,
 // group_tests, verdicts, baseline (3+ reports)}. Per-host values are keyed by label.
 report::json comparison_json(const Comparison& c, const CompareOptions& options);
 

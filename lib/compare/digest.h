@@ -34,11 +34,17 @@ struct ResultDigest {
   Text outcome = nullptr;
   OutcomeClass outcome_class = OutcomeClass::ok;
   std::optional<bool> expectation_met;
+  Text expected = nullptr;  // the expectation expression ("ok|mismatch"); nullptr or "" when none
   std::optional<int> error_code;
   Text error_name = nullptr;
-  std::optional<int> repeat_runs;  // repeats.runs when the result carries repeat statistics
-  int repeat_failures = 0;         // repeats.failures
-  double duration_ms = 0.0;
+  // Repeat statistics, when the result carries them; a report without them says nothing
+  // about its runs (unknown, never zero).
+  std::optional<int> repeat_runs;  // repeats.runs
+  int repeat_failures = 0;         // repeats.failures (meaningful only with repeat_runs)
+  // repeats.seconds: wall time of the runs inside the child, process start and
+  // preparation excluded (schema 1.1); what timing notes compare.
+  std::optional<double> repeat_seconds;
+  double duration_ms = 0.0;        // the whole result, process start included: never compared
 };
 
 struct ReportDigest {

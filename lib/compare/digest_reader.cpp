@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "compare/head_types.h"
 #include "compare/load.h"
 #include "compare/pairing.h"
 #include "compare/skim_read.h"
@@ -58,6 +59,7 @@ struct Repeats {
   bool has_histogram = false;
   long long histogram_runs = 0;      // sum of the histogram
   long long histogram_not_ok = 0;    // sum of every outcome but ok
+  std::optional<double> seconds;     // in-child wall time of the runs (schema 1.1)
 };
 
 // A result as read, before its device position is known (devices[] may come later).
@@ -169,6 +171,8 @@ class DigestReader {
         outcome = in_.string(here);
       } else if (key == "expectation_met"sv) {
         d.expectation_met = in_.boolean_or_null(here);
+      } else if (key == "expected"sv) {
+        d.expected = strings.intern(in_.string(here));
       } else if (key == "error"sv) {
         read_error(here, d);
       } else if (key == "repeats"sv) {
@@ -243,6 +247,9 @@ class DigestReader {
         r.failures = static_cast<int>(in_.integer(here, 0, INT_MAX));
       } else if (key == "histogram"sv) {
         read_histogram(here, r);
+      } else if (key == "seconds"sv) {
+        r.seconds = in_.number(here, 0.0);
+
       } else {
         skim_.skip();
       }
@@ -290,6 +297,7 @@ class DigestReader {
                                         r.failures, r.runs));
     d.repeat_runs = r.runs;
     d.repeat_failures = r.failures;
+    d.repeat_seconds = r.seconds;
   }
 
   ReportDigest finish() {
@@ -301,6 +309,7 @@ class DigestReader {
       check_required_sections(head_, out.file);
       out.notes = std::move(notes_);
     }
+    check_head_types(head_, out.file);
     auto& strings = tables_.strings;
     const auto& devices = head_["devices"];
 
@@ -341,7 +350,7 @@ class DigestReader {
     out.verdict = head_.contains("verdict") ? text_at(head_["verdict"], "status") : nullptr;
     if (head_.contains("gpu") && head_["gpu"].is_object()) {
       const auto& gpu = head_["gpu"];
-      out.gpu_ran = !(gpu.contains("ran") && gpu["ran"].is_boolean() && !gpu["ran"].get<bool>());
+      out.gpu_ran = !gpu.contains("ran") || gpu["ran"].get<bool>();  // a boolean: check_head_types
       out.gpu_reason = text_at(gpu, "reason");
     }
     for (const auto& f : env_fields()) {

@@ -20,6 +20,14 @@
 
 namespace cudadiag::compare {
 
+// The JSON types a field may hold (null always means "not recorded"); any other type is
+// refused when the report is read (check_head_types), never shown as its dump.
+enum class FieldKind {
+  text,     // a string
+  scalar,   // a string, a number or a boolean (versions and modes some producers write as numbers)
+  counter,  // a number, or an object whose leaves are numbers, booleans or null (health counters)
+};
+
 struct EnvField {
   std::string label;              // e.g. "driver version", "vbios"
   std::string category;           // driver | cuda | gpu | health | mode | os | tool | suite
@@ -27,6 +35,7 @@ struct EnvField {
   bool per_device = false;        // pointers are relative to devices[i]
   bool health_counter = false;    // a count where non-zero on the failing host ranks high
   std::vector<std::string> pointers;
+  FieldKind kind = FieldKind::text;
 };
 
 // The table itself (host, driver, tool, suite and per-device fields).

@@ -149,10 +149,10 @@ void per_host_weakness(const std::vector<std::size_t>& hosts, const std::vector<
 
 }  // namespace
 
-std::vector<std::string> config_weaknesses(const std::vector<ReportDigest>& reports,
-                                           const std::vector<EnvRow>& env, const Pairing& pairing,
-                                           const OutcomeDiff& outcomes) {
-  std::vector<std::string> out;
+Weaknesses config_weaknesses(const std::vector<ReportDigest>& reports, const std::vector<EnvRow>& env,
+                             const Pairing& pairing, const OutcomeDiff& outcomes) {
+  Weaknesses w;
+  auto& out = w.mismatch;
   std::vector<std::string> labels;
   for (const auto& r : reports) labels.push_back(r.label);
   const auto all = all_reports(reports.size());
@@ -160,25 +160,46 @@ std::vector<std::string> config_weaknesses(const std::vector<ReportDigest>& repo
   static const std::map<std::string, std::string> why = {
       {"suite", "the hosts ran different suites"},
       {"command", "the reports come from different commands"},
+  };
+  static const std::map<std::string, std::string> build_why = {
       {"tool version", "different cudadiag versions: cases and checks may differ"},
       {"git revision", "different cudadiag builds: kernels and checks may differ"},
       {"CUDA toolkit (build)", "cudadiag was built with different CUDA toolkits"},
   };
   for (const auto& row : env) {
-    const auto it = why.find(row.field);
-    if (it != why.end() && row.differs) out.push_back(it->second + " (" + values_text(row, all, labels) + ")");
+    if (!row.differs) continue;
+    if (const auto it = why.find(row.field); it != why.end())
+      out.push_back(it->second + " (" + values_text(row, all, labels) + ")");
+    if (const auto it = build_why.find(row.field); it != build_why.end())
+      w.builds.push_back(it->second + " (" + values_text(row, all, labels) + ")");
   }
+  // The schema version is the build's too: fields a newer one adds are unknown in the
+  // older report, never read as zero.
+  std::map<std::string, std::vector<std::size_t>> by_schema;
+  for (std::size_t i = 0; i < reports.size(); ++i)
+    by_schema[reports[i].schema_version ? *reports[i].schema_version : "?"].push_back(i);
+  if (by_schema.size() > 1) {
+    std::vector<std::string> parts;
+    for (const auto& [version, hosts] : by_schema)
+      parts.push_back(version + " (" + (fleet_layout(reports.size()) ? host_count(hosts.size()) + ": " : "") +
+                      example_names(hosts, labels) + ")");
+    w.builds.push_back("reports of different schema versions: " + join(parts, ", ") +
+                       "; what one build records and the other does not is compared as unknown");
+  }
+  const bool builds_differ = !w.builds.empty();
+  auto& pairing_out = builds_differ ? w.builds : out;
+  const std::string because = builds_differ ? " (the builds differ, and so may their suites)" : "";
 
   std::set<std::string> other_params, not_run;
   for (const auto& u : pairing.unpaired)
     (u.hint.find("parameters") != std::string::npos ? other_params : not_run).insert(u.key.case_id);
   if (!other_params.empty()) {
     std::vector<std::string> ids(other_params.begin(), other_params.end());
-    out.push_back("cases ran with different parameters on different hosts: " + join(ids, ", "));
+    pairing_out.push_back("cases ran with different parameters on different hosts: " + join(ids, ", ") + because);
   }
   if (!pairing.unpaired.empty() && !not_run.empty()) {
-    out.push_back(std::to_string(pairing.unpaired_results()) +
-                  " result(s) have no partner in every report; they are listed as unpaired");
+    pairing_out.push_back(std::to_string(pairing.unpaired_results()) +
+                          " result(s) have no partner in every report; they are listed as unpaired" + because);
   }
   bool any_results = false;
   for (const auto& r : reports) any_results = any_results || !r.results.empty();
@@ -216,7 +237,7 @@ std::vector<std::string> config_weaknesses(const std::vector<ReportDigest>& repo
     out.push_back("cases were skipped on " + host_count(hosts.size()) + " but ran on others (" +
                   example_names(hosts, labels) + ")");
   }
-  return out;
+  return w;
 }
 
 Baseline majority_baseline(const std::vector<EnvRow>& env, const OutcomeDiff& outcomes,
@@ -226,6 +247,9 @@ Baseline majority_baseline(const std::vector<EnvRow>& env, const OutcomeDiff& ou
   b.applies = true;
   std::map<std::size_t, Outlier> by_report;
   for (const auto& c : outcomes.cases) {
+    // A case that agrees (every host meets its expectation, or none fails) has no outlier,
+    // whatever outcomes the expectation allows.
+    if (c.kind == CaseKind::agree) continue;
     std::map<std::string, std::size_t> votes;
     std::size_t present = 0;
     std::vector<std::string> state(c.hosts.size());
@@ -264,7 +288,7 @@ Baseline majority_baseline(const std::vector<EnvRow>& env, const OutcomeDiff& ou
 }
 
 VerdictParts decide_verdict(const OutcomeDiff& outcomes, const std::vector<Suspect>& suspects,
-                            const std::vector<std::string>& weaknesses, const Baseline& baseline,
+                            const Weaknesses& weaknesses, const Baseline& baseline,
                             const std::vector<std::string>& labels) {
   VerdictParts v;
   std::vector<std::string> specific, flaky;
@@ -285,12 +309,12 @@ VerdictParts decide_verdict(const OutcomeDiff& outcomes, const std::vector<Suspe
   } else if (!flaky.empty()) {
     v.status = report::VerdictStatus::flaky;
     v.reasons = flaky;
-  } else if (!weaknesses.empty()) {
+  } else if (!weaknesses.mismatch.empty()) {
     v.status = report::VerdictStatus::config_mismatch;
   } else {
     v.status = report::VerdictStatus::same;
     v.reasons.push_back("every paired result agrees across " + std::to_string(labels.size()) +
-                        " reports");
+                        " reports, or meets its expectation on every host");
   }
   if (v.status == report::VerdictStatus::host_specific)
     for (const auto& f : flaky) v.reasons.push_back(f);
@@ -312,8 +336,9 @@ VerdictParts decide_verdict(const OutcomeDiff& outcomes, const std::vector<Suspe
     v.reasons.push_back(std::to_string(common) +
                         " case(s) fail the same way on every host: the code or the configuration, "
                         "not the machine");
-  for (const auto& w : weaknesses)
+  for (const auto& w : weaknesses.mismatch)
     v.reasons.push_back(std::string(v.status == report::VerdictStatus::config_mismatch ? "" : "comparison is weaker: ") + w);
+  for (const auto& w : weaknesses.builds) v.reasons.push_back("comparison is weaker: " + w);
   return v;
 }
 

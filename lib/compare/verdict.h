@@ -27,11 +27,18 @@ struct Suspect {
 std::vector<Suspect> rank_suspects(const std::vector<EnvRow>& env, const OutcomeDiff& outcomes,
                                    const std::vector<std::string>& labels);
 
-// Reasons the comparison is weaker: other suites, commands or builds, results that
-// could not be paired, parameters that differ, GPU parts that did not run.
-std::vector<std::string> config_weaknesses(const std::vector<ReportDigest>& reports,
-                                           const std::vector<EnvRow>& env, const Pairing& pairing,
-                                           const OutcomeDiff& outcomes);
+// Reasons the comparison is weaker.
+struct Weaknesses {
+  // Other suites or commands, results that could not be paired, parameters that differ,
+  // GPU parts that did not run: a config mismatch when nothing else is found.
+  std::vector<std::string> mismatch;
+  // Reports of different cudadiag builds (tool version, git revision, toolkit, schema
+  // version): fleets are upgraded node by node, so this is said, never a finding. Cases
+  // that pair only in one build (a suite that changed with the build) are said here too.
+  std::vector<std::string> builds;
+};
+Weaknesses config_weaknesses(const std::vector<ReportDigest>& reports, const std::vector<EnvRow>& env,
+                             const Pairing& pairing, const OutcomeDiff& outcomes);
 
 struct BaselineCase {
   std::string case_label;
@@ -70,7 +77,7 @@ struct VerdictParts {
 };
 
 VerdictParts decide_verdict(const OutcomeDiff& outcomes, const std::vector<Suspect>& suspects,
-                            const std::vector<std::string>& weaknesses, const Baseline& baseline,
+                            const Weaknesses& weaknesses, const Baseline& baseline,
                             const std::vector<std::string>& labels);
 
 }  // namespace cudadiag::compare

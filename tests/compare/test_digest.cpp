@@ -1,6 +1,8 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <functional>
+#include <stdexcept>
 
 #include "compare/digest_reader.h"
 #include "fixtures.h"
@@ -43,6 +45,13 @@ std::string refusal(const std::string& text, const std::string& file = "r.json")
 }
 
 std::string refusal_of(const json& one_result) { return refusal(report_text(json::array({one_result}))); }
+
+// The first result of a document that carries repeat statistics.
+json& result_with_repeats(json& doc) {
+  for (auto& r : doc["results"])
+    if (r.contains("repeats") && r["repeats"].is_object()) return r;
+  throw std::runtime_error("no result with repeats");
+}
 
 }  // namespace
 
@@ -200,4 +209,51 @@ TEST_CASE("digest: device positions count the GPUs a report ran on", "[compare][
   unknown.erase("device_index");
   unknown["device"] = "GPU-zzz";
   CHECK(*read_digest(report_text(json::array({unknown}), devices), "u.json", tables).results[0].device == "gpu?");
+}
+
+TEST_CASE("digest: every section field compare reads is type-checked, nothing coerced", "[compare][digest]") {
+  const auto base = json::parse(cudadiag::read_file_or_stdin(compare_test::fixture("device_h100.json")));
+  auto refused = [&](const std::function<void(json&)>& change) {
+    auto doc = base;
+    change(doc);
+    return refusal(doc.dump(), "bad.json");
+  };
+  CHECK(refused([](json&) {}).empty());
+  CHECK_THAT(refused([](json& d) { d["gpu"]["ran"] = "yes"; }),
+             Catch::Contains("bad.json: /gpu/ran: must be a boolean, found a string"));
+  CHECK_THAT(refused([](json& d) { d["invocation"] = json::array({"repro"}); }),
+             Catch::Contains("bad.json: /invocation: must be an object, found an array"));
+  CHECK_THAT(refused([](json& d) { d["invocation"]["command"] = 1; }),
+             Catch::Contains("bad.json: /invocation/command: must be a string, found a number"));
+  CHECK_THAT(refused([](json& d) { d["gpu"] = "ran"; }), Catch::Contains("bad.json: /gpu: must be an object"));
+  CHECK_THAT(refused([](json& d) { d["gpu"]["reason"] = false; }), Catch::Contains("/gpu/reason: must be a string"));
+  CHECK_THAT(refused([](json& d) { d["verdict"]["status"] = 0; }), Catch::Contains("/verdict/status: must be a string"));
+  CHECK_THAT(refused([](json& d) { d["suite"]["name"] = json::object(); }), Catch::Contains("/suite/name: must be a string"));
+  CHECK_THAT(refused([](json& d) { d["tool"]["version"] = 1.0; }), Catch::Contains("/tool/version: must be a string"));
+  CHECK_THAT(refused([](json& d) { d["host"]["hostname"] = 7; }), Catch::Contains("/host/hostname: must be a string"));
+  CHECK_THAT(refused([](json& d) { d["environment"]["CUDA_HOME"] = 3; }),
+             Catch::Contains("/environment/CUDA_HOME: must be a string, found a number"));
+  CHECK_THAT(refused([](json& d) { d["driver"]["version"] = json::array({580}); }),
+             Catch::Contains("/driver/version: must be a string, found an array"));
+  CHECK_THAT(refused([](json& d) { d["devices"][0]["nvml"]["vbios"] = 96; }),
+             Catch::Contains("/devices/0/nvml/vbios: must be a string, found a number"));
+  CHECK_THAT(refused([](json& d) { d["devices"][0]["name"] = true; }), Catch::Contains("/devices/0/name: must be a string"));
+  CHECK_THAT(refused([](json& d) { d["devices"][0]["nvml"]["ecc_errors"]["volatile"]["corrected"] = "0"; }),
+             Catch::Contains("/devices/0/nvml/ecc_errors: must be a count, or an object of counts"));
+  CHECK_THAT(refused([](json& d) { d["devices"][0]["uuid"] = 1; }), Catch::Contains("/devices/0/uuid: must be a string"));
+  CHECK_THAT(refused([](json& d) { d["devices"][0] = "H100"; }), Catch::Contains("/devices/0: must be an object"));
+  CHECK_THAT(refused([](json& d) { d["host"]["kernel"] = json{{"release", 6}}; }),
+             Catch::Contains("/host/kernel/release: must be a string"));
+  CHECK_THAT(refused([](json& d) { d["results"][0]["expected"] = 1; }),
+             Catch::Contains("/results/0/expected: must be a string, found number"));
+  CHECK_THAT(refused([](json& d) { result_with_repeats(d)["repeats"]["seconds"] = "0.1"; }),
+             Catch::Contains("/repeats/seconds: must be a number, found string"));
+  // Null is "not recorded"; other types that fit are read as they are.
+  CHECK(refused([](json& d) { d["host"]["hostname"] = nullptr; }).empty());
+  CHECK(refused([](json& d) { d["host"]["kernel"] = "6.8.0"; }).empty());
+  CHECK(refused([](json& d) { d["driver"]["nvml_cuda_driver_version_string"] = 13000; }).empty());
+  DigestTables tables;
+  auto doc = base;
+  doc["gpu"]["ran"] = false;
+  CHECK_FALSE(read_digest(doc.dump(), "ok.json", tables).gpu_ran);
 }

@@ -111,9 +111,11 @@ TEST_CASE("fleet: a host failing far more often than the rest is host-specific",
   const auto& t = cs.rate_tests[0];
   CHECK(t.against_rest);
   CHECK((t.failures_a == 12 && t.runs_a == 50 && t.failures_b == 0 && t.runs_b == 950));
-  CHECK(t.alpha == Approx(0.05 / 20));
+  // Bonferroni over the 20 hosts inside the case, Holm over the 4 cases compared.
+  CHECK(c.outcomes.cases_compared == 4);
+  CHECK(t.alpha == Approx(0.05 / 4 / 20));
   CHECK(t.significant);
-  CHECK_THAT(cs.explanation, Catch::Contains("Bonferroni-corrected for 20 hosts"));
+  CHECK_THAT(cs.explanation, Catch::Contains("Bonferroni-corrected for 20 hosts and Holm-corrected for 4 case(s) compared"));
 }
 
 TEST_CASE("fleet: one failure in 50 runs on one of 20 hosts is flaky, not the host", "[compare][fleet]") {
@@ -147,7 +149,8 @@ TEST_CASE("fleet: hosts on another driver that fail together are one environment
   CHECK(t.significant);
   const auto text = render_compare_text(comparison_report(c, {}, {}));
   CHECK_THAT(text, Catch::Contains("E2 (5 hosts)"));
-  CHECK_THAT(text, Catch::Contains("fails on 5 hosts: cuda_error 1 cudaErrorInvalidValue (node003, node009, node015 and 2 more); passes on 25 hosts"));
+  CHECK_THAT(text, Catch::Contains("misses its expectation (ok) on 5 hosts: cuda_error 1 cudaErrorInvalidValue (node003, "
+                                   "node009, node015 and 2 more); meets it on 25 hosts"));
 }
 
 TEST_CASE("fleet: identical hosts are one group and the same", "[compare][fleet]") {
@@ -194,11 +197,15 @@ TEST_CASE("fleet: one report per GPU of a host pairs across the reports", "[comp
 }
 
 TEST_CASE("fleet: timing notes name the hosts slower than the median, not the fastest", "[compare][fleet]") {
+  // 20 timed runs per host inside the child; node007's take 90 ms each.
   auto set = fleet_of("identical_a.json", 10, [](std::size_t i, json& doc) {
-    doc["results"][2]["duration_ms"] = i == 7 ? 90.0 : 25.0 + static_cast<double>(i);
+    const double ms = i == 7 ? 90.0 : 25.0 + static_cast<double>(i);
+    doc["results"][2]["repeats"] = {{"runs", 20}, {"failures", 0}, {"failure_rate", 0.0}, {"seconds", 20 * ms / 1000}};
+    doc["results"][2]["duration_ms"] = 900.0 - 50.0 * static_cast<double>(i);  // process start: never compared
   });
   const auto c = compare_digests(std::move(set), {});
   REQUIRE(c.outcomes.notes.size() == 1);
   CHECK_THAT(c.outcomes.notes[0], Catch::StartsWith("attention.fa_s512_d128 [default] @gpu0: 1 host took more than "
-                                                    "2x the median 30.0 ms (slowest: node007, 90.0 ms)"));
+                                                    "2x the median 30 ms per run (slowest: node007, 90 ms; kernel time "
+                                                    "inside the child, 10 hosts timed)"));
 }
