@@ -233,6 +233,7 @@ RunVerdict decide_run_verdict(const std::vector<RunJudgement>& runs, const std::
       // Whatever else ran clean, a process that used CUDA unfenced was not watched.
       v.kind = VerdictKind::inconclusive;
       v.reason = "no run failed, but a process of the run may have used CUDA outside the fence: " + escapes.front();
+      std::erase(v.notes, "outside the fence: " + escapes.front());  // the reason says it
     } else if (fence_ok || memcheck_ok) {
       v.kind = VerdictKind::clean;
       v.exit_code = 0;

@@ -452,8 +452,18 @@ env "$2" CUDADIAG_RING="$1/small/ring" "$3" "$4" clean >"$1/clean.out" 2>&1; ech
 env "$2" CUDADIAG_RING="$1/small/ring2" "$3" "$4" overrun >"$1/overrun.out" 2>&1; echo $? >"$1/overrun.rc"
 "$5" "$1/small/ring" >"$1/dump.out" 2>&1; echo $? >"$1/dump.rc"
 df -k "$1/small" >"$1/df.out"
+# cudadiag run with its TMPDIR there: the program is not blamed, the report says why
+# nothing was recorded. Room for a header: the fence counted, the run is judged.
+rm -f "$1/small/ring" "$1/small/ring2"
+env "$2" TMPDIR="$1/small" "$6" run --rungs fence --sanitize never --no-kernel-log -- "$4" clean \
+  >"$1/run.out" 2>&1; echo $? >"$1/run.rc"
+# No room at all: nothing could see, and it says why.
+head -c 8192 /dev/zero >"$1/small/more" 2>/dev/null
+env "$2" TMPDIR="$1/small" "$6" run --rungs fence --sanitize never --no-kernel-log -- "$4" clean \
+  >"$1/full.out" 2>&1; echo $? >"$1/full.rc"
 EOS
-    unshare -m bash "$work/inside.sh" "$work" "$FAKE" "$PRELOAD" "$STATIC_RUNTIME" "$RING_DUMP" >"$work/unshare.out" 2>&1 ||
+    unshare -m bash "$work/inside.sh" "$work" "$FAKE" "$PRELOAD" "$STATIC_RUNTIME" "$RING_DUMP" "$CUDADIAG" \
+      >"$work/unshare.out" 2>&1 ||
       { echo "SKIPPED: unshare -m failed: $(head -c 300 "$work/unshare.out")"; exit 0; }
     if grep -q SKIPPED "$work/unshare.out"; then cat "$work/unshare.out"; exit 0; fi
     expect_rc clean 0
@@ -463,6 +473,12 @@ EOS
     expect_line dump 'status=no_room'
     expect_line dump 'fenced=8'
     expect_line dump 'ring_note=the ring could not be written: no room in .*/small .*allocations and launches were not recorded'
+    expect_rc run 0
+    expect_line run 'Verdict: clean'
+    grep -q 'fence: the ring could not be written: no room in' "$work/run.out" || fail "the run's report does not say why"
+    expect_rc full 1
+    expect_line full 'Verdict: inconclusive'
+    grep -q 'the ring could not be written: no room in' "$work/full.out" || fail "the full run's report does not say why"
     ;;
 
   exec_env_cleared | spawn_empty_env)
@@ -549,6 +565,15 @@ EOS
     expect_rc none 2
     run help "$RING_DUMP" --help
     expect_rc help 0
+    # A kernel name is the program's text: a control sequence in it is shown escaped.
+    seed="$(dirname "$0")/../fuzz/seeds/ring_reader/records.ring"
+    command -v python3 >/dev/null || { echo "SKIPPED: the escaping part needs python3"; exit 0; }
+    python3 -c 'import sys; d=open(sys.argv[1],"rb").read(); open(sys.argv[2],"wb").write(d.replace(b"kernel\0", b"\x1b[2Jk!\0"))' \
+      "$seed" "$work/ring"
+    run records "$RING_DUMP" "$work/ring" --records
+    expect_rc records 0
+    grep -q $'\x1b' "$work/records.out" && fail "a raw escape byte reached the output"
+    grep -qF 'kernel=\x1b[2Jk!' "$work/records.out" || fail "the kernel name is not shown escaped"
     ;;
 
   *)
