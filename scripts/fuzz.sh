@@ -31,7 +31,13 @@ mkdir -p "$build"
 cmake -S . -B "$build" -G Ninja -DCUDADIAG_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_COMPILER="$clangxx" "${launcher[@]}" >"$build/configure.log" 2>&1 ||
   { cat "$build/configure.log" >&2; exit 2; }
-cmake --build "$build" -j "${CUDADIAG_JOBS:-2}" || exit 2
+# Only the targets the filter selects.
+targets=()
+while IFS=$'\t' read -r name _; do
+  [[ -n $name && ( -z $filter || $name == *"$filter"* ) ]] && targets+=("fuzz_$name")
+done <"$build/fuzz-targets.txt"
+((${#targets[@]})) || { echo "fuzz: no target matches '$filter'" >&2; exit 2; }
+cmake --build "$build" -j "${CUDADIAG_JOBS:-2}" --target "${targets[@]}" || exit 2
 
 status=0
 declare -a summary

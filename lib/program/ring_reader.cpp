@@ -26,6 +26,9 @@ class Bytes {
   virtual std::uint64_t size() const = 0;
   // Copies `n` bytes at `offset`; false when they are not all there.
   virtual bool copy(std::uint64_t offset, void* out, std::size_t n) = 0;
+  // The first offset at or after `offset` that may hold anything but zeros (a sparse
+  // file's holes are skipped without reading them).
+  virtual std::uint64_t data_from(std::uint64_t offset) { return offset; }
 };
 
 class MemoryBytes final : public Bytes {
@@ -47,6 +50,15 @@ class FileBytes final : public Bytes {
   static constexpr std::size_t kWindow = 1u << 20;
   FileBytes(int fd, std::uint64_t size) : fd_(fd), size_(size) {}
   std::uint64_t size() const override { return size_; }
+  std::uint64_t data_from(std::uint64_t offset) override {
+    if (offset >= size_ || (offset >= data_begin_ && offset < data_end_)) return offset;
+    const off_t data = lseek(fd_, static_cast<off_t>(offset), SEEK_DATA);
+    if (data < 0) return errno == ENXIO ? size_ : offset;  // ENXIO: nothing but a hole to the end
+    const off_t hole = lseek(fd_, data, SEEK_HOLE);
+    data_begin_ = static_cast<std::uint64_t>(data);
+    data_end_ = hole > data ? static_cast<std::uint64_t>(hole) : size_;
+    return data_begin_;
+  }
   bool copy(std::uint64_t offset, void* out, std::size_t n) override {
     if (offset > size_ || size_ - offset < n) return false;
     if (n > kWindow) return read_fully(offset, out, n);
@@ -79,6 +91,8 @@ class FileBytes final : public Bytes {
 
   int fd_;
   std::uint64_t size_;
+  std::uint64_t data_begin_ = 0;  // the extent of data data_from() found last
+  std::uint64_t data_end_ = 0;
   std::uint64_t window_begin_ = 0;
   std::string window_;
 };
@@ -259,6 +273,12 @@ void read_allocations(Bytes& bytes, const ring::Header& h, RingRead& r) {
   const std::uint64_t n = present_slots(bytes, h.allocations_offset, h.allocation_capacity, sizeof(ring::AllocationSlot));
   for (std::uint64_t i = 0; i < n; ++i) {
     ring::AllocationSlot s{};
+    // A hole holds slots never written.
+    const std::uint64_t offset = h.allocations_offset + i * sizeof s;
+    if (const std::uint64_t data = bytes.data_from(offset); data > offset) {
+      i = (data - h.allocations_offset) / sizeof s;
+      if (i >= n) break;
+    }
     if (!read_at(bytes, h.allocations_offset + i * sizeof s, s)) break;
     if (s.stamp == 0) continue;  // never written
     if (s.stamp != ring::complete_stamp(s.seq)) {
@@ -292,6 +312,12 @@ std::uint64_t read_latest(Bytes& bytes, std::uint64_t offset, std::uint64_t head
     const std::uint64_t begin = pass == 0 ? first_slot : 0;
     const std::uint64_t end = std::min(present, pass == 0 ? capacity : first_slot);
     for (std::uint64_t slot = begin; slot < end; ++slot) {
+      // A hole holds no record: those slots are lost (counted by head - taken).
+      const std::uint64_t at = offset + slot * sizeof(Slot);
+      if (const std::uint64_t data = bytes.data_from(at); data > at) {
+        slot = (data - offset) / sizeof(Slot);
+        if (slot >= end) break;
+      }
       const std::uint64_t seq = first + (slot + capacity - first_slot) % capacity;
       if (seq >= head) {  // never used, nor any slot after it
         done = true;
