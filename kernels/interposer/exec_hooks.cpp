@@ -131,8 +131,9 @@ int exec_search(const char* file, char* const argv[], char* const envp[]) {
                     [&](char* const* env) { return real(file, argv, env); });
 }
 
-// The arguments of execl/execlp/execle (up to the null one) as an array on the stack.
-#define CUDADIAG_COLLECT_ARGS(first, args_out, envp_out)                        \
+// The arguments of execl/execlp/execle (up to the null one) as an array on the stack;
+// execle's environment follows the null one (read only when `with_env`).
+#define CUDADIAG_COLLECT_ARGS(first, args_out, with_env, envp_out)              \
   do {                                                                          \
     va_list ap;                                                                 \
     va_start(ap, first);                                                        \
@@ -143,7 +144,7 @@ int exec_search(const char* file, char* const argv[], char* const envp[]) {
     va_start(ap, first);                                                        \
     args_out[0] = const_cast<char*>(first);                                     \
     for (std::size_t i = 1; i <= n; ++i) args_out[i] = va_arg(ap, char*);       \
-    envp_out = va_arg(ap, char* const*);                                        \
+    if (with_env) envp_out = va_arg(ap, char* const*);                          \
     va_end(ap);                                                                 \
   } while (0)
 
@@ -159,24 +160,22 @@ int hook_execvpe(const char* file, char* const argv[], char* const envp[]) { ret
 
 int hook_execl(const char* path, const char* arg, ...) {
   char** argv = nullptr;
-  char* const* unused = nullptr;
-  CUDADIAG_COLLECT_ARGS(arg, argv, unused);
-  (void)unused;
+  [[maybe_unused]] char* const* unused = nullptr;
+  CUDADIAG_COLLECT_ARGS(arg, argv, false, unused);
   return exec_path(path, argv, environ);
 }
 
 int hook_execlp(const char* file, const char* arg, ...) {
   char** argv = nullptr;
-  char* const* unused = nullptr;
-  CUDADIAG_COLLECT_ARGS(arg, argv, unused);
-  (void)unused;
+  [[maybe_unused]] char* const* unused = nullptr;
+  CUDADIAG_COLLECT_ARGS(arg, argv, false, unused);
   return exec_search(file, argv, environ);
 }
 
 int hook_execle(const char* path, const char* arg, ...) {
   char** argv = nullptr;
   char* const* envp = nullptr;
-  CUDADIAG_COLLECT_ARGS(arg, argv, envp);
+  CUDADIAG_COLLECT_ARGS(arg, argv, true, envp);
   return exec_path(path, argv, envp);
 }
 
