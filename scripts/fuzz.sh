@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Fuzz the parsers of outside input with libFuzzer (clang, ASan + UBSan), SECONDS each:
 # the TMA printout parser, the report loader, the suite parser, the sanitizer XML
-# parser and the Xid line parser (tests/fuzz/). A separate configuration in build-fuzz/.
+# parser, the Xid line parser and the interposer's ring reader (tests/fuzz/). A separate
+# configuration in build-fuzz/. Each input gets a time and memory limit (-timeout,
+# -rss_limit_mb: 10 s and 2048 MiB, or the target's own, tests/fuzz/CMakeLists.txt): an
+# input that exceeds them is a finding.
 #
 #   scripts/fuzz.sh 60            # every target, 60 s each
 #   scripts/fuzz.sh 60 suite      # only targets whose name contains "suite"
@@ -28,11 +31,17 @@ mkdir -p "$build"
 cmake -S . -B "$build" -G Ninja -DCUDADIAG_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_COMPILER="$clangxx" "${launcher[@]}" >"$build/configure.log" 2>&1 ||
   { cat "$build/configure.log" >&2; exit 2; }
-cmake --build "$build" -j "${CUDADIAG_JOBS:-2}" || exit 2
+# Only the targets the filter selects.
+targets=()
+while IFS=$'\t' read -r name _; do
+  [[ -n $name && ( -z $filter || $name == *"$filter"* ) ]] && targets+=("fuzz_$name")
+done <"$build/fuzz-targets.txt"
+((${#targets[@]})) || { echo "fuzz: no target matches '$filter'" >&2; exit 2; }
+cmake --build "$build" -j "${CUDADIAG_JOBS:-2}" --target "${targets[@]}" || exit 2
 
 status=0
 declare -a summary
-while IFS=$'\t' read -r name binary corpus seeds; do
+while IFS=$'\t' read -r name binary corpus seeds options; do
   [[ -n $name ]] || continue
   [[ -z $filter || $name == *"$filter"* ]] || continue
   work="$build/corpus/$name"
@@ -42,8 +51,11 @@ while IFS=$'\t' read -r name binary corpus seeds; do
   cp -f $seeds "$work"/ 2>/dev/null
   cp -f "$corpus"/* "$work"/ 2>/dev/null
   echo "== $name: $seconds s"
+  limits=(-timeout=10 -rss_limit_mb=2048)
+  # shellcheck disable=SC2206
+  [[ -n ${options:-} ]] && limits=($options)
   ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1 \
-    "$binary" "$work" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=262144 \
+    "$binary" "$work" -max_total_time="$seconds" "${limits[@]}" -max_len=262144 \
     -artifact_prefix="$artifacts/" -print_final_stats=1 >"$build/$name.log" 2>&1
   rc=$?
   runs=$(grep -Eo 'stat::number_of_executed_units: *[0-9]+' "$build/$name.log" | grep -Eo '[0-9]+$' || echo "?")

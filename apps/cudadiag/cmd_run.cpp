@@ -16,6 +16,7 @@
 #include "host/nvml.h"
 #include "host/system_info.h"
 #include "program/command_path.h"
+#include "program/preload_path.h"
 #include "program/run_report.h"
 #include "program/run_session.h"
 #include "util/errors.h"
@@ -84,6 +85,9 @@ void run_run(const RunCliOptions& o) {
   configure_logging(o.common);
   const ScratchDir work("run");  // the rings and memcheck's XML
   auto s = session_options(o, work.path());
+  // LD_PRELOAD splits on spaces and colons: an interposer under such a path goes through a link.
+  const program::PreloadPath preload(s.run.interposer_path, work.path());
+  s.run.preload_path = preload.path();
 
   program::RunFacts facts;
   const bool wants_sanitizer = s.run.sanitize == program::SanitizeMode::always ||

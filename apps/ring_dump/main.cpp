@@ -1,6 +1,8 @@
 // cudadiag-ring-dump FILE [--records]: what the interposer recorded in a program, as
 // key=value lines (for scripts and people; `cudadiag run` reads rings itself).
-// Exit 0 when the ring could be read (also when cut short), 2 when it could not.
+// Exit 0 when the ring could be read (also when cut short), 2 when it could not or on a
+// usage error (cudadiag's exit-code rule). Text from the program (kernel names, program
+// paths) is escaped as cudadiag escapes it (util/printable.h).
 #include <CLI/CLI.hpp>
 
 #include <cinttypes>
@@ -10,12 +12,15 @@
 
 #include "program/ring_reader.h"
 #include "util/exit_codes.h"
+#include "util/printable.h"
 
 namespace {
 
 using namespace cudadiag::program;
 
 const char* yes_no(bool b) { return b ? "true" : "false"; }
+
+std::string shown(const std::string& text) { return cudadiag::printable(text); }
 
 const char* side_name(FenceSide s) {
   switch (s) {
@@ -52,12 +57,18 @@ void print_summary(const RingRead& r, std::size_t process_files) {
   std::string reasons;
   for (const auto& [why, n] : unfenced) reasons += (reasons.empty() ? "" : "; ") + why + ": " + std::to_string(n);
   std::printf("unfenced=%s\n", reasons.c_str());
+  std::printf("preloads_restored=%" PRIu64 "\nescapes=%" PRIu64 "\nprocess_events_lost=%" PRIu64 "\n",
+              r.log.preloads_restored, r.log.escapes, r.log.process_events_lost);
+  for (const auto& e : r.log.process_events)
+    std::printf("process_event pid=%d escaped=%s program=%s what=%s\n", e.pid, yes_no(e.escaped),
+                shown(e.program).c_str(), e.what.c_str());
+  if (!r.log.ring.no_room.empty()) std::printf("ring_note=%s\n", shown(r.log.ring.no_room).c_str());
   if (r.log.launches.empty()) {
     std::printf("last_kernel=\n");
     return;
   }
   const LaunchRecord& l = r.log.launches.back();
-  std::printf("last_kernel=%s\n", l.kernel.c_str());
+  std::printf("last_kernel=%s\n", shown(l.kernel).c_str());
   std::printf("last_launch=grid(%u,%u,%u) block(%u,%u,%u) smem=%u stream=0x%" PRIx64 " api=%s pointer_args=%zu\n",
               l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2], l.dynamic_smem, l.stream,
               l.api.c_str(), l.pointer_args.size());
@@ -77,7 +88,7 @@ void print_records(const RingRead& r) {
       args += buf;
     }
     std::printf("launch seq=%" PRIu64 " kernel=%s grid(%u,%u,%u) block(%u,%u,%u) smem=%u api=%s pointer_args=%s\n",
-                l.seq, l.kernel.c_str(), l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2],
+                l.seq, shown(l.kernel).c_str(), l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2],
                 l.dynamic_smem, l.api.c_str(), args.c_str());
   }
   for (const auto& t : r.log.tma_maps)
@@ -95,11 +106,17 @@ int main(int argc, char** argv) {
   bool records = false;
   app.add_option("file", file, "ring file (the program's CUDADIAG_RING)")->required();
   app.add_flag("--records", records, "also every allocation, launch and TMA descriptor record");
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help prints and exits 0; anything else is a usage error: exit 2, as cudadiag.
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : cudadiag::kExitUsage;
+  }
 
   const RingRead r = read_ring(file);
-  std::printf("file=%s\nstatus=%s\n", file.c_str(), ring_status_name(r.status));
-  if (!r.message.empty()) std::fprintf(stderr, "cudadiag-ring-dump: %s\n", r.message.c_str());
+  std::printf("file=%s\nstatus=%s\n", shown(file).c_str(), ring_status_name(r.status));
+  if (!r.message.empty()) std::fprintf(stderr, "cudadiag-ring-dump: %s\n", shown(r.message).c_str());
   if (!r.readable()) {
     std::printf("loaded=%s\n", yes_no(r.log.summary.loaded));
     return cudadiag::kExitUsage;

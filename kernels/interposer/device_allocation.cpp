@@ -44,6 +44,9 @@ void record_free(const FreeRequest& r, const Tracked& t, ring::State state) {
 
 ring::Unfenced fence_decision(const AllocationRequest& r, int& device) noexcept {
   if (settings().side == ring::Side::none) return ring::Unfenced::fence_off;
+  // No device has 2^63 bytes: the driver refuses such a request, and rounding it up to
+  // granules plus a guard would wrap to a small size.
+  if (r.bytes > kMaxFencedBytes) return ring::Unfenced::too_large;
   const DriverCalls* d = driver_calls();
   CUdevice dev = 0;
   if (!d || !d->can_fence() || d->ctx_get_device(&dev) != CUDA_SUCCESS) return ring::Unfenced::no_context;

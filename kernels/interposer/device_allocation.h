@@ -23,6 +23,9 @@ struct AllocationRequest {
   CUmemoryPool pool = nullptr;     // FromPool: the pool asked for
 };
 
+// Larger requests go to the driver's own call (which refuses them) as they are.
+inline constexpr std::uint64_t kMaxFencedBytes = 1ull << 62;
+
 // Whether to fence this request: Unfenced::fenced (and the device) when the interposer
 // should try, else why not.
 ring::Unfenced fence_decision(const AllocationRequest& r, int& device) noexcept;

@@ -150,6 +150,8 @@ bool map_fenced(const DriverCalls& d, int device, std::uint64_t bytes, std::uint
                 f->granularity_result != CUDA_SUCCESS ? f->granularity_result : CUDA_ERROR_NOT_SUPPORTED);
   const std::uint64_t gran = f->granularity;
   const std::uint64_t a = align < gran ? align : gran;
+  // The request rounded up to the alignment and to granules, plus a guard, must not wrap.
+  if (bytes > ~0ull - a - 2 * gran) return fail(why, ring::VmmCall::reserve, CUDA_ERROR_OUT_OF_MEMORY);
   const std::uint64_t mapped = fence::mapped_size(bytes, gran, a);
   const std::uint64_t reserved = fence::reserved_size(mapped, gran);
 

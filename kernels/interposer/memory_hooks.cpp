@@ -91,6 +91,8 @@ CUresult hook_cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pPitch, size_t Width
   if (rc != CUDA_SUCCESS) return rc;
   real_free(probe);
   *pPitch = pitch;
+  if (Height != 0 && pitch > ~static_cast<size_t>(0) / Height)
+    return real(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);  // pitch * height would wrap
   AllocationRequest r;
   r.api = ring::Api::cuMemAllocPitch_v2;
   r.bytes = static_cast<std::uint64_t>(pitch) * Height;

@@ -1,11 +1,14 @@
 #include "kernels/interposer/process.h"
 
+#include <dlfcn.h>
+#include <link.h>
 #include <pthread.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include "kernels/interposer/debug_log.h"
 #include "kernels/interposer/kernel_info.h"
@@ -27,6 +30,16 @@ pthread_mutex_t g_recorder_lock = PTHREAD_MUTEX_INITIALIZER;
 std::atomic<RingWriter*> g_recorder{nullptr};
 std::atomic<pid_t> g_recorder_pid{0};  // the process g_recorder was chosen in (fork changes it)
 std::atomic<pid_t> g_cuda_seen_pid{0};
+// What a new program of the run must keep (exec_env.h).
+constinit SavedEnv g_saved_env;
+char g_preload_path[4096];
+// This image resolved a driver entry point through the interposer (kept across fork: a
+// forked child shares the parent's libcuda and what it resolved).
+std::atomic<bool> g_cuda_seen_image{false};
+// A library loaded with RTLD_DEEPBIND (the first one's name kept).
+std::atomic<bool> g_deepbind{false};
+char g_deepbind_file[ring::kEventProgramBytes];
+std::atomic<pid_t> g_image_end_recorded{0};
 // This process's id, kept current by the fork handler (getpid is a system call, and hooks
 // ask on every launch).
 std::atomic<pid_t> g_pid{0};
@@ -76,8 +89,56 @@ void after_fork_in_child() {
   after_fork(true);
 }
 
+// The interposer's path as ld.so loaded it: its LD_PRELOAD entry, else what dladdr says.
+void save_preload_path() {
+  const char* preload = std::getenv("LD_PRELOAD");
+  const char* p = preload;
+  while (p && *p) {
+    const std::size_t length = std::strcspn(p, " :");
+    char entry[sizeof g_preload_path];
+    if (length < sizeof entry) {
+      std::memcpy(entry, p, length);
+      entry[length] = '\0';
+      if (preload_names_interposer(entry)) {
+        std::memcpy(g_preload_path, entry, length + 1);
+        g_saved_env.preload_path = g_preload_path;
+        return;
+      }
+    }
+    p += length;
+    if (*p) ++p;
+  }
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&save_preload_path), &info) && info.dli_fname &&
+      std::strlen(info.dli_fname) < sizeof g_preload_path && std::strchr(info.dli_fname, '/')) {
+    std::strcpy(g_preload_path, info.dli_fname);
+    g_saved_env.preload_path = g_preload_path;
+  }
+}
+
+// The CUDADIAG_* variables of the environment the process started with (the strings
+// exec put on the stack stay where they are whatever the program does to environ).
+void save_settings_env() {
+  for (char** e = environ; e && *e && g_saved_env.count < kMaxSavedVars; ++e)
+    if (std::strncmp(*e, "CUDADIAG_", 9) == 0 && std::strchr(*e, '=')) g_saved_env.vars[g_saved_env.count++] = *e;
+}
+
+int find_libcuda(struct dl_phdr_info* info, size_t, void* data) {
+  const char* name = info->dlpi_name;
+  if (!name) return 0;
+  const char* base = std::strrchr(name, '/');
+  base = base ? base + 1 : name;
+  if (std::strncmp(base, "libcuda.so", 10) != 0) return 0;
+  char* out = static_cast<char*>(data);
+  std::strncpy(out, name, ring::kEventProgramBytes - 1);
+  out[ring::kEventProgramBytes - 1] = '\0';
+  return 1;
+}
+
 void initialize() {
   g_pid.store(getpid(), std::memory_order_relaxed);
+  save_preload_path();
+  save_settings_env();
   g_settings = read_settings([](const char* name) -> const char* { return std::getenv(name); });
   enable_debug_log(g_settings.debug);
   real_dlsym();
@@ -86,9 +147,13 @@ void initialize() {
               g_settings.rejected_value[i]);
   if (g_settings.ring_path) {
     const char* why = "";
-    if (g_main.attach(g_settings.ring_path, g_settings.limits, ring_settings(g_settings), false, &why)) {
+    if (g_main.attach(g_settings.ring_path, g_settings.limits, ring_settings(g_settings), RingOpen::shared, &why)) {
       g_main.add_process_loaded();
-      debug_log("loaded; ring %s", g_settings.ring_path);
+      if (g_main.header()->ring_flags & ring::kRingNoRoom) {
+        debug_log("loaded; ring %s: no room for its records (counting only)", g_settings.ring_path);
+      } else {
+        debug_log("loaded; ring %s", g_settings.ring_path);
+      }
     } else {
       debug_log("loaded; not recording: %s: %s", g_settings.ring_path, why);
     }
@@ -109,7 +174,7 @@ RingWriter* choose_recorder(pid_t pid) {
   const int n = std::snprintf(path, sizeof path, "%s.%d", g_settings.ring_path, static_cast<int>(pid));
   if (n <= 0 || n >= static_cast<int>(sizeof path)) return nullptr;
   const char* why = "";
-  if (!g_own.attach(path, g_settings.limits, ring_settings(g_settings), true, &why)) {
+  if (!g_own.attach(path, g_settings.limits, ring_settings(g_settings), RingOpen::exclusive, &why)) {
     debug_log("not recording: %s: %s", path, why);
     return nullptr;
   }
@@ -125,6 +190,39 @@ RingWriter* choose_recorder(pid_t pid) {
 }  // namespace
 
 void ensure_initialized() noexcept { pthread_once(&g_once, &initialize); }
+
+const SavedEnv& saved_env() noexcept {
+  ensure_initialized();
+  return g_saved_env;
+}
+
+void record_event(ring::EventKind kind, std::int32_t pid, const char* program) noexcept {
+  ensure_initialized();
+  debug_log("process %d: %s: %s", static_cast<int>(pid), program ? program : "", ring::event_text(kind));
+  g_main.add_event(kind, pid, program);
+}
+
+void note_deepbind_load(const char* file) noexcept {
+  bool expected = false;
+  if (!g_deepbind.compare_exchange_strong(expected, true)) return;
+  std::strncpy(g_deepbind_file, file ? file : "(the program itself)", sizeof g_deepbind_file - 1);
+  g_deepbind_file[sizeof g_deepbind_file - 1] = '\0';
+}
+
+void check_image_end() noexcept {
+  const pid_t pid = current_pid();
+  if (g_image_end_recorded.load(std::memory_order_relaxed) == pid) return;
+  char libcuda[ring::kEventProgramBytes] = {};
+  if (dl_iterate_phdr(&find_libcuda, libcuda) == 0) return;
+  if (g_deepbind.load()) {
+    record_event(ring::EventKind::deepbind_cuda, pid, g_deepbind_file);
+  } else if (!g_cuda_seen_image.load()) {
+    record_event(ring::EventKind::cuda_unseen, pid, libcuda);
+  } else {
+    return;
+  }
+  g_image_end_recorded.store(pid, std::memory_order_relaxed);
+}
 
 const Settings& settings() noexcept {
   ensure_initialized();
@@ -149,6 +247,7 @@ void note_cuda_seen() noexcept {
   if (g_cuda_seen_pid.load(std::memory_order_relaxed) == pid) return;
   ensure_initialized();
   g_cuda_seen_pid.store(pid, std::memory_order_relaxed);
+  g_cuda_seen_image.store(true, std::memory_order_relaxed);
   g_main.set_cuda_seen();
 }
 
@@ -157,3 +256,6 @@ void note_cuda_seen() noexcept {
 // Runs when the library loads: settings and the ring file are in place before the
 // program's first CUDA call.
 __attribute__((constructor)) static void cudadiag_fence_on_load() { cudadiag::interposer::ensure_initialized(); }
+
+// Runs at exit: CUDA this image used without the interposer is recorded.
+__attribute__((destructor)) static void cudadiag_fence_on_exit() { cudadiag::interposer::check_image_end(); }

@@ -63,13 +63,16 @@ void SpinLock::lock() noexcept {
   }
 }
 
-bool RingWriter::attach(const char* path, const RingLimits& limits, const RingSettings& settings, bool truncate,
+bool RingWriter::attach(const char* path, const RingLimits& limits, const RingSettings& settings, RingOpen how,
                         const char** why) noexcept {
   detach();
-  const int flags = O_RDWR | O_CREAT | O_CLOEXEC | (truncate ? O_TRUNC : 0);
+  const int flags = O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK |
+                    (how == RingOpen::exclusive ? O_EXCL : 0);
   const int fd = open(path, flags, 0600);
   if (fd < 0) {
-    *why = "cannot open the ring file";
+    *why = errno == ELOOP   ? "the ring file is a symbolic link: not followed"
+           : errno == EEXIST ? "the per-process ring file exists already: not reused"
+                             : "cannot open the ring file";
     return false;
   }
   bool ok = false;
@@ -78,6 +81,12 @@ bool RingWriter::attach(const char* path, const RingLimits& limits, const RingSe
     struct stat st {};
     if (fstat(fd, &st) != 0) {
       *why = "cannot stat the ring file";
+    } else if (!S_ISREG(st.st_mode)) {
+      *why = "the ring file is not a regular file";
+    } else if (st.st_uid != geteuid()) {
+      *why = "the ring file belongs to another user";
+    } else if (st.st_nlink != 1) {
+      *why = "the ring file has more than one link";
     } else if (st.st_size == 0) {
       ok = lay_out(fd, limits, settings, why);
     } else {
@@ -87,11 +96,13 @@ bool RingWriter::attach(const char* path, const RingLimits& limits, const RingSe
   close(fd);
   if (!ok) return false;
   const std::uint32_t capacity = header_->allocation_capacity;
-  reusable_ = static_cast<RecordRef*>(std::calloc(capacity, sizeof(RecordRef)));
-  if (!reusable_) {
-    detach();
-    *why = "out of memory";
-    return false;
+  if (capacity > 0) {
+    reusable_ = static_cast<RecordRef*>(std::calloc(capacity, sizeof(RecordRef)));
+    if (!reusable_) {
+      detach();
+      *why = "out of memory";
+      return false;
+    }
   }
   next_unused_ = 0;
   reusable_head_ = 0;
@@ -102,11 +113,31 @@ bool RingWriter::attach(const char* path, const RingLimits& limits, const RingSe
 bool RingWriter::lay_out(int fd, const RingLimits& limits, const RingSettings& settings, const char** why) noexcept {
   const ring::Layout l =
       ring::layout_for(limits.allocation_slots, limits.launch_slots, limits.tma_slots, limits.name_bytes);
-  if (ftruncate(fd, static_cast<off_t>(l.file_bytes)) != 0) {
-    *why = "cannot size the ring file";
+  // Blocks first: a shared mapping of a sparse file raises SIGBUS in the program at the
+  // first write the file system has no room for.
+  const int rc = posix_fallocate(fd, 0, static_cast<off_t>(l.file_bytes));
+  if (rc == 0) {
+    if (!map(fd, l.file_bytes, why)) return false;
+    write_header(limits, settings, ring::kRingReserved, 0, l.file_bytes);
+    return true;
+  }
+  // No room (or no reservation possible): a header only, so that the counters still
+  // count and the reader can say why nothing was recorded.
+  if (ftruncate(fd, 0) != 0 || posix_fallocate(fd, 0, ring::kHeaderBytes) != 0) {
+    [[maybe_unused]] const int emptied = ftruncate(fd, 0);  // an empty file: "nothing written"
+    *why = "no room for the ring file, not even its header";
     return false;
   }
-  if (!map(fd, l.file_bytes, why)) return false;
+  if (!map(fd, ring::kHeaderBytes, why)) return false;
+  write_header(RingLimits{0, 0, 0, 0}, settings, ring::kRingReserved | ring::kRingNoRoom, rc, l.file_bytes);
+  *why = "no room for the ring's records: a header only";
+  return true;
+}
+
+void RingWriter::write_header(const RingLimits& limits, const RingSettings& settings, std::uint32_t flags, int error,
+                              std::uint64_t wanted) noexcept {
+  const ring::Layout l =
+      ring::layout_for(limits.allocation_slots, limits.launch_slots, limits.tma_slots, limits.name_bytes);
   ring::Header& h = *header_;
   h.version = ring::kVersion;
   h.header_bytes = ring::kHeaderBytes;
@@ -124,9 +155,11 @@ bool RingWriter::lay_out(int fd, const RingLimits& limits, const RingSettings& s
   h.file_bytes = l.file_bytes;
   h.quarantine_limit_bytes = settings.quarantine_limit_bytes;
   h.fence_side = static_cast<std::uint8_t>(settings.side);
+  h.ring_flags = flags;
+  h.layout_errno = error;
+  h.wanted_bytes = wanted;
   // The magic last: a reader that finds it finds a complete layout.
   atomic(h.magic).store(ring::kMagic, std::memory_order_release);
-  return true;
 }
 
 bool RingWriter::check_existing(int fd, std::uint64_t file_size, const char** why) noexcept {
@@ -140,11 +173,15 @@ bool RingWriter::check_existing(int fd, std::uint64_t file_size, const char** wh
     return false;
   }
   const ring::Layout l = ring::layout_for(h.allocation_capacity, h.launch_capacity, h.tma_capacity, h.names_capacity);
+  const bool header_only = (h.ring_flags & ring::kRingNoRoom) != 0;
+  const bool capacities = header_only ? h.allocation_capacity == 0 && h.launch_capacity == 0 &&
+                                            h.tma_capacity == 0 && h.names_capacity == 0
+                                      : h.allocation_capacity != 0 && h.launch_capacity != 0 && h.tma_capacity != 0;
   if (h.version != ring::kVersion || h.header_bytes != ring::kHeaderBytes ||
       h.allocation_slot_bytes != sizeof(ring::AllocationSlot) || h.launch_slot_bytes != sizeof(ring::LaunchSlot) ||
       h.allocations_offset != l.allocations_offset || h.launches_offset != l.launches_offset ||
       h.tma_offset != l.tma_offset || h.names_offset != l.names_offset || h.file_bytes != l.file_bytes ||
-      file_size < l.file_bytes || h.allocation_capacity == 0 || h.launch_capacity == 0 || h.tma_capacity == 0) {
+      file_size < l.file_bytes || !capacities || (h.ring_flags & ring::kRingReserved) == 0) {
     *why = "the ring file has another version or layout";
     return false;
   }
@@ -220,6 +257,7 @@ ring::TmaSlot* RingWriter::tma_slot(std::uint32_t i) noexcept {
 // Caller holds allocation_lock_.
 std::uint32_t RingWriter::take_allocation_slot() noexcept {
   const std::uint32_t capacity = header_->allocation_capacity;
+  if (capacity == 0) return RecordRef::kNoSlot;
   if (next_unused_ < capacity) return next_unused_++;
   while (reusable_count_ > 0) {
     const RecordRef oldest = reusable_[reusable_head_];
@@ -306,6 +344,10 @@ void RingWriter::add_launch(const LaunchEvent& e) noexcept {
   if (!header_) return;
   launch_lock_.lock();
   const std::uint64_t seq = atomic(header_->launches).fetch_add(1, std::memory_order_relaxed);
+  if (header_->launch_capacity == 0) {  // a header only: counted, not kept
+    launch_lock_.unlock();
+    return;
+  }
   ring::LaunchSlot& s = *launch_slot(static_cast<std::uint32_t>(seq % header_->launch_capacity));
   begin_record(s, seq);
   s.function = e.function;
@@ -333,6 +375,10 @@ void RingWriter::add_tma_map(const TmaEvent& e) noexcept {
   if (e.flags & ring::kTmaNearGuard) add(&ring::Header::tma_near_guard, 1);
   tma_lock_.lock();
   const std::uint64_t seq = atomic(header_->tma_encodes).fetch_add(1, std::memory_order_relaxed);
+  if (header_->tma_capacity == 0) {  // a header only: counted, not kept
+    tma_lock_.unlock();
+    return;
+  }
   ring::TmaSlot& s = *tma_slot(static_cast<std::uint32_t>(seq % header_->tma_capacity));
   begin_record(s, seq);
   s.global_address = e.global_address;
@@ -351,6 +397,24 @@ void RingWriter::add_tma_map(const TmaEvent& e) noexcept {
   s.result = e.result;
   end_record(s, seq);
   tma_lock_.unlock();
+}
+
+void RingWriter::add_event(ring::EventKind kind, std::int32_t pid, const char* program) noexcept {
+  if (!header_) return;
+  if (kind == ring::EventKind::preload_restored) atomic(header_->preloads_restored).fetch_add(1);
+  if (ring::event_escapes(kind)) atomic(header_->escapes).fetch_add(1);
+  // Any process of the run may write here: the slot is the one its sequence number names.
+  const std::uint32_t seq = atomic(header_->process_events).fetch_add(1, std::memory_order_acq_rel);
+  if (seq >= ring::kMaxProcessEvents) return;
+  ring::ProcessEvent& e = header_->events[seq];
+  begin_record(e, seq);
+  e.pid = pid;
+  e.kind = static_cast<std::uint16_t>(kind);
+  std::size_t n = 0;
+  if (program)
+    for (; program[n] && n + 1 < sizeof e.program; ++n) e.program[n] = program[n];
+  std::memset(e.program + n, 0, sizeof e.program - n);
+  end_record(e, seq);
 }
 
 void RingWriter::add_driver_call(ring::DriverCall c, std::uint64_t ns) noexcept {

@@ -94,13 +94,21 @@ class SpinLock {
   std::atomic_flag flag_ = ATOMIC_FLAG_INIT;
 };
 
+// How a ring file is opened. Neither follows a symbolic link, and neither writes into
+// anything but a regular file of this user with a single link.
+enum class RingOpen : std::uint8_t {
+  shared,     // the file CUDADIAG_RING names: created if missing, else attached to
+  exclusive,  // a per-process "<file>.<pid>": created here, never one that exists
+};
+
 class RingWriter {
  public:
-  // Opens `path` (creating it when missing). An empty file is laid out with `limits`; a
-  // file that already holds a ring of this version is attached to as it is (another
-  // process laid it out); anything else is left untouched and false is returned with
-  // *why saying what was wrong. `truncate` empties the file first (a per-process file).
-  bool attach(const char* path, const RingLimits& limits, const RingSettings& settings, bool truncate,
+  // Opens `path` as `how` says. An empty file is laid out with `limits`: its blocks are
+  // reserved first, and when there is no room it becomes a header only (no records,
+  // kRingNoRoom; the counters still count). A file that already holds a ring of this
+  // version is attached to as it is (another process laid it out); anything else is left
+  // untouched and false is returned with *why saying what was wrong.
+  bool attach(const char* path, const RingLimits& limits, const RingSettings& settings, RingOpen how,
               const char** why) noexcept;
   // Unmaps the file (it stays on disk with everything written so far).
   void detach() noexcept;
@@ -129,6 +137,9 @@ class RingWriter {
   void add_launch(const LaunchEvent& e) noexcept;
   // Counts the encode (and one near a guard) and records it over the oldest one.
   void add_tma_map(const TmaEvent& e) noexcept;
+  // What happened to a process of the run (ring_format.h, EventKind): counted, and kept
+  // while there is a free event slot. `program` is cut to fit.
+  void add_event(ring::EventKind kind, std::int32_t pid, const char* program) noexcept;
   // One driver call of the interposer's own and the nanoseconds it took.
   void add_driver_call(ring::DriverCall c, std::uint64_t ns) noexcept;
 
@@ -138,6 +149,8 @@ class RingWriter {
 
  private:
   bool lay_out(int fd, const RingLimits& limits, const RingSettings& settings, const char** why) noexcept;
+  void write_header(const RingLimits& limits, const RingSettings& settings, std::uint32_t flags, int error,
+                    std::uint64_t wanted) noexcept;
   bool check_existing(int fd, std::uint64_t file_size, const char** why) noexcept;
   bool map(int fd, std::uint64_t bytes, const char** why) noexcept;
   ring::AllocationSlot* allocation_slot(std::uint32_t i) noexcept;

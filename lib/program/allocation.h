@@ -78,7 +78,27 @@ struct InterposerSummary {
   std::uint32_t fence_align = 16;   // alignment of fenced pointers, bytes
 };
 
+// What happened to one process of the run, as the interposer saw it start or end.
+struct ProcessEventRecord {
+  int pid = 0;
+  std::string what;       // "LD_PRELOAD restored", "escaped: statically linked ...", ...
+  std::string program;    // the program started (or the library loaded with RTLD_DEEPBIND)
+  bool escaped = false;   // the process may have used CUDA outside the fence
+};
+
+// The state of the ring files themselves: a verdict must not rest on what the tool broke.
+struct RingHealth {
+  std::string no_room;      // non-empty: why nothing was recorded ("the ring could not be written: no room in ...")
+  bool cut_short = false;   // a ring file is shorter than its header says: a write past its end raises SIGBUS
+  bool unreserved = false;  // a ring file's blocks were not reserved before it was mapped
+};
+
 struct InterposerLog {
+  RingHealth ring;
+  std::vector<ProcessEventRecord> process_events;  // every ring's, in the order recorded
+  std::uint64_t process_events_lost = 0;           // beyond what the header keeps (counted only)
+  std::uint64_t preloads_restored = 0;
+  std::uint64_t escapes = 0;                       // processes that may have used CUDA unfenced
   InterposerSummary summary;
   std::vector<AllocationRecord> allocations;  // newest last; live and freed
   std::vector<LaunchRecord> launches;         // newest last (the ring's tail)

@@ -54,8 +54,21 @@ JudgedLog log_for_judging(const FenceRecords& records, std::optional<int> faulti
   InterposerLog log = chosen->read.log;
   log.summary = InterposerSummary{};
   log.summary.fence_align = chosen->read.log.summary.fence_align;
-  for (const auto& r : records.rings)
-    if (r.read.readable()) add_counts(log.summary, r.read.log.summary);
+  log.ring = RingHealth{};
+  log.process_events.clear();
+  log.process_events_lost = log.preloads_restored = log.escapes = 0;
+  for (const auto& r : records.rings) {
+    if (!r.read.readable()) continue;
+    const InterposerLog& l = r.read.log;
+    add_counts(log.summary, l.summary);
+    log.process_events.insert(log.process_events.end(), l.process_events.begin(), l.process_events.end());
+    log.process_events_lost += l.process_events_lost;
+    log.preloads_restored += l.preloads_restored;
+    log.escapes += l.escapes;
+    if (log.ring.no_room.empty()) log.ring.no_room = l.ring.no_room;
+    log.ring.cut_short = log.ring.cut_short || l.ring.cut_short;
+    log.ring.unreserved = log.ring.unreserved || l.ring.unreserved;
+  }
   out.log = std::move(log);
   out.process = chosen->read.owner_pid;
   return out;

@@ -36,7 +36,8 @@ struct JudgedLog {
 };
 
 // The log of `faulting_pid` when one of the rings is that process's (an Xid 31 names
-// the pid), else the main file's; its summary sums every readable ring's counters.
+// the pid), else the main file's; its summary sums every readable ring's counters, and
+// it carries every ring's process events and the state of the ring files.
 JudgedLog log_for_judging(const FenceRecords& records, std::optional<int> faulting_pid);
 
 }  // namespace cudadiag::program

@@ -91,13 +91,33 @@ std::string ending_text(const RunJudgement& j, const runner::ChildOutcome& c) {
   return "exited 0";
 }
 
+std::string process_line(const ProcessEventRecord& e) {
+  return fmt::format("process {} ({}): {}", e.pid, e.program.empty() ? "?" : e.program, e.what);
+}
+
+// Processes of the run the fence did not cover, and what else the report must say.
+void judge_processes(const InterposerLog& log, RunJudgement& j) {
+  for (const auto& e : log.process_events) (e.escaped ? j.fence_escapes : j.fence_notes).push_back(process_line(e));
+  if (log.escapes > 0 && j.fence_escapes.empty())
+    j.fence_escapes.push_back(fmt::format("{} process(es) of the run escaped the fence (not kept in the ring)", log.escapes));
+  else if (log.escapes > j.fence_escapes.size())
+    j.fence_escapes.push_back(fmt::format("and {} more", log.escapes - j.fence_escapes.size()));
+  if (!log.ring.no_room.empty()) j.fence_notes.push_back(log.ring.no_room);
+  if (j.fence_escapes.empty()) return;
+  j.fence->effective = false;
+  j.fence->cuda_unused = false;
+  j.fence->reason = "a process of the run may have used CUDA outside the fence: " + j.fence_escapes.front();
+}
+
 void judge_fence(const RunObservation& obs, RunJudgement& j) {
   if (obs.interposer) {
     j.fence = fence_effective(obs.interposer->summary);
+    judge_processes(*obs.interposer, j);
   } else {
     FenceEffect e;
     e.reason = "the interposer left no record" + (obs.interposer_error.empty() ? std::string() : ": " + obs.interposer_error);
     j.fence = e;
+    if (obs.interposer_error.find("no room") != std::string::npos) j.fence_notes.push_back(obs.interposer_error);
   }
   if (const auto* p = j.text.first_of(FindingKind::preload_failed);
       p && p->line.find(kInterposerFile) != std::string::npos) {
@@ -107,12 +127,24 @@ void judge_fence(const RunObservation& obs, RunJudgement& j) {
   }
 }
 
+// SIGBUS is what a write into a shared mapping past its file's end, or into blocks the
+// file system has no room for, raises: with a ring cut short or not reserved, the signal
+// may be the interposer's own.
+std::optional<std::string> ring_suspicion(const RingHealth& ring, const RunJudgement& j) {
+  if (j.outcome != RunOutcome::crashed || j.signal_name != "SIGBUS") return std::nullopt;
+  if (!ring.cut_short && !ring.unreserved) return std::nullopt;
+  return std::string("killed by SIGBUS while the interposer's ring file ") +
+         (ring.cut_short ? "was shorter than its header says" : "had no reserved blocks") +
+         ": the signal may be the tool's own write into its ring, not the program's";
+}
+
 void attribute(const RunObservation& obs, RunJudgement& j) {
   if (!obs.interposer) return;
   std::optional<std::uint64_t> address;
   if (j.mmu_fault) address = j.mmu_fault->address;
   j.attribution = attribute_fault(*obs.interposer, address, AddressPrecision::page);
-  j.fence_suspicion = fence_suspicion(obs.interposer->summary, *j.attribution);
+  j.fence_suspicion = ring_suspicion(obs.interposer->ring, j);
+  if (!j.fence_suspicion) j.fence_suspicion = fence_suspicion(obs.interposer->summary, *j.attribution);
   if (!j.fence_suspicion && j.error && j.error->error_class == "out_of_memory") {
     j.fence_suspicion =
         "out of memory under the fence: each fenced allocation maps whole granules (2 MiB on current GPUs), so a "

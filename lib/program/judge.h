@@ -11,7 +11,10 @@
 //   timeout              ran past its deadline, no CUDA error
 //   does_not_start       exec failed, exit 126/127, or "CMD: not found"
 //   fence_not_effective  exit 0 on the fence rung, but the fence could not see the
-//                        program's allocations: not clean
+//                        program's allocations, or a process of the run used CUDA
+//                        outside it: not clean
+// A signal that the tool itself may have raised (SIGBUS with a ring file cut short or not
+// reserved) is a fence suspicion, never the program's fault alone.
 #include <optional>
 #include <string>
 #include <vector>
@@ -70,6 +73,12 @@ struct RunJudgement {
   std::optional<Attribution> attribution;   // fence rung, when it failed and left a log
   std::optional<FenceEffect> fence;         // fence rung
   std::optional<std::string> fence_suspicion;  // the fault may be the fence's own
+  // Fence rung: processes of the run that may have used CUDA outside the fence (an exec
+  // the interposer could not follow, CUDA under RTLD_DEEPBIND), one line each: such a
+  // run is never clean.
+  std::vector<std::string> fence_escapes;
+  // Fence rung: what the report must say besides (a restored LD_PRELOAD, a ring with no room).
+  std::vector<std::string> fence_notes;
   std::optional<sanitizer::MemcheckReport> sanitizer;  // with the text output's distances
   bool failed() const;  // cuda_error, crashed, exit_code or timeout
 };

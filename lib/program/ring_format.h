@@ -14,6 +14,17 @@
 //                                              descriptors (cuTensorMapEncode*)
 //   [names_offset, + names_capacity)           kernel names, each followed by a NUL
 //
+// The writer reserves the file's blocks (posix_fallocate) before it maps them, so that a
+// write into the mapping never meets a full file system (SIGBUS). When there is no room,
+// the file is a header only (every capacity 0, kRingNoRoom set, the errno and the bytes
+// it needed kept): the fence stays on and the counters count, but no record is kept.
+//
+// The header also keeps what happened to the processes of the run (ProcessEvent): an
+// exec or spawn whose environment had lost the interposer (restored), one the
+// interposer cannot follow (a set-user-ID or static program: it escaped the fence), and
+// CUDA that a process used without the interposer seeing it (RTLD_DEEPBIND). Any process
+// of the run records these into the file CUDADIAG_RING names.
+//
 // A slot is complete when its stamp is 2 * seq + 2; the writer sets 2 * seq + 1 before it
 // writes the fields, so a record that was being written when the process died is told
 // apart ("torn") and dropped. Counters are per process and kept when the rings wrap.
@@ -23,7 +34,7 @@
 namespace cudadiag::ring {
 
 inline constexpr std::uint64_t kMagic = 0x00474e4952464443ull;  // "CDFRING\0"
-inline constexpr std::uint32_t kVersion = 2;
+inline constexpr std::uint32_t kVersion = 3;
 inline constexpr std::uint32_t kHeaderBytes = 4096;
 inline constexpr std::uint32_t kMaxPointerArgs = 8;
 inline constexpr std::uint32_t kNamePrefixBytes = 96;
@@ -37,6 +48,45 @@ inline constexpr std::uint32_t kDefaultTmaSlots = 1024;
 inline constexpr std::uint32_t kDefaultNameBytes = 1u << 20;
 inline constexpr std::uint32_t kMaxSlots = 1u << 22;
 inline constexpr std::uint32_t kMaxNameBytes = 64u << 20;
+// Process events kept in the header (the counters count every one).
+inline constexpr std::uint32_t kMaxProcessEvents = 16;
+inline constexpr std::uint32_t kEventProgramBytes = 104;
+
+// Header field `ring_flags`.
+inline constexpr std::uint32_t kRingReserved = 1;  // the file's blocks were reserved before mapping
+inline constexpr std::uint32_t kRingNoRoom = 2;    // no room for the records: a header only
+
+// What happened to a process of the run (ProcessEvent field `kind`).
+enum class EventKind : std::uint16_t {
+  none = 0,
+  preload_restored,  // exec/spawn with an environment without the interposer: put back
+  escaped_setid,     // exec/spawn of a set-user-ID/set-group-ID program: the loader ignores LD_PRELOAD
+  escaped_static,    // exec/spawn of a statically linked program: nothing can be preloaded
+  escaped_unreadable,  // exec/spawn of a program the interposer could not inspect
+  escaped_foreign,   // exec/spawn of a program of another ELF class (32-bit): the interposer cannot load
+  deepbind_cuda,     // CUDA loaded in a process that loaded a library with RTLD_DEEPBIND
+  cuda_unseen,       // libcuda was loaded, but no CUDA call went through the interposer
+  count,
+};
+
+constexpr const char* event_text(EventKind k) {
+  switch (k) {
+    case EventKind::preload_restored: return "LD_PRELOAD restored";
+    case EventKind::escaped_setid:
+      return "escaped: a set-user-ID or set-group-ID program (the loader ignores LD_PRELOAD)";
+    case EventKind::escaped_static: return "escaped: statically linked (nothing can be preloaded)";
+    case EventKind::escaped_unreadable: return "escaped: the program could not be inspected";
+    case EventKind::escaped_foreign: return "escaped: a 32-bit program (the 64-bit interposer cannot load into it)";
+    case EventKind::deepbind_cuda: return "CUDA loaded with RTLD_DEEPBIND: calls from it bypass the fence";
+    case EventKind::cuda_unseen: return "libcuda was loaded, but no CUDA call went through the interposer";
+    case EventKind::none:
+    case EventKind::count: break;
+  }
+  return "unknown event";
+}
+
+// Whether a process of this kind may have used CUDA outside the fence.
+constexpr bool event_escapes(EventKind k) { return k != EventKind::none && k != EventKind::preload_restored; }
 
 // Where the guard of a fenced allocation sits; `none`: not fenced.
 enum class Side : std::uint8_t { back = 0, front = 1, none = 2 };
@@ -111,6 +161,7 @@ enum class Unfenced : std::uint8_t {
   foreign_stream,    // the stream belongs to another context
   vmm_failed,        // a VMM call failed (failed_call, failed_result say which and how)
   zero_bytes,        // a zero-byte request the driver answered itself
+  too_large,         // a request whose size, rounded up to granules and a guard, would overflow
   count,
 };
 
@@ -126,6 +177,7 @@ constexpr const char* unfenced_text(Unfenced u) {
     case Unfenced::foreign_stream: return "stream of another context";
     case Unfenced::vmm_failed: return "VMM failed";
     case Unfenced::zero_bytes: return "zero bytes";
+    case Unfenced::too_large: return "too large to fence (its size rounded up overflows)";
     case Unfenced::count: break;
   }
   return "unknown reason";
@@ -204,6 +256,16 @@ inline constexpr std::uint8_t kTmaPastBuffer = 4;      // dims and strides reach
 inline constexpr std::uint8_t kTmaInFreed = 8;         // the base lies in a freed (quarantined) buffer
 inline constexpr std::uint8_t kTmaInUnfenced = 16;     // the base lies in memory the driver's allocator made
 
+// One process event, written by whichever process of the run it happened in.
+struct ProcessEvent {
+  std::uint64_t stamp;        // complete_stamp(seq) once written
+  std::uint64_t seq;
+  std::int32_t pid;
+  std::uint16_t kind;         // EventKind
+  std::uint16_t reserved0;
+  char program[kEventProgramBytes];  // the program (or library), NUL-terminated, cut to fit
+};
+
 struct Header {
   std::uint64_t magic;  // kMagic, written last when the file is laid out
   std::uint32_t version;
@@ -245,6 +307,15 @@ struct Header {
   std::uint64_t reservations_reused;    // fenced allocations placed in an address range that left quarantine
   std::uint64_t driver_calls[kDriverCallKinds];  // the interposer's own driver calls, by DriverCall
   std::uint64_t driver_ns[kDriverCallKinds];     // nanoseconds spent in them
+  // Since version 3.
+  std::uint32_t ring_flags;             // kRing*
+  std::int32_t layout_errno;            // kRingNoRoom: the errno of the reservation
+  std::uint64_t wanted_bytes;           // kRingNoRoom: the bytes the records needed
+  std::uint32_t process_events;         // events recorded (next event seq); past kMaxProcessEvents counted only
+  std::uint32_t preloads_restored;      // events of kind preload_restored
+  std::uint32_t escapes;                // events for which event_escapes()
+  std::uint32_t reserved3;
+  ProcessEvent events[kMaxProcessEvents];
 };
 
 struct AllocationSlot {
@@ -314,7 +385,8 @@ struct TmaSlot {
 inline constexpr std::uint64_t kTmaOutOfBoundsReach = 128u << 10;
 
 static_assert(sizeof(Header) <= kHeaderBytes);
-static_assert(sizeof(Header) == 216 + 16 * kDriverCallKinds);
+static_assert(sizeof(ProcessEvent) == 128);
+static_assert(sizeof(Header) == 216 + 16 * kDriverCallKinds + 32 + kMaxProcessEvents * sizeof(ProcessEvent));
 static_assert(offsetof(Header, allocations) == 112);
 static_assert(offsetof(Header, tma_capacity) == 176);
 static_assert(sizeof(AllocationSlot) == 128);

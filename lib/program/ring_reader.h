@@ -3,6 +3,10 @@
 // the program ended however it ended. Never throws on bad input: a missing file (the
 // interposer never loaded), an empty or foreign file, a file cut short, and records
 // being written when the process died each give a clear status and whatever could be read.
+// The work is bounded by the bytes present and by the layout the header declares (record
+// counts no larger than the interposer writes): a file is read through a window of 1 MiB,
+// only the record slots present in it are visited, and each kernel name is demangled once
+// (64 KiB at most a name, 16 MiB of names in all). A link, a FIFO or a device is not read.
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -19,6 +23,7 @@ enum class RingStatus : std::uint8_t {
   empty,        // a file of zero bytes: created, never written by an interposer
   incomplete,   // the header was being laid out when the process died
   truncated,    // the header is intact, records past the end of the file are lost
+  no_room,      // the header only: no room for the records (the counters and events are there)
   bad_magic,    // not a ring file
   bad_version,  // a ring file of another format version or layout
   unreadable,   // the file exists but cannot be read
@@ -47,8 +52,11 @@ struct RingRead {
   std::uint64_t handles_reused = 0;
   std::uint64_t reservations_reused = 0;
 
-  // The log can be used: ok, or truncated with its header intact.
-  bool readable() const { return status == RingStatus::ok || status == RingStatus::truncated; }
+  // The log can be used: ok, truncated with its header intact, or a header without room
+  // for records (its counters and process events).
+  bool readable() const {
+    return status == RingStatus::ok || status == RingStatus::truncated || status == RingStatus::no_room;
+  }
 };
 
 RingRead read_ring(const std::filesystem::path& file);

@@ -180,6 +180,16 @@ RunVerdict decide_run_verdict(const std::vector<RunJudgement>& runs, const std::
         v.notes.push_back(fmt::format("Xid {} in the kernel log of a run: {} (points at the machine, not the program)", x,
                                       host::xid_meaning(x).summary));
 
+  std::set<std::string> noted;
+  for (const auto& j : runs)
+    for (const auto& n : j.fence_notes)
+      if (noted.insert(n).second) v.notes.push_back("fence: " + n);
+  std::vector<std::string> escapes;
+  for (const auto& j : runs)
+    for (const auto& e : j.fence_escapes)
+      if (std::find(escapes.begin(), escapes.end(), e) == escapes.end()) escapes.push_back(e);
+  for (const auto& e : escapes) v.notes.push_back("outside the fence: " + e);
+
   if (runs.empty()) {
     v.kind = VerdictKind::inconclusive;
     v.reason = "no rung ran";
@@ -219,7 +229,12 @@ RunVerdict decide_run_verdict(const std::vector<RunJudgement>& runs, const std::
     const bool memcheck_ok = all_of_rung(Rung::sanitizer, [](const RunJudgement& j) {
       return j.outcome == RunOutcome::clean && j.sanitizer && j.sanitizer->findings.empty();
     });
-    if (fence_ok || memcheck_ok) {
+    if (!escapes.empty()) {
+      // Whatever else ran clean, a process that used CUDA unfenced was not watched.
+      v.kind = VerdictKind::inconclusive;
+      v.reason = "no run failed, but a process of the run may have used CUDA outside the fence: " + escapes.front();
+      std::erase(v.notes, "outside the fence: " + escapes.front());  // the reason says it
+    } else if (fence_ok || memcheck_ok) {
       v.kind = VerdictKind::clean;
       v.exit_code = 0;
       v.reason = fmt::format("all {} runs clean; {}", runs.size(),

@@ -8,7 +8,9 @@
 //                   95% Wilson intervals
 //   clean           every run clean, and a rung that can see silent overruns ran and
 //                   could: the fence was effective, or memcheck ran clean (a program
-//                   that never used CUDA had nothing to fence: clean too)
+//                   that never used CUDA had nothing to fence: clean too); never when
+//                   a process of a fenced run may have used CUDA outside the fence (an
+//                   exec the interposer could not follow, CUDA under RTLD_DEEPBIND)
 //   does_not_start  the command did not start
 //   inconclusive    nothing failed but nothing could have seen an overrun (fence not
 //                   effective or not run, no sanitizer), only the fence failed and the

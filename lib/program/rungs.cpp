@@ -107,7 +107,8 @@ PlannedRun plan_run(const RunOptions& opts, Rung rung, int repeat_index) {
       run.env_set[std::string(kSideVar)] = opts.fence_side == FenceSide::front ? "front" : "back";
       if (opts.quarantine_mb) run.env_set[std::string(kQuarantineVar)] = std::to_string(*opts.quarantine_mb);
       else run.env_unset.emplace_back(kQuarantineVar);
-      run.env_set["LD_PRELOAD"] = compose_ld_preload(opts.interposer_path, opts.user_ld_preload);
+      run.env_set["LD_PRELOAD"] =
+          compose_ld_preload(opts.preload_path.empty() ? opts.interposer_path : opts.preload_path, opts.user_ld_preload);
       run.argv = opts.command;
       break;
     case Rung::sanitizer:

@@ -78,6 +78,7 @@ struct RunOptions {
   std::uint64_t sanitizer_padding = profiles::kSanitizerPaddingBytes;  // --padding, bytes (0: none)
   // Looked up by the caller, so that planning stays pure:
   std::string interposer_path;            // "" when not found next to the binary
+  std::string preload_path;               // what LD_PRELOAD names (preload_path.h); "": interposer_path
   std::string interposer_missing_reason;  // why, when not found
   std::string sanitizer_path;             // "" when compute-sanitizer was not found
   std::string sanitizer_missing_reason;

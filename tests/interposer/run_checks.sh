@@ -2,7 +2,8 @@
 # CPU checks of libcudadiag_fence.so, one per ctest (tests/interposer/CMakeLists.txt):
 #   run_checks.sh CHECK
 # Environment: INTERPOSER (the library), FAKE_DRIVER_DIR (holds the fake libcuda.so.1),
-# PROBE_LIBRARY_DIR, STATIC_RUNTIME, LINKED_DRIVER, DLSYM_PROBE, RING_DUMP.
+# PROBE_LIBRARY_DIR, STATIC_RUNTIME, LINKED_DRIVER, DLSYM_PROBE, RING_DUMP, DEEPBIND_LIBRARY,
+# STATIC_CHILD, CUDADIAG.
 # A probe that dies on a guard exits 139 (SIGSEGV): the fake driver's memory is host
 # memory, so a guard the interposer placed is a real unmapped page.
 set -uo pipefail
@@ -92,7 +93,8 @@ print(subprocess.run(["sh", "-c", "echo child"], capture_output=True, text=True)
       cuLaunchKernel cuLaunchKernelEx cuLaunchKernelEx_ptsz cuLaunchKernel_ptsz cuMemAllocAsync
       cuMemAllocAsync_ptsz cuMemAllocFromPoolAsync cuMemAllocFromPoolAsync_ptsz cuMemAllocHost_v2
       cuMemAllocManaged cuMemAllocPitch_v2 cuMemAlloc_v2 cuMemFreeAsync cuMemFreeAsync_ptsz cuMemFreeHost
-      cuMemFree_v2 cuMemHostAlloc cuTensorMapEncodeIm2col cuTensorMapEncodeIm2colWide cuTensorMapEncodeTiled dlsym'
+      cuMemFree_v2 cuMemHostAlloc cuTensorMapEncodeIm2col cuTensorMapEncodeIm2colWide cuTensorMapEncodeTiled dlsym
+      dlopen execve execv execvp execvpe execl execlp execle fexecve execveat posix_spawn posix_spawnp'
     got=$(awk '{print $3}' "$work/symbols.out" | sort | tr '\n' ' ')
     want=$(echo $expected | tr ' ' '\n' | sort | tr '\n' ' ')
     [[ $got == "$want" ]] || fail "exported: $got"
@@ -379,6 +381,199 @@ print(subprocess.run(["sh", "-c", "echo child"], capture_output=True, text=True)
     dump_ring dump "$work/ring"
     expect_line dump 'fenced=4'
     expect_line dump 'unfenced='
+    ;;
+
+  huge_allocation)
+    # SIZE_MAX and sizes whose round-up to granules and a guard wraps: the driver answers.
+    run native env "$FAKE" "$STATIC_RUNTIME" huge
+    run fenced env "$FAKE" CUDADIAG_RING="$work/ring" "$PRELOAD" "$STATIC_RUNTIME" huge
+    expect_rc fenced 0
+    expect_same native fenced
+    grep -q 'rc=0' "$work/fenced.out" && fail "a huge allocation succeeded under the interposer"
+    dump_ring dump "$work/ring"
+    expect_line dump 'fenced=0'
+    ;;
+
+  ring_open_safety)
+    # CUDADIAG_RING through a link: not followed (nothing created or written where it
+    # points), the program unharmed.
+    printf 'keep' >"$work/target"
+    ln -s "$work/target" "$work/ring"
+    ln -s "$work/made-through-a-link" "$work/dangling"
+    run linked env "$FAKE" CUDADIAG_RING="$work/dangling" CUDADIAG_FENCE_DEBUG=1 "$PRELOAD" "$STATIC_RUNTIME" clean
+    expect_rc linked 0
+    [[ -e $work/made-through-a-link ]] && fail "a ring was created through a link"
+    run linked2 env "$FAKE" CUDADIAG_RING="$work/ring" CUDADIAG_FENCE_DEBUG=1 "$PRELOAD" "$STATIC_RUNTIME" clean
+    expect_rc linked2 0
+    [[ $(cat "$work/target") == keep ]] || fail "the ring was written through a link"
+    grep -q 'symbolic link: not followed' "$work/linked2.out" || fail "no word of the link"
+    # A FIFO is not opened for writing as a ring (and never blocks the program).
+    mkfifo "$work/fifo"
+    run fifo timeout 20 env "$FAKE" CUDADIAG_RING="$work/fifo" "$PRELOAD" "$STATIC_RUNTIME" clean
+    expect_rc fifo 0
+    # The per-process file of a second CUDA process: created exclusively, never through a
+    # link planted at its predictable name. The first program claims the ring; the second
+    # (the shell's pid, kept by exec) finds the link at "<ring>.<pid>".
+    rm -f "$work/ring"
+    printf 'keep' >"$work/target2"
+    run first env "$FAKE" CUDADIAG_RING="$work/ring" "$PRELOAD" "$STATIC_RUNTIME" clean
+    expect_rc first 0
+    run second env "$FAKE" CUDADIAG_RING="$work/ring" "$PRELOAD" bash -c \
+      'ln -s "$1" "$2.$$"; exec "$3" clean' _ "$work/target2" "$work/ring" "$STATIC_RUNTIME"
+    expect_rc second 0
+    [[ $(cat "$work/target2") == keep ]] || fail "a per-process ring was written through a link"
+    # A ring file of another user is refused.
+    if [[ $(id -u) == 0 ]] && command -v setpriv >/dev/null; then
+      install -m 0666 -o 65534 /dev/null "$work/theirs"
+      run theirs env "$FAKE" CUDADIAG_RING="$work/theirs" CUDADIAG_FENCE_DEBUG=1 "$PRELOAD" "$STATIC_RUNTIME" clean
+      expect_rc theirs 0
+      [[ ! -s $work/theirs ]] || fail "root wrote into a ring file of another user"
+      grep -q 'belongs to another user' "$work/theirs.out" || fail "no word of the owner"
+    else
+      echo "SKIPPED: the other-user part needs root and setpriv"
+    fi
+    ;;
+
+  ring_no_room)
+    # TMPDIR on a 64 KiB tmpfs: the ring's blocks cannot be reserved. The program must
+    # not die of SIGBUS; the fence stays on (an overrun still faults) and the ring says why
+    # nothing was recorded.
+    if [[ $(id -u) != 0 ]] || ! command -v unshare >/dev/null; then
+      echo "SKIPPED: needs root and unshare for a private 64 KiB tmpfs"
+      exit 0
+    fi
+    mkdir -p "$work/small"
+    cat >"$work/inside.sh" <<'EOS'
+set -u
+mount -t tmpfs -o size=64k tmpfs "$1/small" || { echo "SKIPPED: cannot mount a tmpfs"; exit 0; }
+# Others' files leave two pages free.
+head -c 57344 /dev/zero >"$1/small/others"
+env "$2" CUDADIAG_RING="$1/small/ring" "$3" "$4" clean >"$1/clean.out" 2>&1; echo $? >"$1/clean.rc"
+env "$2" CUDADIAG_RING="$1/small/ring2" "$3" "$4" overrun >"$1/overrun.out" 2>&1; echo $? >"$1/overrun.rc"
+"$5" "$1/small/ring" >"$1/dump.out" 2>&1; echo $? >"$1/dump.rc"
+df -k "$1/small" >"$1/df.out"
+# cudadiag run with its TMPDIR there: the program is not blamed, the report says why
+# nothing was recorded. Room for a header: the fence counted, the run is judged.
+rm -f "$1/small/ring" "$1/small/ring2"
+env "$2" TMPDIR="$1/small" "$6" run --rungs fence --sanitize never --no-kernel-log -- "$4" clean \
+  >"$1/run.out" 2>&1; echo $? >"$1/run.rc"
+# No room at all: nothing could see, and it says why.
+head -c 8192 /dev/zero >"$1/small/more" 2>/dev/null
+env "$2" TMPDIR="$1/small" "$6" run --rungs fence --sanitize never --no-kernel-log -- "$4" clean \
+  >"$1/full.out" 2>&1; echo $? >"$1/full.rc"
+EOS
+    unshare -m bash "$work/inside.sh" "$work" "$FAKE" "$PRELOAD" "$STATIC_RUNTIME" "$RING_DUMP" "$CUDADIAG" \
+      >"$work/unshare.out" 2>&1 ||
+      { echo "SKIPPED: unshare -m failed: $(head -c 300 "$work/unshare.out")"; exit 0; }
+    if grep -q SKIPPED "$work/unshare.out"; then cat "$work/unshare.out"; exit 0; fi
+    expect_rc clean 0
+    expect_line clean 'clean ok'
+    expect_rc overrun $SEGV
+    expect_rc dump 0
+    expect_line dump 'status=no_room'
+    expect_line dump 'fenced=8'
+    expect_line dump 'ring_note=the ring could not be written: no room in .*/small .*allocations and launches were not recorded'
+    expect_rc run 0
+    expect_line run 'Verdict: clean'
+    grep -q 'fence: the ring could not be written: no room in' "$work/run.out" || fail "the run's report does not say why"
+    expect_rc full 1
+    expect_line full 'Verdict: inconclusive'
+    grep -q 'the ring could not be written: no room in' "$work/full.out" || fail "the full run's report does not say why"
+    ;;
+
+  exec_env_cleared | spawn_empty_env)
+    # A launcher that starts the program with a cleaned environment: the interposer puts
+    # itself back, the overrun in the child faults, and the ring says so.
+    how=env-i
+    [[ $check == spawn_empty_env ]] && how=spawn-empty
+    run native env "$FAKE" "$STATIC_RUNTIME" "$how" overrun
+    expect_rc native 0
+    expect_line native 'overrun: no fault'
+    run fenced env "$FAKE" CUDADIAG_RING="$work/ring" "$PRELOAD" "$STATIC_RUNTIME" "$how" overrun
+    expect_rc fenced $SEGV
+    expect_line fenced 'child killed by signal 11'
+    dump_ring dump "$work/ring"
+    expect_line dump 'preloads_restored=[1-9]'
+    expect_line dump 'escapes=0'
+    expect_line dump "process_event pid=[0-9]+ escaped=false program=.*(env|static_runtime) what=LD_PRELOAD restored"
+    ;;
+
+  exec_static_escapes)
+    run fenced env "$FAKE" CUDADIAG_RING="$work/ring" "$PRELOAD" "$STATIC_RUNTIME" exec "$STATIC_CHILD"
+    expect_rc fenced 0
+    expect_line fenced 'static child ran'
+    dump_ring dump "$work/ring"
+    expect_line dump 'escapes=1'
+    expect_line dump "process_event pid=[0-9]+ escaped=true program=$STATIC_CHILD what=escaped: statically linked.*"
+    ;;
+
+  deepbind_cuda)
+    run native env "$FAKE" PROBE_DEEPBIND_LIBRARY="$DEEPBIND_LIBRARY" "$STATIC_RUNTIME" deepbind
+    expect_rc native 0
+    run fenced env "$FAKE" PROBE_DEEPBIND_LIBRARY="$DEEPBIND_LIBRARY" CUDADIAG_RING="$work/ring" "$PRELOAD" \
+      "$STATIC_RUNTIME" deepbind
+    expect_rc fenced 0
+    expect_line fenced 'deepbind: no fault'
+    dump_ring dump "$work/ring"
+    expect_line dump 'cuda_seen=false'
+    expect_line dump 'escapes=1'
+    expect_line dump "process_event pid=[0-9]+ escaped=true program=.*deepbind_user.* what=CUDA loaded with RTLD_DEEPBIND: calls from it bypass the fence"
+    ;;
+
+  run_follows_exec)
+    # cudadiag run: never clean when a process escaped or used CUDA unfenced; a child
+    # the restored preload fences is exposed.
+    export LD_LIBRARY_PATH="$FAKE_DRIVER_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    run envi "$CUDADIAG" run --rungs native,fence --sanitize never --no-kernel-log -- "$STATIC_RUNTIME" env-i overrun
+    expect_rc envi 1
+    expect_line envi 'Verdict: exposed'
+    run static "$CUDADIAG" run --rungs native,fence --sanitize never --no-kernel-log -- "$STATIC_RUNTIME" exec \
+      "$STATIC_CHILD"
+    expect_rc static 1
+    expect_line static 'Verdict: inconclusive'
+    grep -q 'escaped: statically linked' "$work/static.out" || fail "the escape is not named"
+    run deep env PROBE_DEEPBIND_LIBRARY="$DEEPBIND_LIBRARY" "$CUDADIAG" run --rungs native,fence --sanitize never \
+      --no-kernel-log -- "$STATIC_RUNTIME" deepbind
+    expect_rc deep 1
+    expect_line deep 'Verdict: inconclusive'
+    grep -q 'RTLD_DEEPBIND' "$work/deep.out" || fail "RTLD_DEEPBIND is not named"
+    ;;
+
+  run_installed_path_with_space)
+    # Installed under a folder whose path holds a space and a colon: LD_PRELOAD would split
+    # it; the run preloads a link at a safe path and the one-byte overrun is exposed.
+    dir="$work/opt dir:x/bin"
+    mkdir -p "$dir"
+    cp "$CUDADIAG" "$INTERPOSER" "$dir"/
+    export LD_LIBRARY_PATH="$FAKE_DRIVER_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    run spaced "$dir/cudadiag" run --rungs native,fence --sanitize never --no-kernel-log -- "$STATIC_RUNTIME" overrun
+    expect_rc spaced 1
+    expect_line spaced 'Verdict: exposed'
+    # And with a TMPDIR that holds a space too.
+    mkdir -p "$work/tmp dir"
+    run spaced_tmp env TMPDIR="$work/tmp dir" "$dir/cudadiag" run --rungs native,fence --sanitize never \
+      --no-kernel-log -- "$STATIC_RUNTIME" overrun
+    expect_rc spaced_tmp 1
+    expect_line spaced_tmp 'Verdict: exposed'
+    ls -d /tmp/cudadiag-preload-* 2>/dev/null | grep -q . && fail "a private preload directory was left behind"
+    ;;
+
+  ring_dump_usage)
+    run usage "$RING_DUMP" --no-such-flag
+    expect_rc usage 2
+    run none "$RING_DUMP"
+    expect_rc none 2
+    run help "$RING_DUMP" --help
+    expect_rc help 0
+    # A kernel name is the program's text: a control sequence in it is shown escaped.
+    seed="$(dirname "$0")/../fuzz/seeds/ring_reader/records.ring"
+    command -v python3 >/dev/null || { echo "SKIPPED: the escaping part needs python3"; exit 0; }
+    python3 -c 'import sys; d=open(sys.argv[1],"rb").read(); open(sys.argv[2],"wb").write(d.replace(b"kernel\0", b"\x1b[2Jk!\0"))' \
+      "$seed" "$work/ring"
+    run records "$RING_DUMP" "$work/ring" --records
+    expect_rc records 0
+    grep -q $'\x1b' "$work/records.out" && fail "a raw escape byte reached the output"
+    grep -qF 'kernel=\x1b[2Jk!' "$work/records.out" || fail "the kernel name is not shown escaped"
     ;;
 
   *)

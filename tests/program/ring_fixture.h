@@ -42,7 +42,7 @@ class ScopedWriter {
  public:
   ScopedWriter(const std::filesystem::path& file, const interposer::RingLimits& limits) {
     const char* why = "";
-    attached_ = w_.attach(file.c_str(), limits, interposer::RingSettings{}, false, &why);
+    attached_ = w_.attach(file.c_str(), limits, interposer::RingSettings{}, interposer::RingOpen::shared, &why);
     why_ = why;
   }
   ~ScopedWriter() { w_.detach(); }

@@ -239,3 +239,63 @@ TEST_CASE("sanitizer rung: memcheck's report is evidence, its text adds distance
   CHECK(j.outcome == RunOutcome::clean);
   CHECK(j.reason.find("memcheck: 0 finding(s)") != std::string::npos);
 }
+
+TEST_CASE("fence rung: a process that escaped the fence makes an exit 0 not clean, and names it") {
+  auto o = exited(Rung::fence, 0);
+  o.interposer = fenced_log();
+  o.interposer->process_events.push_back({4243, "LD_PRELOAD restored", "/usr/bin/env", false});
+  o.interposer->process_events.push_back(
+      {4244, "escaped: statically linked (nothing can be preloaded)", "/opt/app/static_worker", true});
+  o.interposer->escapes = 1;
+  auto j = judge_run(o);
+  CHECK(j.outcome == RunOutcome::fence_not_effective);
+  REQUIRE(j.fence_escapes.size() == 1);
+  CHECK(j.fence_escapes[0] == "process 4244 (/opt/app/static_worker): escaped: statically linked (nothing can be "
+                              "preloaded)");
+  CHECK(j.reason.find("may have used CUDA outside the fence: process 4244") != std::string::npos);
+  REQUIRE(j.fence_notes.size() == 1);
+  CHECK(j.fence_notes[0] == "process 4243 (/usr/bin/env): LD_PRELOAD restored");
+
+  // CUDA under RTLD_DEEPBIND in a program that otherwise looked CUDA-free: not "nothing to fence".
+  o = exited(Rung::fence, 0);
+  InterposerLog log;
+  log.summary.loaded = true;
+  log.process_events.push_back(
+      {4242, "CUDA loaded with RTLD_DEEPBIND: calls from it bypass the fence", "libuser.so", true});
+  log.escapes = 1;
+  o.interposer = log;
+  j = judge_run(o);
+  CHECK(j.outcome == RunOutcome::fence_not_effective);
+  REQUIRE(j.fence);
+  CHECK_FALSE(j.fence->cuda_unused);
+  CHECK(j.reason.find("RTLD_DEEPBIND") != std::string::npos);
+}
+
+TEST_CASE("fence rung: a SIGBUS while the ring was cut short or unreserved is the tool's, not the program's") {
+  auto o = killed(Rung::fence, 7, "SIGBUS");
+  o.interposer = fenced_log();
+  auto j = judge_run(o);
+  CHECK(j.outcome == RunOutcome::crashed);
+  CHECK_FALSE(j.fence_suspicion);  // a reserved, whole ring: the signal is the program's
+
+  o.interposer->ring.cut_short = true;
+  j = judge_run(o);
+  REQUIRE(j.fence_suspicion);
+  CHECK(j.fence_suspicion->find("may be the tool's own") != std::string::npos);
+
+  o.interposer->ring = RingHealth{};
+  o.interposer->ring.unreserved = true;
+  j = judge_run(o);
+  REQUIRE(j.fence_suspicion);
+  CHECK(j.fence_suspicion->find("had no reserved blocks") != std::string::npos);
+
+  // A ring without room is said, and the run is judged on what it did.
+  o = exited(Rung::fence, 0);
+  o.interposer = fenced_log();
+  o.interposer->ring.no_room = "the ring could not be written: no room in /tmp/x; allocations and launches were not "
+                               "recorded";
+  j = judge_run(o);
+  CHECK(j.outcome == RunOutcome::clean);
+  REQUIRE(j.fence_notes.size() == 1);
+  CHECK(j.fence_notes[0].find("no room in /tmp/x") != std::string::npos);
+}

@@ -1,6 +1,9 @@
 #include <catch2/catch.hpp>
 
+#include <chrono>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
 
 #include "program/ring_format.h"
 #include "program/ring_reader.h"
@@ -353,4 +356,146 @@ TEST_CASE("ring: per-process files are found next to the main one", "[ring_reade
   REQUIRE(files.size() == 2);
   CHECK(files[0].filename() == "ring.45");
   CHECK(files[1].filename() == "ring.123");
+}
+
+namespace {
+
+// A header laid out by the writer, then given other counts: the file's other bytes are
+// left to the test.
+std::string crafted_header(const test::TempDir& dir, std::uint32_t allocations, std::uint32_t launches,
+                           std::uint32_t tma_maps, std::uint32_t names) {
+  { ScopedWriter w(dir / "template", test::small_limits(4, 4)); }
+  std::string bytes = test::read_bytes(dir / "template").substr(0, ring::kHeaderBytes);
+  ring::Header h{};
+  std::memcpy(&h, bytes.data(), sizeof h);
+  const ring::Layout l = ring::layout_for(allocations, launches, tma_maps, names);
+  h.allocation_capacity = allocations;
+  h.launch_capacity = launches;
+  h.tma_capacity = tma_maps;
+  h.names_capacity = names;
+  h.allocations_offset = l.allocations_offset;
+  h.launches_offset = l.launches_offset;
+  h.tma_offset = l.tma_offset;
+  h.names_offset = l.names_offset;
+  h.file_bytes = l.file_bytes;
+  h.launches = ~0ull;
+  h.tma_encodes = ~0ull;
+  h.allocations = ~0ull;
+  h.names_used = ~0ull;
+  std::memcpy(bytes.data(), &h, sizeof h);
+  return bytes;
+}
+
+double seconds_to_read(const std::filesystem::path& file, RingRead& out) {
+  const auto t0 = std::chrono::steady_clock::now();
+  out = read_ring(file);
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Peak resident memory of this process since the last reset, in KiB.
+long peak_rss_kb() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::stol(line.substr(6));
+  return -1;
+}
+
+bool reset_peak_rss() {
+  std::ofstream clear("/proc/self/clear_refs");
+  clear << "5";
+  return static_cast<bool>(clear.flush());
+}
+
+}  // namespace
+
+TEST_CASE("ring: a crafted 4 KiB header costs what its bytes are worth, not what its counts say", "[ring_reader]") {
+  test::TempDir dir;
+  // Counts beyond anything the interposer writes: refused at once.
+  test::write_bytes(dir / "huge-counts", crafted_header(dir, 0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu));
+  RingRead r;
+  CHECK(seconds_to_read(dir / "huge-counts", r) < 1.0);
+  CHECK(r.status == RingStatus::bad_version);
+  // The largest counts the interposer writes, in a file of one header: only what is there is read.
+  test::write_bytes(dir / "largest", crafted_header(dir, ring::kMaxSlots, ring::kMaxSlots, ring::kMaxSlots,
+                                                    ring::kMaxNameBytes));
+  CHECK(seconds_to_read(dir / "largest", r) < 1.0);
+  CHECK(r.status == RingStatus::truncated);
+  CHECK(r.log.launches.empty());
+  CHECK(r.log.summary.dropped_launches == ~0ull);
+}
+
+TEST_CASE("ring: a large sparse ring is read with bounded memory", "[ring_reader]") {
+  test::TempDir dir;
+  const auto file = dir / "sparse";
+  const std::string header = crafted_header(dir, ring::kMaxSlots, 1, 1, 1024);
+  test::write_bytes(file, header);
+  ring::Header h{};
+  std::memcpy(&h, header.data(), sizeof h);
+  std::filesystem::resize_file(file, h.file_bytes);  // 512 MiB of holes
+  if (!reset_peak_rss() || peak_rss_kb() < 0) {
+    std::puts("SKIPPED: /proc/self/clear_refs or VmHWM not available");
+    return;
+  }
+  const long before = peak_rss_kb();
+  RingRead r;
+  CHECK(seconds_to_read(file, r) < 20.0);
+  CHECK(r.status == RingStatus::ok);
+  CHECK(r.log.allocations.empty());
+  CHECK(peak_rss_kb() - before < 64 * 1024);
+}
+
+TEST_CASE("ring: what happened to the run's processes comes back", "[ring_reader]") {
+  test::TempDir dir;
+  const auto file = dir / "ring";
+  {
+    ScopedWriter w(file, test::small_limits(4, 4));
+    REQUIRE(w.attached());
+    w->add_event(ring::EventKind::preload_restored, 101, "/usr/bin/env");
+    w->add_event(ring::EventKind::escaped_static, 102, "/opt/static_tool");
+    w->add_event(ring::EventKind::deepbind_cuda, 103, std::string(300, 'x').c_str());  // cut to fit
+    for (int i = 0; i < 20; ++i) w->add_event(ring::EventKind::escaped_setid, 200 + i, "/usr/bin/sudo");
+  }
+  const RingRead r = read_ring(file);
+  REQUIRE(r.status == RingStatus::ok);
+  CHECK(r.log.preloads_restored == 1);
+  CHECK(r.log.escapes == 22);
+  REQUIRE(r.log.process_events.size() == ring::kMaxProcessEvents);
+  CHECK(r.log.process_events_lost == 23 - ring::kMaxProcessEvents);
+  const auto& restored = r.log.process_events[0];
+  CHECK(restored.pid == 101);
+  CHECK(restored.program == "/usr/bin/env");
+  CHECK(restored.what == "LD_PRELOAD restored");
+  CHECK_FALSE(restored.escaped);
+  CHECK(r.log.process_events[1].escaped);
+  CHECK(r.log.process_events[1].what.find("statically linked") != std::string::npos);
+  CHECK(r.log.process_events[2].program == std::string(ring::kEventProgramBytes - 1, 'x'));
+  CHECK(r.log.process_events[2].what == "CUDA loaded with RTLD_DEEPBIND: calls from it bypass the fence");
+}
+
+TEST_CASE("ring: the writer opens no link, nothing foreign, no existing per-process file", "[ring_reader]") {
+  test::TempDir dir;
+  test::write_bytes(dir / "target", "keep");
+  std::filesystem::create_symlink(dir / "target", dir / "link");
+  interposer::RingWriter w;
+  const char* why = "";
+  CHECK_FALSE(w.attach((dir / "link").c_str(), test::small_limits(4, 4), {}, interposer::RingOpen::shared, &why));
+  CHECK(std::string(why).find("symbolic link") != std::string::npos);
+  CHECK(test::read_bytes(dir / "target") == "keep");
+  // A per-process file is made here or not at all.
+  test::write_bytes(dir / "ring.77", "");
+  CHECK_FALSE(w.attach((dir / "ring.77").c_str(), test::small_limits(4, 4), {}, interposer::RingOpen::exclusive, &why));
+  CHECK(std::string(why).find("exists already") != std::string::npos);
+  REQUIRE(w.attach((dir / "ring.78").c_str(), test::small_limits(4, 4), {}, interposer::RingOpen::exclusive, &why));
+  w.detach();
+  const auto mode = std::filesystem::status(dir / "ring.78").permissions() & std::filesystem::perms::all;
+  CHECK(mode == (std::filesystem::perms::owner_read | std::filesystem::perms::owner_write));
+  // Its blocks are reserved: the reader says so.
+  const RingRead r = read_ring(dir / "ring.78");
+  CHECK(r.status == RingStatus::ok);
+  CHECK_FALSE(r.log.ring.unreserved);
+  // A hard link to another file is refused (it would write into that file).
+  std::filesystem::create_hard_link(dir / "target", dir / "hard");
+  CHECK_FALSE(w.attach((dir / "hard").c_str(), test::small_limits(4, 4), {}, interposer::RingOpen::shared, &why));
+  CHECK(test::read_bytes(dir / "target") == "keep");
 }

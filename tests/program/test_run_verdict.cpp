@@ -226,3 +226,32 @@ TEST_CASE("machine Xids are noted once") {
   CHECK(count == 1);
   CHECK(has_note(v, "points at the machine"));
 }
+
+TEST_CASE("never clean when a process of the run used CUDA outside the fence, memcheck or not") {
+  auto escaped = fence_clean();
+  escaped.interposer->process_events.push_back(
+      {777, "escaped: a set-user-ID or set-group-ID program (the loader ignores LD_PRELOAD)", "/usr/bin/sudo", true});
+  escaped.interposer->escapes = 1;
+  auto sanitized = exited(Rung::sanitizer, 0);
+  sanitized.sanitizer = cudadiag::sanitizer::MemcheckReport{};
+  const std::vector<RunJudgement> runs{judged(exited(Rung::native, 0)), judged(escaped), judged(sanitized)};
+  const auto v = decide_run_verdict(runs, {});
+  CHECK(v.kind == VerdictKind::inconclusive);
+  CHECK(v.exit_code == 1);
+  CHECK(v.reason ==
+        "no run failed, but a process of the run may have used CUDA outside the fence: process 777 (/usr/bin/sudo): "
+        "escaped: a set-user-ID or set-group-ID program (the loader ignores LD_PRELOAD)");
+  CHECK_FALSE(has_note(v, "outside the fence: process 777"));  // the reason says it
+}
+
+TEST_CASE("a restored preload and a ring without room are noted; the verdict rests on the runs") {
+  auto o = fence_clean();
+  o.interposer->process_events.push_back({12, "LD_PRELOAD restored", "/usr/bin/env", false});
+  o.interposer->ring.no_room = "the ring could not be written: no room in /tmp/x; allocations and launches were not "
+                               "recorded";
+  const std::vector<RunJudgement> runs{judged(exited(Rung::native, 0)), judged(o)};
+  const auto v = decide_run_verdict(runs, {});
+  CHECK(v.kind == VerdictKind::clean);
+  CHECK(has_note(v, "fence: process 12 (/usr/bin/env): LD_PRELOAD restored"));
+  CHECK(has_note(v, "fence: the ring could not be written: no room in /tmp/x"));
+}

@@ -4,6 +4,12 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "program/preload_path.h"
 #include "program/rungs.h"
 #include "util/errors.h"
 
@@ -239,4 +245,48 @@ TEST_CASE("ladder: the sanitizer under auto runs only after a failure") {
   CHECK_FALSE(sanitizer_should_run(SanitizeMode::never, failed));
   const std::vector<RunStatus> not_started{{Rung::native, false, true}};
   CHECK_FALSE(sanitizer_should_run(SanitizeMode::automatic, not_started));
+}
+
+TEST_CASE("an interposer under a path with a space or a colon is preloaded through a link at a safe path") {
+  CHECK(preload_safe("/opt/cudadiag/bin/libcudadiag_fence.so"));
+  CHECK_FALSE(preload_safe("/opt/my tools/bin/libcudadiag_fence.so"));
+  CHECK_FALSE(preload_safe("/opt/a:b/libcudadiag_fence.so"));
+  CHECK_FALSE(preload_safe(""));
+
+  const auto scratch = std::filesystem::temp_directory_path() / ("cd-preload-test-" + std::to_string(::getpid()));
+  const auto install = scratch / "opt dir:x";
+  std::filesystem::create_directories(install);
+  const std::string lib = (install / "libcudadiag_fence.so").string();
+  std::ofstream(lib) << "not really a library";
+  {
+    // A safe scratch directory holds the link.
+    const PreloadPath p(lib, scratch.string());
+    CHECK(p.linked());
+    CHECK(p.path() == (scratch / "libcudadiag_fence.so").string());
+    CHECK(preload_safe(p.path()));
+    CHECK(std::filesystem::read_symlink(p.path()) == lib);
+
+    auto o = base_options();
+    o.rungs = {Rung::fence};
+    o.interposer_path = lib;
+    o.preload_path = p.path();
+    const auto plans = plan_rungs(o);
+    CHECK(plans[0].runs[0].env_set.at("LD_PRELOAD") == p.path());
+  }
+  CHECK_FALSE(std::filesystem::exists(scratch / "libcudadiag_fence.so"));
+  {
+    // A scratch directory that is not safe itself: a private one under /tmp, removed after.
+    const PreloadPath p(lib, install.string());
+    CHECK(p.path().rfind("/tmp/cudadiag-preload-", 0) == 0);
+    CHECK(preload_safe(p.path()));
+    const auto dir = std::filesystem::path(p.path()).parent_path();
+    CHECK((std::filesystem::status(dir).permissions() & std::filesystem::perms::all) ==
+          std::filesystem::perms::owner_all);
+  }
+  {
+    const PreloadPath same("/opt/cd/libcudadiag_fence.so", scratch.string());
+    CHECK_FALSE(same.linked());
+    CHECK(same.path() == "/opt/cd/libcudadiag_fence.so");
+  }
+  std::filesystem::remove_all(scratch);
 }

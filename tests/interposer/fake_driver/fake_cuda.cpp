@@ -81,9 +81,13 @@ void* g_blocks[kMaxBlocks];
 bool g_live[kMaxBlocks];
 int g_block_count = 0;
 
+// No device has a terabyte: larger requests run out of memory, as a driver's do (and
+// bytes + 256 cannot wrap).
+constexpr size_t kMaxBlockBytes = size_t{1} << 40;
+
 void* allocate_block(size_t bytes) {
   void* p = nullptr;
-  if (g_block_count == kMaxBlocks || posix_memalign(&p, 256, bytes + 256) != 0) return nullptr;
+  if (g_block_count == kMaxBlocks || bytes > kMaxBlockBytes || posix_memalign(&p, 256, bytes + 256) != 0) return nullptr;
   std::memset(p, 0, bytes + 256);
   g_blocks[g_block_count] = p;
   g_live[g_block_count++] = true;

@@ -14,12 +14,22 @@
 //   static_runtime cycles N         N buffers of 1, 2 and 4 granules in turn, each filled and freed
 //   static_runtime reuse-after-free frees a buffer, allocates one of its size, writes into the first
 //   static_runtime big-after-small  frees three 1-granule buffers, then allocates a 4-granule one
+//   static_runtime huge             asks for SIZE_MAX bytes and sizes whose round-up overflows
+// Launchers that drop the interposer (each passes on LD_LIBRARY_PATH only, as a cleaned
+// environment would, and dies of the signal its child died of):
+//   static_runtime env-i MODE       runs `env -i LD_LIBRARY_PATH=... <itself> MODE`
+//   static_runtime spawn-empty MODE posix_spawn of itself with MODE and nothing else in the environment
+//   static_runtime exec PROGRAM     execv of PROGRAM with an empty environment
+//   static_runtime deepbind         loads $PROBE_DEEPBIND_LIBRARY with RTLD_DEEPBIND; it overruns a buffer
 #include <cuda.h>
 #include <cudaTypedefs.h>
 #include <dlfcn.h>
+#include <signal.h>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -230,6 +240,74 @@ int big_after_small(const Api& api) {
   return 0;
 }
 
+// Sizes no device has: the driver's answer, never a small buffer.
+int huge(const Api& api) {
+  const std::size_t sizes[] = {SIZE_MAX, SIZE_MAX - 15, SIZE_MAX - (1u << 16), SIZE_MAX / 2 + 1};
+  for (const std::size_t bytes : sizes) {
+    CUdeviceptr p = 0;
+    const int rc = api.alloc(&p, bytes);
+    std::printf("cuMemAlloc(%zu): rc=%d pointer=%s\n", bytes, rc, p ? "set" : "null");
+    if (rc == 0) api.free(p);
+  }
+  return 0;
+}
+
+// Ends as the child ended: its exit status, or its signal.
+int end_like(int status) {
+  if (WIFSIGNALED(status)) {
+    std::printf("child killed by signal %d\n", WTERMSIG(status));
+    std::fflush(stdout);
+    signal(WTERMSIG(status), SIG_DFL);
+    raise(WTERMSIG(status));
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+std::string library_path_entry() {
+  const char* p = std::getenv("LD_LIBRARY_PATH");
+  return std::string("LD_LIBRARY_PATH=") + (p ? p : "");
+}
+
+int launch(const char* self, const std::string& how, const char* mode) {
+  std::string lib = library_path_entry();
+  std::fflush(stdout);
+  if (how == "env-i") {
+    const pid_t child = fork();
+    if (child == 0) {
+      char* argv[] = {const_cast<char*>("env"), const_cast<char*>("-i"), lib.data(), const_cast<char*>(self),
+                      const_cast<char*>(mode), nullptr};
+      execvp("env", argv);
+      _exit(127);
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    return end_like(status);
+  }
+  if (how == "spawn-empty") {
+    char* argv[] = {const_cast<char*>(self), const_cast<char*>(mode), nullptr};
+    char* envp[] = {lib.data(), nullptr};
+    pid_t child = 0;
+    if (int rc = posix_spawn(&child, self, nullptr, nullptr, argv, envp)) return fail("posix_spawn", rc);
+    int status = 0;
+    waitpid(child, &status, 0);
+    return end_like(status);
+  }
+  // exec PROGRAM: this process becomes it, with nothing in its environment.
+  char* argv[] = {const_cast<char*>(mode), nullptr};
+  char* envp[] = {nullptr};
+  execve(mode, argv, envp);
+  return fail("execve", errno);
+}
+
+int deepbind() {
+  const char* path = std::getenv("PROBE_DEEPBIND_LIBRARY");
+  void* lib = path ? dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND) : nullptr;
+  if (!lib) return fail("dlopen with RTLD_DEEPBIND", 0);
+  auto run = reinterpret_cast<int (*)()>(dlsym(lib, "deepbind_overrun"));
+  if (!run) return fail("dlsym deepbind_overrun", 0);
+  return run();
+}
+
 int misuse(const Api& api, const std::string& mode) {
   CUdeviceptr p = 0;
   if (int rc = api.alloc(&p, 4000)) return fail("cuMemAlloc", rc);
@@ -272,6 +350,8 @@ int misuse(const Api& api, const std::string& mode) {
 
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "clean";
+  if ((mode == "env-i" || mode == "spawn-empty" || mode == "exec") && argc > 2) return launch(argv[0], mode, argv[2]);
+  if (mode == "deepbind") return deepbind();
   void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!driver) return fail("dlopen libcuda.so.1", 0);
   auto first = reinterpret_cast<PFN_cuGetProcAddress_v12000>(dlsym(driver, "cuGetProcAddress_v2"));
@@ -288,5 +368,6 @@ int main(int argc, char** argv) {
   if (mode == "cycles") return cycles(api, argc > 2 ? std::atoi(argv[2]) : 30);
   if (mode == "reuse-after-free") return reuse_after_free(api);
   if (mode == "big-after-small") return big_after_small(api);
+  if (mode == "huge") return huge(api);
   return misuse(api, mode);
 }
