@@ -165,7 +165,7 @@ bool contains_ci(std::string hay, std::string needle) {
 
 }  // namespace
 
-TEST_CASE("--env values leave no trace in argv, the environment or the program's output", "[redact]") {
+TEST_CASE("run's --env values leave no trace in argv, the environment or the program's output", "[redact]") {
   auto r = run_report_with_secrets();
   report::redact(r, env_inputs());
   const std::string dump = report::to_json(r).dump();
