@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "util/exit_codes.h"
+#include "util/scratch_dir.h"
 
 namespace cudadiag {
 namespace {
@@ -19,7 +20,11 @@ extern "C" void on_stop_signal(int sig) {
   const int count = g_count.fetch_add(1) + 1;
   if (count < 2) return;
   if (const StopEscalation hook = g_escalation.load()) hook(count >= 3 ? 3 : 2);
-  if (count >= 3) ::_exit(kExitFindings);  // a third signal: out now, the children killed first
+  if (count >= 3) {
+    // A third signal: out now, the children killed first, the scratch files removed.
+    remove_scratch_dirs_now();
+    ::_exit(kExitFindings);
+  }
 }
 
 }  // namespace

@@ -5,7 +5,8 @@
 // finished, marked interrupted. A second signal asks for every running child to be
 // killed now (the command still reaps them, writes its report and removes its scratch
 // files); only a third exits at once, after killing every child's process group and
-// whatever they left behind (the escalation hook the runner installs).
+// whatever they left behind (the escalation hook the runner installs) and removing the
+// scratch directories (scratch_dir.h); it writes no report.
 #include <atomic>
 #include <chrono>
 

@@ -2,8 +2,8 @@
 # `cudadiag run` interrupted while its program ignores SIGINT and SIGTERM and has a
 # grandchild in a session of its own, by one, two or three signals: cudadiag must end
 # promptly with the program, its group and the grandchild dead. After one or two signals
-# the report is written (interrupted, the grandchild named) and the scratch folder is gone;
-# a third signal exits at once, the tree killed first.
+# the report is written (interrupted, the grandchild named); a third signal exits at once,
+# the tree killed first. The scratch folder is gone in every case.
 # usage: interrupt_run.sh CUDADIAG FAKE_CHILD WORK_DIR
 set -u
 BIN=$1 FAKE=$2 ROOT=$3
@@ -42,10 +42,10 @@ interrupt() {
   [ $elapsed -lt "$limit" ] || fail "cudadiag took ${elapsed} ms to end (limit ${limit} ms)"
   kill -0 "$program" 2>/dev/null && fail "the program (pid $program) is still alive"
   kill -0 "$grandchild" 2>/dev/null && fail "the grandchild (pid $grandchild) in its own session is still alive"
+  [ -z "$(ls "$DIR/tmp")" ] || fail "scratch left behind: $(ls "$DIR/tmp")"
   [ "$signals" -ge 3 ] && return 0
   [ -f "$DIR/report.json" ] || fail "no report written"
   grep -q '"interrupted": true' "$DIR/report.json" || fail "the report is not marked interrupted"
-  [ -z "$(ls "$DIR/tmp")" ] || fail "scratch left behind: $(ls "$DIR/tmp")"
   grep -Eq "\"pid\": $grandchild,?\$" "$DIR/report.json" || fail "the report does not name the grandchild ($grandchild)"
   grep -q 'left the process group and session; killed at the end of the run' "$DIR/report.json" ||
     fail "the report does not say the grandchild left the session"
@@ -55,6 +55,6 @@ interrupt() {
 interrupt 1 2000
 # Two: SIGKILL at the second.
 interrupt 2 2000
-# Three: out at once, the tree killed first.
+# Three: out at once, the tree killed and the scratch folder removed first.
 interrupt 3 2000
 echo ok
