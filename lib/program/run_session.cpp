@@ -119,11 +119,40 @@ void remove_outputs(const PlannedRun& planned) {
   if (!planned.sanitizer_xml.empty()) std::filesystem::remove(planned.sanitizer_xml, ec);
 }
 
+template <typename T>
+void release(T& v) {
+  T().swap(v);
+}
+
 std::string rung_runs_text(const RungPlan& plan, std::size_t done) {
   return done == 0 ? std::string() : fmt::format(" after {} of {} runs", done, plan.runs.size());
 }
 
 }  // namespace
+
+void drop_unshown_observation(std::vector<SessionRun>& runs) {
+  if (runs.size() < 2) return;
+  const std::size_t latest = runs.size() - 1;
+  const Rung rung = runs[latest].judgement.rung;
+  std::size_t first = latest;  // the rung's runs are contiguous
+  while (first > 0 && runs[first - 1].judgement.rung == rung) --first;
+  if (first == latest) return;
+  std::optional<std::size_t> first_failing;
+  for (std::size_t i = first; i <= latest && !first_failing; ++i)
+    if (runs[i].judgement.failed()) first_failing = i;
+  SessionRun& previous = runs[latest - 1];
+  if (previous.observation_dropped || first_failing == latest - 1) return;
+  RunObservation& obs = previous.observation;
+  release(obs.child.out.head);
+  release(obs.child.out.tail);
+  release(obs.child.err.head);
+  release(obs.child.err.tail);
+  release(obs.child.result);
+  release(obs.xid);
+  obs.interposer.reset();
+  obs.sanitizer.reset();
+  previous.observation_dropped = true;
+}
 
 std::map<std::string, std::string> parse_env_assignments(const std::vector<std::string>& items) {
   std::map<std::string, std::string> out;
@@ -228,6 +257,7 @@ SessionOutcome run_session(const SessionOptions& opts_in, const SessionProgress&
       statuses.push_back(status_of(run.judgement));
       out.runs.push_back(std::move(run));
       if (progress.judged) progress.judged(out.runs.back());
+      drop_unshown_observation(out.runs);
       ++done;
       const bool rung_complete = done == plan.runs.size();
       if (!ladder_continues(opts.run.stop_at_first, statuses, rung_complete)) {

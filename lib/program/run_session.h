@@ -6,8 +6,14 @@
 // CUDA process the rings name), the interposer's rings are read on the fence rung,
 // memcheck's XML on the sanitizer rung; the run is judged; the ladder decides whether
 // to go on. A stop request (stop_flag) starts nothing more and ends the running child
-// after a grace: the runs that finished are still judged, the one cut short is kept
-// apart (interrupted, never judged).
+// (SIGTERM to its group, SIGKILL stop_grace later, at once on a second signal): the runs
+// that finished are still judged, the one cut short is kept apart (interrupted, never
+// judged). Whatever a run leaves alive (descendants in a session of their own too) is
+// killed at its end and named in its child outcome (runner.h).
+//
+// A long --repeat series holds what the report can show, not every run: a rung keeps the
+// output, kernel-log lines, ring records and memcheck findings of its first failing run
+// and of its latest run only; every run keeps its judgement, duration and leftovers.
 // Nothing here calls CUDA.
 #include <atomic>
 #include <chrono>
@@ -23,6 +29,7 @@
 #include "program/run_verdict.h"
 #include "program/rungs.h"
 #include "runner/runner.h"
+#include "util/interrupt.h"
 
 namespace cudadiag::program {
 
@@ -44,7 +51,7 @@ struct SessionOptions {
   std::chrono::milliseconds grace{5000};            // SIGTERM -> SIGKILL
   std::size_t capture_limit = 256 * 1024;           // per stream: head and tail kept
   const std::atomic<bool>* stop = nullptr;
-  std::chrono::milliseconds stop_grace{3000};       // a stop lets the running child finish this long
+  std::chrono::milliseconds stop_grace = kStopGrace;  // on a stop: SIGTERM, this long, SIGKILL
   std::string kernel_log = "/dev/kmsg";             // "" : not read
 };
 
@@ -52,11 +59,19 @@ struct SessionRun {
   PlannedRun planned;
   RunObservation observation;
   RunJudgement judgement;
+  bool observation_dropped = false;  // a repeat the report does not show: output etc. released
 };
+
+// Releases what the report cannot show of runs.back()'s predecessor in the same rung
+// (neither the rung's first failing run nor its latest any more). Called after each run.
+void drop_unshown_observation(std::vector<SessionRun>& runs);
 
 struct SessionOutcome {
   std::vector<RungPlan> plan;
-  std::vector<SessionRun> runs;              // judged, in the order they ran
+  // Judged, in the order they ran. Only a rung's first failing run and its latest one
+  // keep what was observed of them (output, Xid lines, rings, memcheck): the others keep
+  // their judgement, duration and leftovers (observation_dropped).
+  std::vector<SessionRun> runs;
   std::vector<SkippedRung> skipped;          // planned rungs (or their remaining repeats) not run, and why
   std::vector<RunObservation> interrupted;   // runs ended by the stop request: not judged
   bool stopped = false;                      // a stop request ended the session early

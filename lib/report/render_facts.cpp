@@ -99,6 +99,9 @@ std::string child_line(const ChildInfo& c) {
   if (c.signal) s += " " + (c.signal_name.empty() ? "signal" : c.signal_name) + " (" + std::to_string(*c.signal) + ")";
   if (c.exit_code) s += ", exit code " + std::to_string(*c.exit_code);
   if (c.killed_after_grace) s += ", killed after the grace period";
+  for (const auto& stray : c.strays)
+    s += "; pid " + std::to_string(stray.pid) + " (" + stray.command + ") " + stray.note;
+  if (c.strays_unnamed) s += "; " + std::to_string(c.strays_unnamed) + " more left behind, killed at the end of the run";
   return s;
 }
 

@@ -64,6 +64,12 @@ json to_json(const ChildInfo& c) {
   if (c.killed_after_grace) j["killed_after_grace"] = true;
   j["stdout"] = excerpt_json(c.stdout_excerpt);
   j["stderr"] = excerpt_json(c.stderr_excerpt);
+  if (!c.strays.empty() || c.strays_unnamed) {
+    json strays = json::array();
+    for (const auto& s : c.strays) strays.push_back(json{{"pid", s.pid}, {"command", s.command}, {"note", s.note}});
+    j["strays"] = std::move(strays);
+    if (c.strays_unnamed) j["strays_unnamed"] = c.strays_unnamed;
+  }
   return j;
 }
 
@@ -198,6 +204,14 @@ ChildInfo read_child(const JsonReader& rd, const json& j, const std::string& p) 
   c.killed_after_grace = rd.boolean_or(j, "killed_after_grace", p, false);
   if (const json* v = rd.find(j, "stdout", p)) c.stdout_excerpt = read_excerpt(rd, *v, JsonReader::member_pointer(p, "stdout"));
   if (const json* v = rd.find(j, "stderr", p)) c.stderr_excerpt = read_excerpt(rd, *v, JsonReader::member_pointer(p, "stderr"));
+  const json strays = rd.array_or_empty(j, "strays", p);
+  for (std::size_t i = 0; i < strays.size(); ++i) {
+    const std::string sp = JsonReader::member_pointer(JsonReader::member_pointer(p, "strays"), std::to_string(i));
+    rd.object(strays[i], sp);
+    c.strays.push_back({rd.int_or(strays[i], "pid", sp, 0), rd.string_or(strays[i], "command", sp),
+                        rd.string_or(strays[i], "note", sp)});
+  }
+  c.strays_unnamed = rd.unsigned_or(j, "strays_unnamed", p, 0);
   return c;
 }
 

@@ -65,6 +65,15 @@ struct ChildInfo {
   bool killed_after_grace = false;
   StreamExcerpt stdout_excerpt;
   StreamExcerpt stderr_excerpt;
+  // Descendants still alive when the child ended (moved to a group or session of their
+  // own, or outliving it in its group): killed and reaped at the end of the run.
+  struct Stray {
+    int pid = 0;
+    std::string command;  // its command name
+    std::string note;     // "left the process group and session; killed at the end of the run"
+  };
+  std::vector<Stray> strays;
+  std::uint64_t strays_unnamed = 0;  // more of them than are named
 };
 
 // The buffer whose fenced allocation made a fault surface: found by bisection (repro,

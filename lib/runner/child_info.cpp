@@ -21,6 +21,8 @@ report::ChildInfo child_info(const ChildOutcome& o) {
   c.killed_after_grace = o.killed_after_grace;
   c.stdout_excerpt = excerpt_of(o.out);
   c.stderr_excerpt = excerpt_of(o.err);
+  for (const auto& s : o.strays) c.strays.push_back({static_cast<int>(s.pid), to_valid_utf8(s.command), s.note()});
+  c.strays_unnamed = o.strays_unnamed;
   return c;
 }
 

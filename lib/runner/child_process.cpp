@@ -1,6 +1,7 @@
 // One child process from spawn to decoded ending. The loop drains every pipe until
 // EOF (a child that writes more than a pipe buffer must never block on us), reaps
-// the child with WNOHANG, and escalates SIGTERM -> SIGKILL on the process group.
+// the child with WNOHANG, and escalates SIGTERM -> SIGKILL on the process group. When
+// the child is gone, what it left behind is killed, reaped and named (process_tree.h).
 #include "runner/child_process.h"
 
 #include <fcntl.h>
@@ -19,6 +20,7 @@
 
 #include "runner/bounded_capture.h"
 #include "runner/environment.h"
+#include "runner/process_tree.h"
 
 namespace cudadiag::runner {
 
@@ -33,6 +35,14 @@ constexpr int kFirstPrivateFd = 64;
 
 // How long a child may survive SIGKILL before we stop waiting for it.
 constexpr std::chrono::seconds kUnkillableWait{10};
+
+// After a child exited on its own, how long a descendant still holding its pipes may go
+// on writing before it is ended with the rest of what the child left.
+constexpr std::chrono::milliseconds kPipeHolderWait{500};
+// How long the processes a child left may take to die after SIGKILL.
+constexpr std::chrono::milliseconds kLeftoverBudget{2000};
+// After the leftovers are killed: the last bytes still in the pipes.
+constexpr std::chrono::milliseconds kFinalDrain{200};
 
 struct Fd {
   int fd = -1;
@@ -257,8 +267,16 @@ ChildOutcome run_child_stoppable(const ChildSpec& spec, const std::atomic<bool>*
   for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
 
+  prepare_process_tree();
   pid_t pid = 0;
-  int rc = ::posix_spawn(&pid, argv[0], &setup.actions, &setup.attr, argv.data(), env.pointers());
+  int rc = 0;
+  TrackedChild tracked;
+  {
+    // Registered before any sweep can see it as a leftover of another child.
+    std::lock_guard<std::mutex> lock(spawn_lock());
+    rc = ::posix_spawn(&pid, argv[0], &setup.actions, &setup.attr, argv.data(), env.pointers());
+    if (rc == 0) tracked.track(pid);
+  }
   // Our copies of the write ends must go, or EOF never comes.
   out_w.reset();
   err_w.reset();
@@ -273,13 +291,20 @@ ChildOutcome run_child_stoppable(const ChildSpec& spec, const std::atomic<bool>*
   spdlog::debug("child {}: pid {} started", spec.label, pid);
 
   const auto deadline = t0 + spec.deadline;
-  std::optional<Clock::time_point> stop_deadline;
+  std::optional<Clock::time_point> stop_seen;
   std::optional<Clock::time_point> term_sent;
   std::optional<Clock::time_point> kill_sent;
   bool reaped = false;
   bool status_lost = false;
   int status = 0;
   std::optional<Clock::time_point> reaped_at;
+
+  const auto kill_group = [&](Clock::time_point now) {
+    ::kill(-pid, SIGKILL);
+    o.killed_after_grace = true;
+    kill_sent = now;
+    if (!term_sent) term_sent = now;
+  };
 
   for (;;) {
     const auto now = Clock::now();
@@ -293,29 +318,30 @@ ChildOutcome run_child_stoppable(const ChildSpec& spec, const std::atomic<bool>*
         }
         reaped = true;
         reaped_at = now;
+        tracked.release();
       }
     }
     if (reaped && !streams.open()) break;
-    // A grandchild may hold the pipes after the child exited: give it a moment,
-    // then end the whole group and stop reading.
-    if (reaped && now - *reaped_at > std::chrono::milliseconds(500)) {
-      ::kill(-pid, SIGKILL);
-      break;
-    }
+    // A descendant may hold the pipes after the child exited: give it a moment (none
+    // when we were ending the child anyway), then end everything it left.
+    if (reaped && (term_sent || now - *reaped_at > kPipeHolderWait)) break;
     if (!reaped) {
-      if (stop && !stop_deadline && stop->load()) stop_deadline = now + stop_grace;
-      const auto effective = stop_deadline ? std::min(deadline, *stop_deadline) : deadline;
-      if (!term_sent && now >= effective) {
+      if (stop && !stop_seen && stop->load()) stop_seen = now;
+      const auto effective = stop_seen ? std::min(deadline, *stop_seen) : deadline;
+      const auto grace = stop_seen ? std::min(spec.grace, stop_grace) : spec.grace;
+      if (tracked.kill_requested() && !kill_sent) {
+        kill_group(now);  // a second stop signal: no more grace
+      } else if (!term_sent && now >= effective) {
         ::kill(-pid, SIGTERM);
         term_sent = now;
-      } else if (term_sent && !o.killed_after_grace && now >= *term_sent + spec.grace) {
-        ::kill(-pid, SIGKILL);
-        o.killed_after_grace = true;
-        kill_sent = now;
+      } else if (term_sent && !kill_sent && now >= *term_sent + grace) {
+        kill_group(now);
       } else if (kill_sent && now >= *kill_sent + kUnkillableWait) {
         // Still alive after SIGKILL: stuck in uninterruptible sleep, typically inside
-        // the GPU driver. Give up on it rather than hang with it.
+        // the GPU driver. Give up on it rather than hang with it (it stays registered,
+        // so no sweep takes it for another child's leftover).
         o.unkillable = true;
+        tracked.abandon();
         spdlog::warn("child {}: pid {} survived SIGKILL for {} s; abandoned", spec.label, pid,
                      kUnkillableWait.count());
         break;
@@ -324,6 +350,16 @@ ChildOutcome run_child_stoppable(const ChildSpec& spec, const std::atomic<bool>*
     // Short rounds: exit and deadlines are noticed within 20 ms.
     streams.pump(20);
   }
+
+  // Whatever the child left alive: in its group, or moved to a group or session of its
+  // own (reparented to us, the subreaper). Then the last bytes they wrote.
+  if (term_sent && !o.unkillable) ::kill(-pid, SIGKILL);  // what is left of the group we were ending
+  sweep_leftovers(pid, !term_sent, o.strays, o.strays_unnamed, kLeftoverBudget);
+  if (!o.strays.empty())
+    spdlog::debug("child {}: pid {} left {} process(es) alive; killed", spec.label, pid,
+                  o.strays.size() + o.strays_unnamed);
+  for (const auto drain_end = Clock::now() + kFinalDrain; streams.open() && Clock::now() < drain_end;)
+    streams.pump(20);
 
   o.out = streams.out_capture.finish();
   o.err = streams.err_capture.finish();

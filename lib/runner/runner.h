@@ -1,8 +1,11 @@
 #pragma once
 // Child processes: posix_spawn (never fork without exec), an explicit environment,
 // bounded capture of stdout/stderr, a result pipe on a fixed fd, a deadline
-// (SIGTERM to the process group, grace, SIGKILL), and a decoded ending.
-// Nothing here calls CUDA.
+// (SIGTERM to the process group, grace, SIGKILL), and a decoded ending. When a child
+// ends, whatever it left behind (descendants that outlived it, in its process group or
+// in a group or session of their own) is killed and reaped, and named in its outcome:
+// the runner makes its process a child subreaper, so such descendants are reparented
+// to it (process_tree.h). Nothing here calls CUDA.
 #include <sys/types.h>
 
 #include <atomic>
@@ -41,6 +44,17 @@ struct Capture {
   std::string text() const;
 };
 
+// A descendant of a child still alive when the child ended: killed (SIGKILL) and reaped
+// at the end of the run.
+struct StrayProcess {
+  pid_t pid = 0;
+  std::string command;        // its command name (/proc/<pid>/stat, at most 15 bytes)
+  bool left_group = false;    // not in the child's process group
+  bool left_session = false;  // in a session of its own (setsid)
+  // "left the process group and session; killed at the end of the run"
+  std::string note() const;
+};
+
 enum class Ending {
   result,        // the child wrote a result and exited 0
   exit_code,     // exited with a non-zero code (or 0 without a result: see no_result)
@@ -64,6 +78,8 @@ struct ChildOutcome {
   bool result_truncated = false;
   Capture out;
   Capture err;
+  std::vector<StrayProcess> strays;  // descendants left alive when it ended, killed then
+  std::size_t strays_unnamed = 0;    // more of them, past the named ones
   std::string spawn_error;        // strerror of posix_spawn when spawn_failed
   int spawn_errno = 0;            // its errno (E2BIG: argv too long, ENOENT: no executable)
   std::chrono::system_clock::time_point started;
@@ -76,19 +92,20 @@ std::string signal_name(int sig);
 
 // Runs one child to completion. Never throws for anything the child does.
 ChildOutcome run_child(const ChildSpec& spec);
-// The same, ended early when *stop becomes true: the child gets `stop_grace` more, then
-// it is terminated like at its deadline (and ends as timeout).
+// The same, ended early when *stop becomes true: SIGTERM to its process group at once,
+// SIGKILL `stop_grace` later (or at once, on a second stop signal); it ends as timeout.
 ChildOutcome run_child(const ChildSpec& spec, const std::atomic<bool>* stop, std::chrono::milliseconds stop_grace);
 
 // Runs many children, at most `jobs` at once. A work queue: on_done (called on the
 // thread that called run(), as each child finishes) may submit() more specs, e.g. the
 // cases after a sticky error re-run in a fresh child. When *stop becomes true, no new
-// child is started; running ones get `stop_grace` more and are then terminated
-// (SIGTERM, grace, SIGKILL) and reported as timeout. Never-started specs get no callback.
+// child is started; running ones get SIGTERM at once and SIGKILL `stop_grace` later (at
+// once on a second stop signal) and are reported as timeout. Never-started specs get no
+// callback.
 struct PoolOptions {
   int jobs = 1;
   const std::atomic<bool>* stop = nullptr;
-  std::chrono::milliseconds stop_grace{3000};
+  std::chrono::milliseconds stop_grace{300};
 };
 
 class Pool {

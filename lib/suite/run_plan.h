@@ -3,8 +3,8 @@
 // (children pinned to their device with CUDA_VISIBLE_DEVICES), then the post-steps over
 // the finished results (suite/post_steps.h): sanitizer XML, CUDA that could not start,
 // judging against each run's planned expectation, kernel-log Xid lines. Stops launching
-// when *stop becomes true: children still running get stop_grace, then their process
-// groups are terminated, and what did not finish is skipped as "interrupted".
+// when *stop becomes true: children still running get SIGTERM to their process group,
+// SIGKILL stop_grace later, and what did not finish is skipped as "interrupted".
 #include <atomic>
 #include <chrono>
 #include <functional>

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "util/exit_codes.h"
+#include "util/scratch_dir.h"
 
 namespace cudadiag {
 namespace {
@@ -11,11 +12,19 @@ namespace {
 std::atomic<bool> g_stop{false};
 std::atomic<int> g_signal{0};
 std::atomic<int> g_count{0};
+std::atomic<StopEscalation> g_escalation{nullptr};
 
 extern "C" void on_stop_signal(int sig) {
   g_signal.store(sig);
   g_stop.store(true);
-  if (g_count.fetch_add(1) >= 1) ::_exit(kExitFindings);  // a second signal: out now
+  const int count = g_count.fetch_add(1) + 1;
+  if (count < 2) return;
+  if (const StopEscalation hook = g_escalation.load()) hook(count >= 3 ? 3 : 2);
+  if (count >= 3) {
+    // A third signal: out now, the children killed first, the scratch files removed.
+    remove_scratch_dirs_now();
+    ::_exit(kExitFindings);
+  }
 }
 
 }  // namespace
@@ -24,8 +33,12 @@ void install_stop_handlers() {
   struct sigaction sa {};
   sa.sa_handler = on_stop_signal;
   sigemptyset(&sa.sa_mask);
+  // One handler at a time: a signal arriving during the escalation waits for it.
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&sa.sa_mask, sig);
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(sig, &sa, nullptr);
 }
+
+void set_stop_escalation(StopEscalation hook) { g_escalation.store(hook); }
 
 const std::atomic<bool>& stop_flag() { return g_stop; }
 bool stop_requested() { return g_stop.load(); }

@@ -1,7 +1,8 @@
 #pragma once
 // A private scratch directory under $TMPDIR (default /tmp) for files children write
 // (sanitizer XML, the interposer's rings), removed with everything in it when the
-// object goes, however the command leaves.
+// object goes, however the command leaves: also on the last stop signal, which exits
+// without unwinding (remove_scratch_dirs_now, from the signal handler).
 #include <string>
 
 namespace cudadiag {
@@ -17,6 +18,11 @@ class ScratchDir {
 
  private:
   std::string path_;
+  int slot_ = -1;  // in the registry the signal handler reads
 };
+
+// Async-signal-safe: removes every scratch directory alive now (a few levels deep, links
+// never followed). For a handler that is about to _exit.
+void remove_scratch_dirs_now() noexcept;
 
 }  // namespace cudadiag

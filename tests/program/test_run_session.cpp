@@ -3,7 +3,11 @@
 // whose "device memory" is host memory, so that a guard is a real unmapped page.
 #include <catch2/catch.hpp>
 
+#include <signal.h>
 #include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdlib>
 
 #include <atomic>
 #include <fstream>
@@ -195,6 +199,81 @@ TEST_CASE("session: a stop request ends the running child and keeps it apart", "
   CHECK(none.runs.empty());
   CHECK(none.interrupted.empty());
   CHECK(none.stopped);
+}
+
+TEST_CASE("session: a long --repeat series keeps the output of the runs the report shows only", "[run_session]") {
+  test::TempDir dir;
+  const std::string counter = (dir / "count").string();
+  // 40 runs, each printing 64 KiB on both streams; run #3 (0-based) fails.
+  auto o = options(dir, sh("n=$(cat " + counter + " 2>/dev/null || echo 0); echo $((n+1)) > " + counter +
+                           "; head -c 65536 /dev/zero | tr '\\0' x; head -c 65536 /dev/zero | tr '\\0' y >&2; "
+                           "echo; echo \"run $n\"; [ $n -ne 3 ]"),
+                   "native");
+  o.run.repeat = 40;
+  o.capture_limit = 1 << 20;  // nothing dropped by the capture itself
+  const auto out = run_session(o);
+  REQUIRE(out.runs.size() == 40);
+  std::size_t kept = 0, kept_bytes = 0;
+  for (const auto& r : out.runs) {
+    const auto& c = r.observation.child;
+    const std::size_t bytes = c.out.head.size() + c.out.tail.size() + c.err.head.size() + c.err.tail.size();
+    kept_bytes += bytes;
+    if (bytes > 0) ++kept;
+    CHECK(r.observation_dropped == (bytes == 0));
+    CHECK(r.observation.child.wall_ms > 0);  // durations stay
+  }
+  CHECK(kept <= 2);
+  CHECK(kept_bytes <= 2 * 2 * (65536 + 64));
+  // Kept: the first failing run (#3) and the latest (#39).
+  CHECK_FALSE(out.runs[3].observation_dropped);
+  CHECK_FALSE(out.runs[39].observation_dropped);
+  CHECK_THAT(out.runs[3].observation.child.out.text(), Catch::Contains("run 3"));
+  // Every run is still counted and judged.
+  REQUIRE(out.verdict.rungs.size() == 1);
+  CHECK(out.verdict.rungs[0].runs == 40);
+  CHECK(out.verdict.rungs[0].failures == 1);
+
+  // The report shows the first failing run, with its output, and counts all 40.
+  program::RunFacts facts;
+  const auto r = run_report(o, out, facts);
+  const auto j = report::to_json(r);
+  REQUIRE(j["results"].size() == 1);
+  CHECK(j["results"][0]["details"]["shown_repeat"] == 3);
+  CHECK(j["results"][0]["repeats"]["runs"] == 40);
+  CHECK(j["results"][0]["details"]["runs"].size() == 40);
+  CHECK_THAT(j["results"][0]["child"]["stdout"]["text"].get<std::string>(), Catch::Contains("run 3"));
+}
+
+TEST_CASE("session: a descendant in a session of its own ends with the run's deadline and the report names it",
+          "[run_session]") {
+  test::TempDir dir;
+  auto o = options(dir, sh("setsid sleep 60 & echo \"escaped $!\"; sleep 60"), "native");
+  o.timeout = 500ms;
+  o.grace = 300ms;
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto out = run_session(o);
+  CHECK(std::chrono::steady_clock::now() - t0 < 5s);
+  REQUIRE(out.runs.size() == 1);
+  const auto& child = out.runs[0].observation.child;
+  CHECK(child.ending == runner::Ending::timeout);
+  const std::string text = child.out.text();
+  const auto at = text.find("escaped ");
+  REQUIRE(at != std::string::npos);
+  const pid_t escaped = static_cast<pid_t>(std::atoi(text.c_str() + at + 8));
+  REQUIRE(escaped > 0);
+  CHECK((::kill(escaped, 0) != 0 && errno == ESRCH));
+  REQUIRE(child.strays.size() == 1);
+  CHECK(child.strays[0].pid == escaped);
+  CHECK(child.strays[0].command == "sleep");
+
+  program::RunFacts facts;
+  const auto j = report::to_json(run_report(o, out, facts));
+  CHECK(report::validate_report(j).empty());
+  const auto& strays = j["results"][0]["child"]["strays"];
+  REQUIRE(strays.size() == 1);
+  CHECK(strays[0]["pid"] == escaped);
+  CHECK(strays[0]["command"] == "sleep");
+  CHECK(strays[0]["note"] == "left the process group and session; killed at the end of the run");
 }
 
 #ifdef INTERPOSER

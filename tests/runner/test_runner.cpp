@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
+#include <signal.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -10,12 +11,15 @@
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
+#include <map>
 #include <thread>
 
 #include "runner/bounded_capture.h"
 #include "runner/environment.h"
 #include "runner/child_info.h"
+#include "runner/process_tree.h"
 #include "runner/runner.h"
+#include "util/interrupt.h"
 
 using namespace cudadiag::runner;
 using namespace std::chrono_literals;
@@ -276,4 +280,137 @@ TEST_CASE("runner: a spawn setup call that fails names itself", "[runner]") {
   CHECK(o.pid == 0);
   CHECK_THAT(o.spawn_error, Catch::Contains("posix_spawn_file_actions_adddup2(result fd") && Catch::Contains(FAKE_CHILD));
   CHECK(o.spawn_errno == EBADF);
+}
+
+namespace {
+
+// The pid after "grandchild " in a child's stdout (fake_child escape*), 0 when none.
+pid_t grandchild_of(const ChildOutcome& o) {
+  const std::string text = o.out.text();
+  const auto at = text.find("grandchild ");
+  return at == std::string::npos ? 0 : static_cast<pid_t>(std::atoi(text.c_str() + at + 11));
+}
+
+// Gone for good: no such process (killed and reaped; a zombie would still answer).
+bool gone(pid_t pid) { return ::kill(pid, 0) != 0 && errno == ESRCH; }
+
+}  // namespace
+
+TEST_CASE("process tree: /proc/<pid>/stat lines are parsed up to the last ')'", "[runner]") {
+  const auto st = cudadiag::runner::detail::parse_proc_stat("4242 (my (odd) prog) S 17 4242 4000 0 -1 4194560 1 2");
+  REQUIRE(st);
+  CHECK(st->pid == 4242);
+  CHECK(st->comm == "my (odd) prog");
+  CHECK(st->state == 'S');
+  CHECK(st->ppid == 17);
+  CHECK(st->pgid == 4242);
+  CHECK(st->sid == 4000);
+  CHECK_FALSE(cudadiag::runner::detail::parse_proc_stat("4242 (unterminated S 1 2 3"));
+  CHECK_FALSE(cudadiag::runner::detail::parse_proc_stat(""));
+}
+
+TEST_CASE("runner: a descendant that moved to its own session ends with the deadline and is named", "[runner]") {
+  auto spec = fake({"escape", "30"});
+  spec.deadline = 500ms;
+  spec.grace = 300ms;
+  const auto o = run_child(spec);
+  CHECK(o.ending == Ending::timeout);
+  const pid_t grandchild = grandchild_of(o);
+  REQUIRE(grandchild > 0);
+  CHECK(gone(grandchild));
+  REQUIRE(o.strays.size() == 1);
+  CHECK(o.strays[0].pid == grandchild);
+  CHECK(o.strays[0].command == "fake_child");
+  CHECK(o.strays[0].left_group);
+  CHECK(o.strays[0].left_session);
+  CHECK(o.strays[0].note() == "left the process group and session; killed at the end of the run");
+  CHECK(o.wall_ms < 3000);
+  // The report names it.
+  const auto info = cudadiag::runner::child_info(o);
+  REQUIRE(info.strays.size() == 1);
+  CHECK(info.strays[0].pid == grandchild);
+  CHECK(cudadiag::report::to_json(info)["strays"][0]["note"] == o.strays[0].note());
+}
+
+TEST_CASE("runner: what a child leaves behind when it exits is killed, reaped and named", "[runner]") {
+  const auto o = run_child(fake({"escape-exit", "30"}));
+  CHECK(o.ending == Ending::no_result);
+  CHECK(o.exit_code == 0);
+  const pid_t grandchild = grandchild_of(o);
+  REQUIRE(grandchild > 0);
+  CHECK(gone(grandchild));
+  REQUIRE(o.strays.size() == 1);
+  CHECK(o.strays[0].pid == grandchild);
+  CHECK(o.strays[0].left_session);
+  // A child that leaves nothing names nothing.
+  CHECK(run_child(fake({"exit", "0"})).strays.empty());
+}
+
+TEST_CASE("pool: sweeping leftovers never takes another child's exit status", "[pool]") {
+  Pool pool(PoolOptions{4, nullptr, 300ms});
+  std::map<size_t, int> expected;
+  for (int i = 0; i < 12; ++i) {
+    if (i % 3 == 0) {
+      pool.submit(fake({"escape-exit", "30"}));
+      expected[static_cast<size_t>(i)] = 0;
+    } else {
+      pool.submit(fake({"exit", std::to_string(10 + i)}));
+      expected[static_cast<size_t>(i)] = 10 + i;
+    }
+  }
+  std::vector<pid_t> grandchildren;
+  std::map<size_t, int> got;
+  pool.run([&](size_t id, const ChildOutcome& o) {
+    got[id] = o.exit_code.value_or(-1);
+    if (const pid_t g = grandchild_of(o)) grandchildren.push_back(g);
+  });
+  CHECK(got == expected);
+  CHECK(grandchildren.size() == 4);
+  for (const pid_t g : grandchildren) CHECK(gone(g));
+}
+
+TEST_CASE("runner: an interrupted child that ignores SIGTERM is killed after the stop grace", "[runner]") {
+  std::atomic<bool> stop{false};
+  auto spec = fake({"ignore-term", "30"});
+  spec.deadline = 60s;
+  spec.grace = 5s;  // the deadline's grace: an interruption does not wait for it
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(300ms);
+    stop = true;
+  });
+  const auto o = run_child(spec, &stop, 300ms);
+  stopper.join();
+  CHECK(o.ending == Ending::timeout);
+  CHECK(o.killed_after_grace);
+  CHECK(o.signal_name == "SIGKILL");
+  CHECK(o.wall_ms >= 550);   // 300 ms running, 300 ms grace after SIGTERM
+  CHECK(o.wall_ms < 1300);  // not the deadline's 5 s grace
+}
+
+TEST_CASE("runner: a second stop signal kills the child's tree at once; the caller still reaps it", "[runner]") {
+  cudadiag::clear_stop();
+  cudadiag::install_stop_handlers();
+  auto spec = fake({"escape-ignore-term", "30"});
+  spec.deadline = 60s;
+  spec.grace = 10s;
+  std::thread interrupter([] {
+    std::this_thread::sleep_for(300ms);
+    ::raise(SIGINT);  // asks to stop: SIGTERM, which the child ignores
+    std::this_thread::sleep_for(200ms);
+    ::raise(SIGINT);  // no more grace
+  });
+  const auto o = run_child(spec, &cudadiag::stop_flag(), 10s);
+  interrupter.join();
+  CHECK(cudadiag::stop_requested());
+  cudadiag::clear_stop();
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, SIG_DFL);
+  CHECK(o.ending == Ending::timeout);
+  CHECK(o.killed_after_grace);
+  CHECK(o.wall_ms < 1500);  // not the 10 s stop grace
+  CHECK(gone(o.pid));
+  const pid_t grandchild = grandchild_of(o);
+  REQUIRE(grandchild > 0);
+  CHECK(gone(grandchild));
+  REQUIRE(o.strays.size() == 1);
+  CHECK(o.strays[0].pid == grandchild);
 }

@@ -53,6 +53,26 @@ void flood(unsigned long long bytes) {
   write_all(2, "flood ends\n");
 }
 
+// A grandchild in a session of its own (setsid) that sleeps `seconds`; prints
+// "grandchild <pid>" on stdout. quiet: its stdio goes to /dev/null (it holds no pipe).
+pid_t escape(double seconds, bool quiet) {
+  const pid_t pid = ::fork();  // no CUDA here: fork without exec is fine
+  if (pid == 0) {
+    ::setsid();
+    if (quiet) {
+      const int null = ::open("/dev/null", O_RDWR);
+      ::dup2(null, 0);
+      ::dup2(null, 1);
+      ::dup2(null, 2);
+    }
+    sleep_seconds(seconds);
+    ::_exit(0);
+  }
+  std::printf("grandchild %d\n", static_cast<int>(pid));
+  std::fflush(stdout);
+  return pid;
+}
+
 // Mimics `cudadiag __run-case --spec JSON`: one line per case on the result fd.
 int protocol(int argc, char** argv) {
   std::string spec;
@@ -107,7 +127,8 @@ int protocol(int argc, char** argv) {
 int usage() {
   std::fprintf(stderr,
                "usage: fake_child exit N | segv | abort | sleep S | ignore-term S | flood BYTES"
-               " | result TEXT | env NAME | fd-open N | protocol|__run-case --spec JSON\n");
+               " | result TEXT | env NAME | fd-open N | protocol|__run-case --spec JSON"
+               " | escape S | escape-ignore-term S | escape-exit S\n");
   return 64;
 }
 
@@ -126,6 +147,18 @@ int main(int argc, char** argv) {
   }
   if (mode == "ignore-term" && arg) {
     std::signal(SIGTERM, SIG_IGN);
+    sleep_seconds(std::atof(arg));
+    return 0;
+  }
+  // A grandchild that left the session; then sleep (escape), sleep deaf to SIGINT and
+  // SIGTERM (escape-ignore-term), or exit at once leaving it behind (escape-exit).
+  if ((mode == "escape" || mode == "escape-ignore-term" || mode == "escape-exit") && arg) {
+    if (mode == "escape-ignore-term") {
+      std::signal(SIGTERM, SIG_IGN);
+      std::signal(SIGINT, SIG_IGN);
+    }
+    escape(std::atof(arg), mode == "escape-exit");
+    if (mode == "escape-exit") return 0;
     sleep_seconds(std::atof(arg));
     return 0;
   }
