@@ -69,7 +69,9 @@ void fill_address(FaultSite& s, const CoreDump& d, const Found& found, const std
   const ExceptionInfo info = exception_info(s.exception_code);
   if (!info.memory_access) {
     s.address_status = "not_attempted";
-    s.address_note = s.exception + " is not a memory access";
+    // A dump taken on request (a hang) records no exception: there is no faulting access.
+    s.address_note = !s.has_exception ? std::string("no exception was recorded, so no access faulted")
+                                         : s.exception + " is not a memory access";
     return;
   }
   bool first = true;

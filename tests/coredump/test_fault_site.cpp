@@ -182,3 +182,21 @@ TEST_CASE("the text rendering names exception, kernel, line, first thread and th
   const auto md = render_site_markdown(site_of("gather_bad_index"));
   CHECK(md.find("| address | not recoverable") != std::string::npos);
 }
+
+TEST_CASE("hang: a dump taken on request records no exception; the site is the spinning warp's line") {
+  const auto s = site_of("hang");
+  REQUIRE(s.unreadable.empty());
+  CHECK_FALSE(s.has_exception);
+  CHECK(s.kernel == "wait_flag(int volatile*)");
+  CHECK(s.grid_dim == Dim3{1, 1, 1});
+  CHECK(s.block_dim == Dim3{32, 1, 1});
+  REQUIRE(s.pc);
+  CHECK(*s.pc == 0x7fa6d37ac240);  // "#0  0x00007fa6d37ac240 in wait_flag<<<(1,1,1),(32,1,1)>>>"
+  REQUIRE(s.line);
+  CHECK(ends_with(s.line->file, "hang.cu"));
+  CHECK(s.line->line == 4);  // while (*flag == 0)
+  CHECK(s.instruction == "ISETP.NE.AND P0, PT, R0, RZ, PT");
+  CHECK_FALSE(s.address);
+  // No exception, so no access faulted: the note says so rather than naming an empty exception.
+  CHECK(s.address_note == "no exception was recorded, so no access faulted");
+}
