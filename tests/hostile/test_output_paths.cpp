@@ -22,26 +22,17 @@
 #include <thread>
 #include <vector>
 
+#include "tests/support/file_bytes.h"
 #include "tests/support/temp_dir.h"
 
 namespace fs = std::filesystem;
 using cudadiag::test::TempDir;
+using cudadiag::test::slurp;
+using cudadiag::test::spit;
 
 namespace {
 
 constexpr uid_t kNobody = 65534;
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-void spit(const fs::path& p, const std::string& bytes) {
-  std::ofstream out(p, std::ios::binary | std::ios::trunc);
-  out << bytes;
-}
 
 struct stat lstat_of(const fs::path& p) {
   struct stat st {};

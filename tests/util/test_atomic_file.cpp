@@ -19,6 +19,7 @@
 #include <optional>
 #include <sstream>
 
+#include "tests/support/file_bytes.h"
 #include "tests/support/temp_dir.h"
 #include "util/atomic_file.h"
 #include "util/errors.h"
@@ -30,15 +31,10 @@ using cudadiag::write_file_atomically;
 using cudadiag::write_output;
 
 using cudadiag::test::TempDir;
+using cudadiag::test::slurp;
+using cudadiag::test::spit;
 
 namespace {
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 }  // namespace
 

@@ -19,6 +19,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "tests/support/file_bytes.h"
 #include "tests/support/temp_dir.h"
 #include "util/atomic_file.h"
 #include "util/errors.h"
@@ -28,22 +29,12 @@ namespace fs = std::filesystem;
 using cudadiag::UsageError;
 using cudadiag::write_file_atomically;
 using cudadiag::test::TempDir;
+using cudadiag::test::slurp;
+using cudadiag::test::spit;
 
 namespace {
 
 constexpr uid_t kNobody = 65534;
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-void spit(const fs::path& p, const std::string& bytes) {
-  std::ofstream out(p, std::ios::binary | std::ios::trunc);
-  out << bytes;
-}
 
 bool root_or_skip() {
   if (::geteuid() == 0) return true;
