@@ -12,6 +12,7 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "report/render.h"
+#include "util/printable.h"
 #include "suite/executor.h"
 #include "tma/descriptor.h"
 #include "tma/tma_check.h"
@@ -122,7 +123,7 @@ void run_tma(const TmaOptions& o) {
     const bool md = format == report::Format::md;
     std::string text = tma::render_items(items, o.table, gpu_line, md);
     text += (md ? "**verdict: " : "verdict: ") + std::string(report::to_string(r.verdict.status)) + (md ? "**\n" : "\n");
-    for (const auto& why : r.verdict.reasons) text += "  - " + why + "\n";
+    for (const auto& why : r.verdict.reasons) text += "  - " + printable(why) + "\n";
     emit_text(text, o.common);
   }
   set_exit_code(report::exit_code_for(r.verdict.status));

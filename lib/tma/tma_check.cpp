@@ -6,6 +6,7 @@
 #include "tma/tma_json.h"
 #include "util/errors.h"
 #include "util/log.h"
+#include "util/printable.h"
 
 namespace cudadiag::tma {
 namespace {
@@ -227,7 +228,7 @@ std::string render_items(const std::vector<Item>& items, bool table_mode, const 
     std::vector<std::vector<std::string>> rows{{table_mode ? "row" : "descriptor", "validator", "driver", "load"}};
     if (table_mode) rows.front().insert(rows.front().begin() + 1, "expected");
     for (const auto& it : items) {
-      std::vector<std::string> row{it.label, validator_cell(it), driver_cell(it), load_cell(it)};
+      std::vector<std::string> row{printable(it.label), validator_cell(it), driver_cell(it), load_cell(it)};
       if (table_mode) {
         std::string e;
         for (const auto& id : it.table_errors) e += (e.empty() ? "" : " ") + short_rule(id);
@@ -241,7 +242,8 @@ std::string render_items(const std::vector<Item>& items, bool table_mode, const 
   for (const auto& it : items) {
     const bool surprise = it.device && surprising(it.device->outcome);
     if (matrix && it.v.errors() == 0 && !surprise) continue;
-    out += (md ? "### " : "") + it.label + " (" + it.source + ")\n";
+    // The log name comes from the user: shown inert (controls, bidi overrides).
+    out += (md ? "### " : "") + printable(it.label) + " (" + printable(it.source) + ")\n";
     out += (md ? "\n    " : "  ") + summary(it.d) + "\n";
     if (it.printed_result)
       out += std::string(md ? "\n" : "") + "  printed encode result: " + std::to_string(*it.printed_result) +

@@ -16,21 +16,11 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/file_bytes.h"
+
 extern char** environ;
 
 namespace cudadiag::test {
-
-inline std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-inline void spit(const std::filesystem::path& p, const std::string& bytes) {
-  std::ofstream out(p, std::ios::binary | std::ios::trunc);
-  out << bytes;
-}
 
 struct Run {
   bool exited = false;

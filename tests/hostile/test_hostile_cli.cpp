@@ -321,3 +321,17 @@ TEST_CASE("hostile: -o writes through devices, keeps links and modes, and report
   REQUIRE(::stat((dir.path / "target.json").c_str(), &st) == 0);
   CHECK((st.st_mode & 07777) == 0600);
 }
+
+TEST_CASE("hostile: tma's text and Markdown show a log name's bidi override inert", "[hostile]") {
+  TempDir dir;
+  // A real printout under a name holding U+202E (RIGHT-TO-LEFT OVERRIDE).
+  const fs::path log = dir.path / "seq\u202Egol.log";
+  spit(log, slurp(fs::path(CUDADIAG_SOURCE_DIR) / "tests/data/tma/flashinfer_seqlen1.log"));
+  for (const std::string format : {"text", "md"}) {
+    const Run r = run_binary({"tma", "--from-log", log.string(), "--format", format, "--no-color"}, dir.path);
+    INFO(format << ": " << r.err);
+    REQUIRE(r.exited);
+    CHECK(r.out.find("\u202E") == std::string::npos);
+    CHECK(r.out.find("\\u202e") != std::string::npos);
+  }
+}
