@@ -9,24 +9,11 @@
 #include <sstream>
 
 #include "runner/runner.h"
+#include "util/executable_search.h"
 #include "util/scratch_dir.h"
 
 namespace cudadiag::coredump {
 namespace {
-
-bool is_executable(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
-}
-
-std::vector<std::string> split_path(const std::string& v) {
-  std::vector<std::string> out;
-  std::stringstream ss(v);
-  std::string d;
-  while (std::getline(ss, d, ':'))
-    if (!d.empty()) out.push_back(d);
-  return out;
-}
 
 void add_glob(const std::string& pattern, std::vector<std::string>& out) {
   glob_t g{};
@@ -53,7 +40,7 @@ std::vector<std::string> nvdisasm_candidates(const EnvLookup& getenv_fn) {
   std::vector<std::string> out;
   if (const char* e = env("CUDADIAG_NVDISASM"); e != nullptr && *e != '\0') out.emplace_back(e);
   std::vector<std::string> path_dirs;
-  if (const char* p = env("PATH")) path_dirs = split_path(p);
+  if (const char* p = env("PATH")) path_dirs = split_search_path(p);
   for (const auto& d : path_dirs) out.push_back(d + "/nvdisasm");
   for (const char* root : {"CUDA_HOME", "CUDA_PATH"})
     if (const char* h = env(root); h != nullptr && *h != '\0') out.push_back(std::string(h) + "/bin/nvdisasm");
@@ -78,12 +65,12 @@ std::vector<std::string> nvdisasm_candidates(const EnvLookup& getenv_fn) {
 Disassembler find_nvdisasm(const std::string& explicit_path, const EnvLookup& getenv_fn) {
   Disassembler d;
   if (!explicit_path.empty()) {
-    if (is_executable(explicit_path)) d.path = explicit_path;
+    if (is_executable_file(explicit_path)) d.path = explicit_path;
     else d.reason = "--nvdisasm " + explicit_path + ": not an executable file";
     return d;
   }
   for (const auto& c : nvdisasm_candidates(getenv_fn))
-    if (is_executable(c)) {
+    if (is_executable_file(c)) {
       d.path = c;
       return d;
     }

@@ -1,29 +1,10 @@
 #include "profiles/sanitizer_tool.h"
 
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <cstdlib>
-#include <sstream>
+
+#include "util/executable_search.h"
 
 namespace cudadiag::profiles {
-namespace {
-
-bool default_is_executable(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
-}
-
-std::vector<std::string> split_path(const std::string& path_var) {
-  std::vector<std::string> out;
-  std::stringstream ss(path_var);
-  std::string dir;
-  while (std::getline(ss, dir, ':'))
-    if (!dir.empty()) out.push_back(dir);
-  return out;
-}
-
-}  // namespace
 
 std::vector<std::string> compute_sanitizer_candidates(const EnvLookup& getenv_fn) {
   const EnvLookup env = getenv_fn ? getenv_fn : [](const char* n) { return std::getenv(n); };
@@ -35,7 +16,7 @@ std::vector<std::string> compute_sanitizer_candidates(const EnvLookup& getenv_fn
     out.push_back(root + "/compute-sanitizer/" + exe);  // where the toolkit installs it
   };
   std::vector<std::string> path_dirs;
-  if (const char* p = env("PATH")) path_dirs = split_path(p);
+  if (const char* p = env("PATH")) path_dirs = split_search_path(p);
   for (const auto& d : path_dirs) out.push_back(d + "/" + exe);
   if (const char* h = env("CUDA_HOME")) add_root(h);
   if (const char* h = env("CUDA_PATH")) add_root(h);
@@ -48,7 +29,7 @@ std::vector<std::string> compute_sanitizer_candidates(const EnvLookup& getenv_fn
 }
 
 SanitizerTool find_compute_sanitizer(const EnvLookup& getenv_fn, const ExecCheck& is_executable) {
-  const ExecCheck check = is_executable ? is_executable : default_is_executable;
+  const ExecCheck check = is_executable ? is_executable : is_executable_file;
   const auto candidates = compute_sanitizer_candidates(getenv_fn);
   SanitizerTool t;
   for (const auto& c : candidates) {
