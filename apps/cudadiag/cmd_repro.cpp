@@ -74,7 +74,7 @@ class Progress {
 };
 
 // With -v: where the time went (setup, host cases, children, the longest children).
-void log_phases(const suite::Plan& plan, const suite::RunOutcome& outcome, double setup_ms) {
+void log_phases(const suite::Plan& plan, const suite::SuiteOutcome& outcome, double setup_ms) {
   if (!spdlog::should_log(spdlog::level::debug)) return;
   double busy = 0.0;
   for (const auto& t : outcome.timings) busy += t.duration_ms;
@@ -148,7 +148,7 @@ void run_repro(const ReproOptions& opts) {
                plan.count(suite::Venue::skipped), facts.jobs);
   if (popts.devices.empty()) spdlog::warn("GPU part cannot run: {}", facts.no_gpu_reason);
 
-  suite::RunOptions ropts;
+  suite::SuiteRunOptions ropts;
   ropts.self_exe = inv.self_exe;
   ropts.jobs = facts.jobs;
   ropts.devices = popts.devices;

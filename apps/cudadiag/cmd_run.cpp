@@ -1,7 +1,7 @@
 // `cudadiag run [options] -- CMD [ARGS...]`: the user's own program on the ladder of
 // rungs (native, blocking, fence, sanitizer), judged run by run, with one verdict:
 // exposed (which rung, and the most precise evidence), clean, flaky, does_not_start or
-// inconclusive. The parent never calls CUDA; lib/program does the work.
+// inconclusive. The parent never calls CUDA; lib/run does the work.
 //
 // Exit codes: 0 clean; 1 exposed, flaky, inconclusive, or interrupted; 2 bad input, or a
 // command that cannot be found or started; 3 CUDA could not start in the program.
@@ -15,10 +15,10 @@
 #include "host/devices.h"
 #include "host/nvml.h"
 #include "host/system_info.h"
-#include "program/command_path.h"
-#include "program/preload_path.h"
-#include "program/run_report.h"
-#include "program/run_session.h"
+#include "run/command_path.h"
+#include "run/preload_path.h"
+#include "run/run_report.h"
+#include "run/run_session.h"
 #include "util/errors.h"
 #include "util/interrupt.h"
 #include "util/log.h"
@@ -44,16 +44,16 @@ struct RunCliOptions {
   bool no_kernel_log = false;
 };
 
-program::SessionOptions session_options(const RunCliOptions& o, const std::string& work_dir) {
-  program::SessionOptions s;
-  s.env = program::parse_env_assignments(o.env);
+run::SessionOptions session_options(const RunCliOptions& o, const std::string& work_dir) {
+  run::SessionOptions s;
+  s.env = run::parse_env_assignments(o.env);
   auto& run = s.run;
-  run.rungs = program::parse_rungs(o.rungs);
-  run.sanitize = program::parse_sanitize_mode(o.sanitize);
+  run.rungs = run::parse_rungs(o.rungs);
+  run.sanitize = run::parse_sanitize_mode(o.sanitize);
   run.stop_at_first = o.stop_at_first;
   run.repeat = o.repeat;
   run.fence_align = o.fence_align;
-  run.fence_side = o.fence_front ? program::FenceSide::front : program::FenceSide::back;
+  run.fence_side = o.fence_front ? run::FenceSide::front : run::FenceSide::back;
   if (o.quarantine_mb >= 0) run.quarantine_mb = static_cast<std::uint64_t>(o.quarantine_mb);
   run.work_dir = work_dir;
   if (const char* p = std::getenv("LD_PRELOAD")) run.user_ld_preload = p;
@@ -67,14 +67,14 @@ program::SessionOptions session_options(const RunCliOptions& o, const std::strin
   if (o.command.empty()) throw UsageError("run: no command given (usage: cudadiag run [options] -- CMD [ARGS...])");
   const auto path_it = s.env.find("PATH");
   const char* inherited_path = std::getenv("PATH");
-  const auto found = program::find_command(
+  const auto found = run::find_command(
       o.command.front(), path_it != s.env.end() ? path_it->second : (inherited_path ? inherited_path : ""));
   if (!found.found()) throw UsageError("run: cannot run the command: " + found.error);
   run.command = o.command;
   run.command.front() = found.path;
 
-  run.interposer_path = program::interposer_next_to(invocation().self_exe);
-  if (program::probe_file(run.interposer_path) == program::FileKind::missing) {
+  run.interposer_path = run::interposer_next_to(invocation().self_exe);
+  if (run::probe_file(run.interposer_path) == run::FileKind::missing) {
     run.interposer_missing_reason = run.interposer_path + " does not exist (it is built next to the cudadiag binary)";
     run.interposer_path.clear();
   }
@@ -86,13 +86,13 @@ void run_run(const RunCliOptions& o) {
   const ScratchDir work("run");  // the rings and memcheck's XML
   auto s = session_options(o, work.path());
   // LD_PRELOAD splits on spaces and colons: an interposer under such a path goes through a link.
-  const program::PreloadPath preload(s.run.interposer_path, work.path());
+  const run::PreloadPath preload(s.run.interposer_path, work.path());
   s.run.preload_path = preload.path();
 
-  program::RunFacts facts;
-  const bool wants_sanitizer = s.run.sanitize == program::SanitizeMode::always ||
-                               (s.run.sanitize == program::SanitizeMode::automatic &&
-                                std::find(s.run.rungs.begin(), s.run.rungs.end(), program::Rung::sanitizer) !=
+  run::RunFacts facts;
+  const bool wants_sanitizer = s.run.sanitize == run::SanitizeMode::always ||
+                               (s.run.sanitize == run::SanitizeMode::automatic &&
+                                std::find(s.run.rungs.begin(), s.run.rungs.end(), run::Rung::sanitizer) !=
                                     s.run.rungs.end());
   if (wants_sanitizer) {
     facts.sanitizer = profiles::find_compute_sanitizer();
@@ -101,16 +101,16 @@ void run_run(const RunCliOptions& o) {
   }
   if (s.run.interposer_path.empty()) spdlog::warn("fence rung skipped: {}", s.run.interposer_missing_reason);
 
-  program::SessionProgress progress;
-  progress.started = [](const program::PlannedRun& p) {
-    spdlog::info("run: {} rung{}...", program::to_string(p.rung),
+  run::SessionProgress progress;
+  progress.started = [](const run::PlannedRun& p) {
+    spdlog::info("run: {} rung{}...", run::to_string(p.rung),
                  p.repeat_index > 0 ? " #" + std::to_string(p.repeat_index) : std::string());
   };
-  progress.judged = [](const program::SessionRun& r) {
-    spdlog::info("run: {}: {} ({:.1f} s)", program::to_string(r.judgement.rung), program::to_string(r.judgement.outcome),
+  progress.judged = [](const run::SessionRun& r) {
+    spdlog::info("run: {}: {} ({:.1f} s)", run::to_string(r.judgement.rung), run::to_string(r.judgement.outcome),
                  r.observation.child.wall_ms / 1000.0);
   };
-  const auto outcome = program::run_session(s, progress);
+  const auto outcome = run::run_session(s, progress);
 
   const auto& inv = invocation();
   facts.argv = inv.argv;
@@ -118,13 +118,13 @@ void run_run(const RunCliOptions& o) {
   facts.host = host::host_json();
   facts.nvml_snapshot = host::nvml_snapshot();
   facts.devices = host::merge_devices(facts.nvml_snapshot.value("devices", json::array()), nullptr);
-  auto r = program::run_report(s, outcome, facts);
+  auto r = run::run_report(s, outcome, facts);
   report::RedactionInputs secrets;
   secrets.env.assign(s.env.begin(), s.env.end());  // --env values may be tokens
   emit_report(r, o.common, secrets);
   spdlog::info("verdict: {} ({} runs, {:.1f} s)", report::to_string(r.verdict.status), outcome.runs.size(),
                outcome.wall_ms / 1000.0);
-  set_exit_code(program::run_exit_code(outcome));
+  set_exit_code(run::run_exit_code(outcome));
 }
 
 }  // namespace

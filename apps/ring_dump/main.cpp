@@ -10,13 +10,13 @@
 #include <map>
 #include <string>
 
-#include "program/ring_reader.h"
+#include "run/ring_reader.h"
 #include "util/exit_codes.h"
 #include "util/printable.h"
 
 namespace {
 
-using namespace cudadiag::program;
+using namespace cudadiag::run;
 
 const char* yes_no(bool b) { return b ? "true" : "false"; }
 

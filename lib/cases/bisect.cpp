@@ -17,12 +17,12 @@ std::string direction_of(profiles::Allocator allocator) {
 
 }  // namespace
 
-FaultingBuffer bisect(const std::vector<std::string>& buffers, profiles::Allocator allocator,
+Bisection bisect(const std::vector<std::string>& buffers, profiles::Allocator allocator,
                       const FaultProbe& faults) {
   if (!profiles::is_fence(allocator))
     throw std::invalid_argument("bisect: allocator must be fence-back or fence-front, not '" +
                                 std::string(profiles::to_string(allocator)) + "'");
-  FaultingBuffer out;
+  Bisection out;
   auto probe = [&](const std::vector<std::string>& fenced, profiles::Allocator alloc) {
     ++out.extra_runs;
     return faults(fenced, alloc);
@@ -69,16 +69,16 @@ FaultingBuffer bisect(const std::vector<std::string>& buffers, profiles::Allocat
   return out;
 }
 
-FaultingBuffer bisect(const std::vector<std::string>& buffers, const FaultProbe& faults) {
+Bisection bisect(const std::vector<std::string>& buffers, const FaultProbe& faults) {
   return bisect(buffers, profiles::Allocator::fence_back, faults);
 }
 
-std::optional<report::FaultingBuffer> reported_buffer(const FaultingBuffer& f) {
+std::optional<report::FaultingBuffer> reported_buffer(const Bisection& f) {
   if (!f.found) return std::nullopt;
   return report::FaultingBuffer{f.name, f.bytes, f.direction, f.extra_runs};
 }
 
-report::json bisection_json(const FaultingBuffer& f) {
+report::json bisection_json(const Bisection& f) {
   report::json j{{"found", f.found}, {"extra_runs", f.extra_runs}};
   if (f.found) j["buffer"] = f.name;
   if (!f.note.empty()) j["note"] = f.note;

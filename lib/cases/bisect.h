@@ -23,7 +23,7 @@ namespace cudadiag::cases {
 
 using FaultProbe = std::function<bool(const std::vector<std::string>& fenced, profiles::Allocator allocator)>;
 
-struct FaultingBuffer {
+struct Bisection {
   bool found = false;
   std::string name;
   unsigned long long bytes = 0;  // filled by the caller from the child's buffer list
@@ -34,15 +34,15 @@ struct FaultingBuffer {
 
 // `allocator` is the fence side the case faulted under (fence-back or fence-front).
 // Throws std::invalid_argument for another allocator.
-FaultingBuffer bisect(const std::vector<std::string>& buffers, profiles::Allocator allocator,
+Bisection bisect(const std::vector<std::string>& buffers, profiles::Allocator allocator,
                       const FaultProbe& faults);
 
 // Same, for a case that faulted under fence-back.
-FaultingBuffer bisect(const std::vector<std::string>& buffers, const FaultProbe& faults);
+Bisection bisect(const std::vector<std::string>& buffers, const FaultProbe& faults);
 
 // result.faulting_buffer: {name, bytes, direction, extra_runs} when found, else null.
-std::optional<report::FaultingBuffer> reported_buffer(const FaultingBuffer& f);
+std::optional<report::FaultingBuffer> reported_buffer(const Bisection& f);
 // result.details.bisection: {found, extra_runs, buffer?, note?}, found or not.
-report::json bisection_json(const FaultingBuffer& f);
+report::json bisection_json(const Bisection& f);
 
 }  // namespace cudadiag::cases

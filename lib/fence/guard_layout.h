@@ -1,6 +1,6 @@
 #pragma once
 // Guard-page arithmetic of a fenced buffer, shared by the bundled fence allocator
-// (kernels/runtime/fence_allocator.cu) and the interposer (kernels/interposer): how much
+// (kernels/runtime/fence_allocator.cu) and the interposer (apps/interposer): how much
 // to map for a request, where the pointer goes so that the buffer ends (or starts) flush
 // against an unmapped guard granule, and where an address lies relative to the buffer.
 // Pure constexpr C++17 (nvcc compiles one of its users), no CUDA, no library.

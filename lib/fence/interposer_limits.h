@@ -1,6 +1,6 @@
 #pragma once
 // Limits of the interposer's settings that `cudadiag run` passes through the environment
-// (kernels/interposer/settings.cpp reads them; lib/program/rungs.cpp sets them). The
+// (apps/interposer/settings.cpp reads them; lib/run/rungs.cpp sets them). The
 // interposer cannot refuse a value (it runs inside the user's program and keeps its
 // default for one it rejects), so the command line checks its options against the same
 // limits and refuses what the interposer would not honour. Pure C++17, no library.

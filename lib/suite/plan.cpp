@@ -7,7 +7,7 @@
 namespace cudadiag::suite {
 
 size_t Plan::count(Venue v) const {
-  return static_cast<size_t>(std::count_if(runs.begin(), runs.end(), [v](const PlannedRun& r) { return r.venue == v; }));
+  return static_cast<size_t>(std::count_if(runs.begin(), runs.end(), [v](const PlannedCase& r) { return r.venue == v; }));
 }
 
 bool needs_own_child(const cases::CaseDef& def, const cases::Expectation& e) {
@@ -28,7 +28,7 @@ double estimate_cost_ms(const Batch& b, const Plan& plan) {
   constexpr double kStartMs = 300;  // process start and context creation
   double cost = kStartMs;
   for (size_t i : b.runs) {
-    const PlannedRun& run = plan.runs[i];
+    const PlannedCase& run = plan.runs[i];
     double one = cases::estimate_run_ms(run.spec.family, run.spec.params);
     if (run.expectation.expects_timeout()) one = b.deadline_ms > 0 ? b.deadline_ms : 60000;
     cost += one * std::max(1, run.spec.repeat);
@@ -53,7 +53,7 @@ Plan make_plan(const Suite& s, const PlanOptions& opts) {
 
   auto add_run = [&](const SuiteCase& sc, size_t ci, const profiles::Profile& prof, const cases::Expectation& e,
                      int slot, int repeat, Venue venue, std::string reason = "") {
-    PlannedRun run;
+    PlannedCase run;
     run.spec.index = static_cast<int>(plan.runs.size());
     run.spec.case_id = sc.def.id;
     run.spec.family = sc.def.family;

@@ -35,7 +35,7 @@ struct DeviceTarget {
 enum class Venue { child, host, skipped };
 
 // One case under one profile on one device (one repeat, for a case that runs alone).
-struct PlannedRun {
+struct PlannedCase {
   runner::CaseSpec spec;         // spec.index is the run's position in Plan::runs
   size_t suite_case = 0;
   profiles::Profile profile;
@@ -66,7 +66,7 @@ struct PlanOptions {
 };
 
 struct Plan {
-  std::vector<PlannedRun> runs;  // every run, in suite order (case, profile, device)
+  std::vector<PlannedCase> runs;  // every run, in suite order (case, profile, device)
   std::vector<Batch> batches;    // the child runs, longest first
   size_t count(Venue v) const;
   size_t child_runs() const { return count(Venue::child); }

@@ -6,7 +6,7 @@ namespace cudadiag::suite {
 
 using report::json;
 
-report::Report repro_report(const Suite& s, const PlanOptions& popts, const Plan& plan, RunOutcome outcome,
+report::Report repro_report(const Suite& s, const PlanOptions& popts, const Plan& plan, SuiteOutcome outcome,
                             const ReproFacts& facts) {
   auto r = report::new_report(facts.argv, "repro");
   r.host = facts.host;

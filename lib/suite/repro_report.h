@@ -24,7 +24,7 @@ struct ReproFacts {
   int jobs = 1;
 };
 
-report::Report repro_report(const Suite& s, const PlanOptions& popts, const Plan& plan, RunOutcome outcome,
+report::Report repro_report(const Suite& s, const PlanOptions& popts, const Plan& plan, SuiteOutcome outcome,
                             const ReproFacts& facts);
 
 }  // namespace cudadiag::suite

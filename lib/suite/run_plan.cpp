@@ -18,7 +18,7 @@ using report::Outcome;
 
 double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
-report::Result host_result(const Suite& s, const PlannedRun& run) {
+report::Result host_result(const Suite& s, const PlannedCase& run) {
   const SuiteCase& sc = s.cases[run.suite_case];
   report::Result r;
   const auto h0 = Clock::now();
@@ -38,8 +38,8 @@ report::Result host_result(const Suite& s, const PlannedRun& run) {
   return r;
 }
 
-std::shared_ptr<const ChildSettings> settings_for(const Batch& b, const Plan& plan, const RunOptions& opts) {
-  const PlannedRun& first = plan.runs[b.runs.front()];
+std::shared_ptr<const ChildSettings> settings_for(const Batch& b, const Plan& plan, const SuiteRunOptions& opts) {
+  const PlannedCase& first = plan.runs[b.runs.front()];
   auto s = std::make_shared<ChildSettings>();
   s->env_set = child_env(first.profile, b.device_slot, opts.devices);
   s->deadline = b.deadline_ms > 0 ? std::chrono::milliseconds(b.deadline_ms) : opts.default_deadline;
@@ -76,9 +76,9 @@ std::map<std::string, std::string> child_env(const profiles::Profile& profile, i
   return env;
 }
 
-RunOutcome run_plan(const Suite& s, const Plan& plan, const RunOptions& opts) {
+SuiteOutcome run_plan(const Suite& s, const Plan& plan, const SuiteRunOptions& opts) {
   const auto t0 = Clock::now();
-  RunOutcome out;
+  SuiteOutcome out;
   std::vector<std::optional<report::Result>> results(plan.runs.size());
   auto stopped = [&] { return opts.stop && opts.stop->load(); };
   auto deliver = [&](size_t run, report::Result r) {
@@ -88,7 +88,7 @@ RunOutcome run_plan(const Suite& s, const Plan& plan, const RunOptions& opts) {
 
   // Host-only runs and runs that cannot happen are decided here, before any child.
   for (size_t i = 0; i < plan.runs.size(); ++i) {
-    const PlannedRun& run = plan.runs[i];
+    const PlannedCase& run = plan.runs[i];
     if (run.venue == Venue::host && !stopped()) {
       report::Result r = host_result(s, run);
       judge_result(r, run.expectation, run.profile);
@@ -119,7 +119,7 @@ RunOutcome run_plan(const Suite& s, const Plan& plan, const RunOptions& opts) {
   // Post-steps, as each result is final: the sanitizer's XML, CUDA that could not start,
   // the judgement against the run's planned expectation.
   ex.run([&](ExecutedCase& c) {
-    const PlannedRun& run = plan.runs[static_cast<size_t>(c.spec.index)];
+    const PlannedCase& run = plan.runs[static_cast<size_t>(c.spec.index)];
     if (c.child && !children[*c.child].artifact.empty() && c.result.outcome != Outcome::skipped)
       attach_sanitizer(c.result, children[*c.child].artifact);
     if (const auto why = skip_if_cuda_unusable(c.result); !why.empty()) out.cuda_unusable = why;

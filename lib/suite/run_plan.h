@@ -20,7 +20,7 @@
 
 namespace cudadiag::suite {
 
-struct RunOptions {
+struct SuiteRunOptions {
   std::string self_exe;
   int jobs = 1;
   std::vector<DeviceTarget> devices;           // as given to make_plan
@@ -42,7 +42,7 @@ struct ChildTiming {
   double duration_ms = 0.0;
 };
 
-struct RunOutcome {
+struct SuiteOutcome {
   std::vector<report::Result> results;  // one per planned run, in plan order
   bool interrupted = false;
   double wall_ms = 0.0;
@@ -52,7 +52,7 @@ struct RunOutcome {
   std::string cuda_unusable;            // why CUDA could not start in the children, if it could not
 };
 
-RunOutcome run_plan(const Suite& s, const Plan& plan, const RunOptions& opts);
+SuiteOutcome run_plan(const Suite& s, const Plan& plan, const SuiteRunOptions& opts);
 
 // The argv prefix of a child of the `sanitizer` profile: memcheck with its XML saved to
 // `xml` and profiles::kSanitizerPaddingBytes of padding (the sanitizer rung of `run`

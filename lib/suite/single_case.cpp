@@ -50,7 +50,7 @@ void bisect_fault(report::Result& r, const runner::CaseSpec& spec, const ChildSe
     const auto results = execute({s}, settings, self_exe, stop);
     return !results.empty() && is_memory_fault(results.front());
   };
-  cases::FaultingBuffer fb = cases::bisect(names, spec.allocator, probe);
+  cases::Bisection fb = cases::bisect(names, spec.allocator, probe);
   if (fb.found)
     for (const auto& b : r.buffers)
       if (b.value("name", "") == fb.name) fb.bytes = b.value("bytes", 0ull);

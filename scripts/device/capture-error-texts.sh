@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Captures what real programs print when they fail on the GPU, as test data for
-# lib/program/error_text (run on the device; not a test). Each program fails in a known
+# lib/run/error_text (run on the device; not a test). Each program fails in a known
 # way; its stdout, stderr, exit code and time are kept, with the NVIDIA kernel-log lines
 # (Xid) of the run and the versions used:
 #   PyTorch   index_select with an invalid index (device assert), with and without
@@ -13,9 +13,9 @@
 #   JAX       a Pallas kernel reading far out of bounds, under the default BFC pool and
 #             under XLA_PYTHON_CLIENT_ALLOCATOR=platform
 #   shell     a segfault and an abort reported by bash, a command that is not found
-# It also checks the framework caching switches of lib/program/rungs.cpp (PyTorch's
+# It also checks the framework caching switches of lib/run/rungs.cpp (PyTorch's
 # reserved memory after a free, JAX's device memory with and without preallocation).
-# Everything lands in one file, $OUT/error-texts.tar.gz (unpack into tests/program/data as
+# Everything lands in one file, $OUT/error-texts.tar.gz (unpack into tests/run/data as
 # device_*), and a table is printed last. Runs in about 2-3 minutes (at most 5).
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
@@ -263,7 +263,7 @@ case_run shell_segfault -- bash -c 'python3 -c "import ctypes; ctypes.string_at(
 case_run shell_abort -- bash -c 'python3 -c "import os; os.abort()"; true'
 case_run not_found_sh -- sh -c 'no-such-command-cudadiag --x'
 case_run not_found_python -- python3 /nonexistent/cudadiag/train.py
-# The caching switches of lib/program/rungs.cpp.
+# The caching switches of lib/run/rungs.cpp.
 case_run caching_torch_default -- python3 "$progs/torch_caching.py"
 case_run caching_torch_nocache PYTORCH_NO_CUDA_MEMORY_CACHING=1 -- python3 "$progs/torch_caching.py"
 case_run caching_jax_default -- python3 "$progs/jax_memory.py"
@@ -319,7 +319,7 @@ def last_json(name):
             continue
     return None
 
-print("== framework caching switches (lib/program/rungs.cpp)")
+print("== framework caching switches (lib/run/rungs.cpp)")
 a, b = last_json("caching_torch_default"), last_json("caching_torch_nocache")
 if a and b:
     ok = a["reserved_after_free"] > 0 and b["reserved_after_free"] == 0
@@ -338,6 +338,6 @@ for n in ("caching_jax_default", "caching_jax_no_prealloc", "caching_jax_platfor
     print(f"  {n}: GPU memory used {j.get('gpu_memory_used_mib')} MiB; memory_stats {brief or stats}")
 print("  XLA_PYTHON_CLIENT_PREALLOCATE=false is verified when no_prealloc uses far less than default;")
 print("  XLA_PYTHON_CLIENT_ALLOCATOR=platform when jax_pallas_oob_platform faults and _default does not.")
-print(f"== files: {os.path.join(out, 'error-texts.tar.gz')} (unpack into tests/program/data)")
+print(f"== files: {os.path.join(out, 'error-texts.tar.gz')} (unpack into tests/run/data)")
 PY
 rm -rf "$work"

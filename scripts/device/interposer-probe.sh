@@ -22,7 +22,7 @@ source scripts/device/interposer-env.sh interposer-probe
 
 # --- build (in parallel) --------------------------------------------------------------
 source scripts/lib/test-programs.sh
-build_test_programs "$work/bin" "$logs"
+build_test_runs "$work/bin" "$logs"
 echo "built in $(($(date +%s) - started)) s"
 
 # --- runs -----------------------------------------------------------------------------

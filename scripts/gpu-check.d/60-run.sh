@@ -27,7 +27,7 @@ started=$(date +%s)
 
 # --- nvcc programs (oob_static: nvcc's default, static cudart) -------------------------
 source "$(dirname "$0")/../lib/test-programs.sh"
-build_test_programs "$dir/bin" "$dir"
+build_test_runs "$dir/bin" "$dir"
 
 # --- programs that are not in the repository ------------------------------------------
 # CuPy with its default memory pool: 1024 floats (a multiple of the pool's 512-byte

@@ -1,12 +1,12 @@
 # Sourced by device scripts: builds the nvcc programs of tests/programs for the GPU of
 # this machine, in parallel.
-#   build_test_programs BIN_DIR LOG_DIR
+#   build_test_runs BIN_DIR LOG_DIR
 # BIN_DIR gets oob_static (nvcc's default: static cudart), oob_shared (-cudart shared),
 # use_after_free, misaligned, device_assert, clean, and libwrite_past_end.so (the kernel
 # of torch_custom_op.py); LOG_DIR gets build.NAME.log for each. NVCC overrides the
 # compiler (default: nvcc on PATH, else /usr/local/cuda/bin/nvcc). A failed build is
 # named on stdout; the program is then missing.
-build_test_programs() {
+build_test_runs() {
   local bin=$1 logs=$2
   local programs nvcc
   programs="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/tests/programs"

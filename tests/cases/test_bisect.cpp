@@ -8,7 +8,7 @@
 #include "cases/bisect.h"
 
 using cudadiag::cases::bisect;
-using cudadiag::cases::FaultingBuffer;
+using cudadiag::cases::Bisection;
 
 namespace {
 
@@ -34,7 +34,7 @@ const std::vector<std::string> kBuffers = {"q", "k", "v", "idx", "out", "lse", "
 TEST_CASE("bisection finds every buffer of a list and the end it overruns") {
   for (const auto& culprit : kBuffers) {
     FakeCase fake{culprit, {"fence-back"}, {}};
-    const FaultingBuffer f = bisect(kBuffers, cudadiag::profiles::Allocator::fence_back, std::ref(fake));
+    const Bisection f = bisect(kBuffers, cudadiag::profiles::Allocator::fence_back, std::ref(fake));
     INFO("culprit " << culprit);
     REQUIRE(f.found);
     CHECK(f.name == culprit);
@@ -122,7 +122,7 @@ TEST_CASE("bisection rejects a non-fence allocator") {
 }
 
 TEST_CASE("the reported faulting buffer carries name, bytes, direction and extra runs") {
-  FaultingBuffer f;
+  Bisection f;
   f.found = true;
   f.name = "out";
   f.bytes = 16384;
@@ -130,7 +130,7 @@ TEST_CASE("the reported faulting buffer carries name, bytes, direction and extra
   f.extra_runs = 5;
   const auto reported = cudadiag::cases::reported_buffer(f);
   REQUIRE(reported);
-  CHECK_FALSE(cudadiag::cases::reported_buffer(FaultingBuffer{}));
+  CHECK_FALSE(cudadiag::cases::reported_buffer(Bisection{}));
   const auto j = cudadiag::report::to_json(*reported);
   CHECK(j["name"] == "out");
   CHECK(j["bytes"] == 16384);

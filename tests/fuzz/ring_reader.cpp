@@ -8,14 +8,14 @@
 #include <string>
 
 #include "fuzz_target.h"
-#include "program/ring_format.h"
-#include "program/ring_reader.h"
+#include "fence/ring_format.h"
+#include "run/ring_reader.h"
 
 namespace {
 
 using namespace cudadiag;
 
-void use(const program::RingRead& r) {
+void use(const run::RingRead& r) {
   std::size_t n = r.message.size() + r.log.allocations.size() + r.log.tma_maps.size();
   for (const auto& l : r.log.launches) n += l.kernel.size();
   for (const auto& e : r.log.process_events) n += e.program.size();
@@ -49,7 +49,7 @@ std::string consistent_layout(std::string bytes) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string bytes(fuzz_text(data, size));
-  use(program::parse_ring(bytes, "fuzz"));
-  use(program::parse_ring(consistent_layout(bytes), "fuzz"));
+  use(run::parse_ring(bytes, "fuzz"));
+  use(run::parse_ring(consistent_layout(bytes), "fuzz"));
   return 0;
 }

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/interposer/exec_env.h"
+#include "apps/interposer/exec_env.h"
 
 using namespace cudadiag::interposer;
 

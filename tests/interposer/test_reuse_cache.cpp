@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "kernels/interposer/reuse_cache.h"
+#include "apps/interposer/reuse_cache.h"
 
 using namespace cudadiag::interposer;
 

@@ -3,7 +3,7 @@
 #include <map>
 #include <string>
 
-#include "kernels/interposer/settings.h"
+#include "apps/interposer/settings.h"
 
 using namespace cudadiag::interposer;
 namespace ring = cudadiag::ring;

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "kernels/interposer/tma_span.h"
+#include "apps/interposer/tma_span.h"
 
 using namespace cudadiag::interposer;
 

@@ -25,11 +25,11 @@ Suite small_suite() {
 
 cases::Expectation E(const std::string& text) { return cases::Expectation::parse(text); }
 
-const PlannedRun& run_of(const Plan& p, const Batch& b, size_t k = 0) { return p.runs[b.runs.at(k)]; }
+const PlannedCase& run_of(const Plan& p, const Batch& b, size_t k = 0) { return p.runs[b.runs.at(k)]; }
 std::string profile_of(const Plan& p, const Batch& b) { return run_of(p, b).profile.name; }
 
-std::vector<const PlannedRun*> skipped(const Plan& p) {
-  std::vector<const PlannedRun*> out;
+std::vector<const PlannedCase*> skipped(const Plan& p) {
+  std::vector<const PlannedCase*> out;
   for (const auto& r : p.runs)
     if (r.venue == Venue::skipped) out.push_back(&r);
   return out;

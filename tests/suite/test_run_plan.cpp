@@ -40,7 +40,7 @@ Batch batch_of(Plan& p, const Suite& s, std::vector<size_t> cases, bool own, int
   b.device_slot = slot;
   b.own_child = own;
   for (size_t c : cases) {
-    PlannedRun run;
+    PlannedCase run;
     run.spec.index = static_cast<int>(p.runs.size());
     run.spec.case_id = s.cases[c].def.id;
     run.spec.family = s.cases[c].def.family;
@@ -55,8 +55,8 @@ Batch batch_of(Plan& p, const Suite& s, std::vector<size_t> cases, bool own, int
   return b;
 }
 
-RunOptions fake_options() {
-  RunOptions o;
+SuiteRunOptions fake_options() {
+  SuiteRunOptions o;
   o.self_exe = FAKE_CHILD;
   o.jobs = 3;
   o.devices = {{0, "GPU-fake-0", "fake"}};
@@ -143,7 +143,7 @@ TEST_CASE("run_plan: skipped runs and batch environment", "[run_plan]") {
   Suite s;
   s.cases = {fake_case("needs-gpu", "ok", "ok")};
   Plan p;
-  PlannedRun run;
+  PlannedCase run;
   run.spec.case_id = "needs-gpu";
   run.profile = s.cases[0].profiles.front();
   run.expectation = cases::expectation_for(s.cases[0].def, run.profile);

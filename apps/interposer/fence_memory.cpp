@@ -1,0 +1,212 @@
+#include "apps/interposer/fence_memory.h"
+
+#include <pthread.h>
+
+#include <atomic>
+
+#include "apps/interposer/reuse_cache.h"
+#include "apps/interposer/timed_call.h"
+
+namespace cudadiag::interposer {
+namespace {
+
+constexpr int kMaxDevices = 64;
+// Address space kept reserved for reuse once the quarantine let it go (no memory).
+constexpr std::uint64_t kKeptRangeBytes = 64ull << 30;
+
+// What a fenced allocation on one device needs, looked up once per device.
+struct DeviceFacts {
+  std::uint64_t granularity = 0;
+  CUresult granularity_result = CUDA_SUCCESS;
+  bool rdma = false;           // GPUDirect RDMA on VMM memory (cudaMalloc memory has it)
+  int access_count = 0;        // the device, then its peers
+  CUmemAccessDesc access[kMaxDevices] = {};
+};
+
+void release_kept_handle(const DriverCalls& d, const ReuseCache::Item& item) {
+  timed(ring::DriverCall::release, [&] { return d.mem_release(item.value); });
+}
+
+void free_kept_range(const DriverCalls& d, const ReuseCache::Item& item) {
+  timed(ring::DriverCall::address_free, [&] { return d.mem_address_free(item.value, item.bytes); });
+}
+
+constinit ReuseCache g_kept_memory(&release_kept_handle);
+constinit ReuseCache g_kept_ranges(&free_kept_range);
+
+DeviceFacts g_devices[kMaxDevices];
+std::atomic<bool> g_known[kMaxDevices];  // g_devices[i] is complete (written once, under g_lock)
+pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+
+CUmemAllocationProp allocation_prop(int device, bool rdma) {
+  CUmemAllocationProp p{};
+  p.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  p.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  p.location.id = device;
+  p.allocFlags.gpuDirectRDMACapable = rdma ? 1 : 0;
+  return p;
+}
+
+void add_access(DeviceFacts& f, int device) {
+  CUmemAccessDesc& a = f.access[f.access_count++];
+  a.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  a.location.id = device;
+  a.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+}
+
+void learn(const DriverCalls& d, int device, DeviceFacts& f) {
+  const CUmemAllocationProp p = allocation_prop(device, false);
+  size_t gran = 0;
+  f.granularity_result = d.mem_get_allocation_granularity(&gran, &p, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
+  f.granularity = f.granularity_result == CUDA_SUCCESS ? gran : 0;
+  int rdma = 0;
+  if (d.device_get_attribute &&
+      d.device_get_attribute(&rdma, CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED, device) ==
+          CUDA_SUCCESS)
+    f.rdma = rdma != 0;
+  add_access(f, device);
+  int count = 0;
+  if (d.device_get_count && d.device_can_access_peer && d.device_get_count(&count) == CUDA_SUCCESS) {
+    for (int peer = 0; peer < count && peer < kMaxDevices && f.access_count < kMaxDevices; ++peer) {
+      int can = 0;
+      if (peer != device && d.device_can_access_peer(&can, peer, device) == CUDA_SUCCESS && can) add_access(f, peer);
+    }
+  }
+}
+
+const DeviceFacts* facts(const DriverCalls& d, int device) {
+  if (device < 0 || device >= kMaxDevices) return nullptr;
+  if (g_known[device].load(std::memory_order_acquire)) return &g_devices[device];
+  pthread_mutex_lock(&g_lock);
+  if (!g_known[device].load(std::memory_order_relaxed)) {
+    learn(d, device, g_devices[device]);
+    g_known[device].store(true, std::memory_order_release);
+  }
+  pthread_mutex_unlock(&g_lock);
+  return &g_devices[device];
+}
+
+bool fail(FenceFailure& why, ring::VmmCall call, CUresult rc) {
+  why.call = call;
+  why.result = rc;
+  return false;
+}
+
+CUresult create_once(const DriverCalls& d, int device, bool rdma, std::uint64_t size,
+                     CUmemGenericAllocationHandle& h) {
+  CUmemAllocationProp p = allocation_prop(device, rdma);
+  CUresult rc = timed(ring::DriverCall::create, [&] { return d.mem_create(&h, size, &p, 0); });
+  if (rc != CUDA_SUCCESS && rdma) {
+    p = allocation_prop(device, false);
+    rc = timed(ring::DriverCall::create, [&] { return d.mem_create(&h, size, &p, 0); });
+  }
+  return rc;
+}
+
+// Physical memory for a buffer: a freed buffer's of the same size, else new.
+CUresult obtain_memory(const DriverCalls& d, int device, bool rdma, std::uint64_t size,
+                       CUmemGenericAllocationHandle& h, bool& reused) {
+  std::uint64_t kept = 0;
+  reused = kept_memory().take(device, size, kept);
+  if (reused) {
+    h = kept;
+    return CUDA_SUCCESS;
+  }
+  CUresult rc = create_once(d, device, rdma, size, h);
+  if (rc == CUDA_ERROR_OUT_OF_MEMORY && release_kept_memory(d)) rc = create_once(d, device, rdma, size, h);
+  return rc;
+}
+
+// An address range of `size`: one that left quarantine, else a new reservation.
+CUresult obtain_range(const DriverCalls& d, std::uint64_t size, CUdeviceptr& base, bool& reused) {
+  std::uint64_t kept = 0;
+  reused = kept_ranges().take(0, size, kept);
+  if (reused) {
+    base = kept;
+    return CUDA_SUCCESS;
+  }
+  return timed(ring::DriverCall::address_reserve, [&] { return d.mem_address_reserve(&base, size, 0, 0, 0); });
+}
+
+void release_now(const DriverCalls& d, CUmemGenericAllocationHandle h) {
+  timed(ring::DriverCall::release, [&] { return d.mem_release(h); });
+}
+
+void free_range_now(const DriverCalls& d, CUdeviceptr base, std::uint64_t size) {
+  timed(ring::DriverCall::address_free, [&] { return d.mem_address_free(base, size); });
+}
+
+}  // namespace
+
+ReuseCache& kept_memory() noexcept { return g_kept_memory; }
+ReuseCache& kept_ranges() noexcept { return g_kept_ranges; }
+
+bool map_fenced(const DriverCalls& d, int device, std::uint64_t bytes, std::uint64_t align, fence::Side side,
+                FencedMemory& out, FenceFailure& why) noexcept {
+  const DeviceFacts* f = facts(d, device);
+  if (!f) return fail(why, ring::VmmCall::granularity, CUDA_ERROR_INVALID_DEVICE);
+  if (f->granularity == 0 || !fence::is_power_of_two(f->granularity))
+    return fail(why, ring::VmmCall::granularity,
+                f->granularity_result != CUDA_SUCCESS ? f->granularity_result : CUDA_ERROR_NOT_SUPPORTED);
+  const std::uint64_t gran = f->granularity;
+  const std::uint64_t a = align < gran ? align : gran;
+  // The request rounded up to the alignment and to granules, plus a guard, must not wrap.
+  if (bytes > ~0ull - a - 2 * gran) return fail(why, ring::VmmCall::reserve, CUDA_ERROR_OUT_OF_MEMORY);
+  const std::uint64_t mapped = fence::mapped_size(bytes, gran, a);
+  const std::uint64_t reserved = fence::reserved_size(mapped, gran);
+
+  CUdeviceptr base = 0;
+  bool range_reused = false;
+  CUresult rc = obtain_range(d, reserved, base, range_reused);
+  if (rc != CUDA_SUCCESS) return fail(why, ring::VmmCall::reserve, rc);
+  const fence::Layout l = fence::place(base, bytes, gran, a, side);
+
+  CUmemGenericAllocationHandle h = 0;
+  bool handle_reused = false;
+  rc = obtain_memory(d, device, f->rdma, mapped, h, handle_reused);
+  if (rc != CUDA_SUCCESS) {
+    free_range_now(d, base, reserved);
+    return fail(why, ring::VmmCall::create, rc);
+  }
+  rc = timed(ring::DriverCall::map, [&] { return d.mem_map(l.mapped_begin, mapped, 0, h, 0); });
+  if (rc != CUDA_SUCCESS) {
+    release_now(d, h);
+    free_range_now(d, base, reserved);
+    return fail(why, ring::VmmCall::map, rc);
+  }
+  rc = timed(ring::DriverCall::set_access,
+             [&] { return d.mem_set_access(l.mapped_begin, mapped, f->access, static_cast<size_t>(f->access_count)); });
+  if (rc != CUDA_SUCCESS && f->access_count > 1)
+    rc = timed(ring::DriverCall::set_access, [&] { return d.mem_set_access(l.mapped_begin, mapped, f->access, 1); });
+  if (rc != CUDA_SUCCESS) {
+    timed(ring::DriverCall::unmap, [&] { return d.mem_unmap(l.mapped_begin, mapped); });
+    release_now(d, h);
+    free_range_now(d, base, reserved);
+    return fail(why, ring::VmmCall::set_access, rc);
+  }
+  out.layout = l;
+  out.handle = h;
+  out.granularity = gran;
+  out.handle_reused = handle_reused;
+  out.range_reused = range_reused;
+  return true;
+}
+
+CUresult unmap_fenced(const DriverCalls& d, int device, std::uint64_t mapped_begin, std::uint64_t mapped_size,
+                      std::uint64_t handle, std::uint64_t reuse_limit) noexcept {
+  const CUresult rc = timed(ring::DriverCall::unmap, [&] { return d.mem_unmap(mapped_begin, mapped_size); });
+  if (rc == CUDA_SUCCESS) {
+    kept_memory().keep(d, ReuseCache::Item{device, mapped_size, handle}, reuse_limit);
+  } else {
+    release_now(d, handle);  // still mapped: its memory must never back another buffer
+  }
+  return rc;
+}
+
+void give_back_range(const DriverCalls& d, std::uint64_t reserved_begin, std::uint64_t reserved_size) noexcept {
+  kept_ranges().keep(d, ReuseCache::Item{0, reserved_size, reserved_begin}, kKeptRangeBytes);
+}
+
+bool release_kept_memory(const DriverCalls& d) noexcept { return kept_memory().drain(d) > 0; }
+
+}  // namespace cudadiag::interposer

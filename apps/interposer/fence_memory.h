@@ -1,0 +1,54 @@
+#pragma once
+// Device memory placed against an unmapped guard with the driver's VMM calls
+// (cuMemAddressReserve, cuMemCreate, cuMemMap, cuMemSetAccess), placed by the guard
+// arithmetic shared with the bundled fence allocator (lib/fence/guard_layout.h). The
+// physical memory and address ranges of freed buffers are reused where they fit
+// (reuse_cache.h); every call is counted and timed in the ring (timed_call.h).
+#include <cuda.h>
+
+#include <cstdint>
+
+#include "fence/guard_layout.h"
+#include "apps/interposer/driver_calls.h"
+#include "fence/ring_format.h"
+
+namespace cudadiag::interposer {
+
+struct FencedMemory {
+  fence::Layout layout;
+  std::uint64_t handle = 0;  // CUmemGenericAllocationHandle
+  std::uint64_t granularity = 0;
+  bool handle_reused = false;  // the physical memory of a freed buffer
+  bool range_reused = false;   // an address range that left quarantine
+};
+
+// The VMM step that failed and how.
+struct FenceFailure {
+  ring::VmmCall call = ring::VmmCall::none;
+  CUresult result = CUDA_SUCCESS;
+};
+
+// Maps `bytes` on `device` flush against a guard; on failure nothing stays allocated.
+// The pointer is aligned to `align` (at most a granule). Access is granted to the device
+// and to every device that can access it as a peer (as with cuMemAlloc's memory). When
+// cuMemCreate runs out of memory, the kept physical memory goes back first and it is
+// asked once more.
+bool map_fenced(const DriverCalls& d, int device, std::uint64_t bytes, std::uint64_t align, fence::Side side,
+                FencedMemory& out, FenceFailure& why) noexcept;
+
+// Unmaps a fenced buffer (no queued work may use it any more). Its physical memory is
+// kept for reuse (up to `reuse_limit` bytes in all) or released; the address range stays
+// reserved. When the unmap fails the mapping stays, and its memory is released, never
+// reused. Returns the unmap's result.
+CUresult unmap_fenced(const DriverCalls& d, int device, std::uint64_t mapped_begin, std::uint64_t mapped_size,
+                      std::uint64_t handle, std::uint64_t reuse_limit) noexcept;
+
+// An address range nothing is mapped in any more: kept for an allocation of the same size
+// (a range the quarantine let go), else freed.
+void give_back_range(const DriverCalls& d, std::uint64_t reserved_begin, std::uint64_t reserved_size) noexcept;
+
+// The driver ran out of memory: the kept physical memory goes back to it. True when
+// there was some (asking again may succeed).
+bool release_kept_memory(const DriverCalls& d) noexcept;
+
+}  // namespace cudadiag::interposer

@@ -1,0 +1,24 @@
+#pragma once
+// Records a kernel launch before it reaches the driver (so that a launch that kills the
+// process is still in the ring): kernel name, grid, block, dynamic shared memory,
+// stream, and the arguments that point into allocations the interposer knows of.
+#include <cuda.h>
+
+#include "fence/ring_format.h"
+
+namespace cudadiag::interposer {
+
+struct LaunchArgs {
+  ring::Api api = ring::Api::unknown;
+  CUfunction function = nullptr;
+  unsigned int grid[3] = {1, 1, 1};
+  unsigned int block[3] = {1, 1, 1};
+  unsigned int dynamic_smem = 0;
+  CUstream stream = nullptr;
+  void** params = nullptr;  // kernelParams: one pointer per argument
+  void** extra = nullptr;   // or CU_LAUNCH_PARAM_BUFFER_POINTER: arguments packed in one buffer
+};
+
+void record_launch(const LaunchArgs& a) noexcept;
+
+}  // namespace cudadiag::interposer

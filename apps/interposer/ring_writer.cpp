@@ -1,0 +1,441 @@
+#include "apps/interposer/ring_writer.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+namespace cudadiag::interposer {
+namespace {
+
+template <class T>
+std::atomic_ref<T> atomic(T& v) {
+  return std::atomic_ref<T>(v);
+}
+
+// Holds an exclusive flock for the lifetime of the object: processes that start together
+// lay out or check the file one at a time.
+class FileLock {
+ public:
+  explicit FileLock(int fd) : fd_(fd) {
+    while (flock(fd_, LOCK_EX) != 0) {
+      // EINTR: try again; anything else: go on unlocked (the checks below still hold).
+      if (errno != EINTR) break;
+    }
+  }
+  ~FileLock() { flock(fd_, LOCK_UN); }
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+
+ private:
+  int fd_;
+};
+
+// A record is written between these two: a reader that finds the stamp complete finds
+// every field (a process that died in between leaves a torn record, told apart).
+template <class Slot>
+void begin_record(Slot& s, std::uint64_t seq) {
+  atomic(s.stamp).store(ring::writing_stamp(seq), std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  atomic(s.seq).store(seq, std::memory_order_relaxed);
+}
+
+template <class Slot>
+void end_record(Slot& s, std::uint64_t seq) {
+  atomic(s.stamp).store(ring::complete_stamp(seq), std::memory_order_release);
+}
+
+}  // namespace
+
+void SpinLock::lock() noexcept {
+  int spins = 0;
+  while (flag_.test_and_set(std::memory_order_acquire)) {
+    if (++spins > 64) {
+      sched_yield();
+      spins = 0;
+    }
+  }
+}
+
+bool RingWriter::attach(const char* path, const RingLimits& limits, const RingSettings& settings, RingOpen how,
+                        const char** why) noexcept {
+  detach();
+  const int flags = O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK |
+                    (how == RingOpen::exclusive ? O_EXCL : 0);
+  const int fd = open(path, flags, 0600);
+  if (fd < 0) {
+    *why = errno == ELOOP   ? "the ring file is a symbolic link: not followed"
+           : errno == EEXIST ? "the per-process ring file exists already: not reused"
+                             : "cannot open the ring file";
+    return false;
+  }
+  bool ok = false;
+  {
+    FileLock lock(fd);
+    struct stat st {};
+    if (fstat(fd, &st) != 0) {
+      *why = "cannot stat the ring file";
+    } else if (!S_ISREG(st.st_mode)) {
+      *why = "the ring file is not a regular file";
+    } else if (st.st_uid != geteuid()) {
+      *why = "the ring file belongs to another user";
+    } else if (st.st_nlink != 1) {
+      *why = "the ring file has more than one link";
+    } else if (st.st_size == 0) {
+      ok = lay_out(fd, limits, settings, why);
+    } else {
+      ok = check_existing(fd, static_cast<std::uint64_t>(st.st_size), why);
+    }
+  }
+  close(fd);
+  if (!ok) return false;
+  const std::uint32_t capacity = header_->allocation_capacity;
+  if (capacity > 0) {
+    reusable_ = static_cast<RecordRef*>(std::calloc(capacity, sizeof(RecordRef)));
+    if (!reusable_) {
+      detach();
+      *why = "out of memory";
+      return false;
+    }
+  }
+  next_unused_ = 0;
+  reusable_head_ = 0;
+  reusable_count_ = 0;
+  return true;
+}
+
+bool RingWriter::lay_out(int fd, const RingLimits& limits, const RingSettings& settings, const char** why) noexcept {
+  const ring::Layout l =
+      ring::layout_for(limits.allocation_slots, limits.launch_slots, limits.tma_slots, limits.name_bytes);
+  // Blocks first: a shared mapping of a sparse file raises SIGBUS in the program at the
+  // first write the file system has no room for.
+  const int rc = posix_fallocate(fd, 0, static_cast<off_t>(l.file_bytes));
+  if (rc == 0) {
+    if (!map(fd, l.file_bytes, why)) return false;
+    write_header(limits, settings, ring::kRingReserved, 0, l.file_bytes);
+    return true;
+  }
+  // No room (or no reservation possible): a header only, so that the counters still
+  // count and the reader can say why nothing was recorded.
+  if (ftruncate(fd, 0) != 0 || posix_fallocate(fd, 0, ring::kHeaderBytes) != 0) {
+    [[maybe_unused]] const int emptied = ftruncate(fd, 0);  // an empty file: "nothing written"
+    *why = "no room for the ring file, not even its header";
+    return false;
+  }
+  if (!map(fd, ring::kHeaderBytes, why)) return false;
+  write_header(RingLimits{0, 0, 0, 0}, settings, ring::kRingReserved | ring::kRingNoRoom, rc, l.file_bytes);
+  *why = "no room for the ring's records: a header only";
+  return true;
+}
+
+void RingWriter::write_header(const RingLimits& limits, const RingSettings& settings, std::uint32_t flags, int error,
+                              std::uint64_t wanted) noexcept {
+  const ring::Layout l =
+      ring::layout_for(limits.allocation_slots, limits.launch_slots, limits.tma_slots, limits.name_bytes);
+  ring::Header& h = *header_;
+  h.version = ring::kVersion;
+  h.header_bytes = ring::kHeaderBytes;
+  h.allocation_slot_bytes = sizeof(ring::AllocationSlot);
+  h.launch_slot_bytes = sizeof(ring::LaunchSlot);
+  h.allocation_capacity = limits.allocation_slots;
+  h.launch_capacity = limits.launch_slots;
+  h.allocations_offset = l.allocations_offset;
+  h.launches_offset = l.launches_offset;
+  h.tma_capacity = limits.tma_slots;
+  h.tma_offset = l.tma_offset;
+  h.names_offset = l.names_offset;
+  h.names_capacity = limits.name_bytes;
+  h.fence_align = settings.fence_align;
+  h.file_bytes = l.file_bytes;
+  h.quarantine_limit_bytes = settings.quarantine_limit_bytes;
+  h.fence_side = static_cast<std::uint8_t>(settings.side);
+  h.ring_flags = flags;
+  h.layout_errno = error;
+  h.wanted_bytes = wanted;
+  // The magic last: a reader that finds it finds a complete layout.
+  atomic(h.magic).store(ring::kMagic, std::memory_order_release);
+}
+
+bool RingWriter::check_existing(int fd, std::uint64_t file_size, const char** why) noexcept {
+  ring::Header h{};
+  if (file_size < sizeof h || pread(fd, &h, sizeof h, 0) != static_cast<ssize_t>(sizeof h)) {
+    *why = "the file exists and is not a ring file (too short)";
+    return false;
+  }
+  if (h.magic != ring::kMagic) {
+    *why = "the file exists and is not a ring file (magic)";
+    return false;
+  }
+  const ring::Layout l = ring::layout_for(h.allocation_capacity, h.launch_capacity, h.tma_capacity, h.names_capacity);
+  const bool header_only = (h.ring_flags & ring::kRingNoRoom) != 0;
+  const bool capacities = header_only ? h.allocation_capacity == 0 && h.launch_capacity == 0 &&
+                                            h.tma_capacity == 0 && h.names_capacity == 0
+                                      : h.allocation_capacity != 0 && h.launch_capacity != 0 && h.tma_capacity != 0;
+  if (h.version != ring::kVersion || h.header_bytes != ring::kHeaderBytes ||
+      h.allocation_slot_bytes != sizeof(ring::AllocationSlot) || h.launch_slot_bytes != sizeof(ring::LaunchSlot) ||
+      h.allocations_offset != l.allocations_offset || h.launches_offset != l.launches_offset ||
+      h.tma_offset != l.tma_offset || h.names_offset != l.names_offset || h.file_bytes != l.file_bytes ||
+      file_size < l.file_bytes || !capacities || (h.ring_flags & ring::kRingReserved) == 0) {
+    *why = "the ring file has another version or layout";
+    return false;
+  }
+  return map(fd, l.file_bytes, why);
+}
+
+bool RingWriter::map(int fd, std::uint64_t bytes, const char** why) noexcept {
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED) {
+    *why = "cannot map the ring file";
+    return false;
+  }
+  base_ = static_cast<unsigned char*>(p);
+  mapped_bytes_ = bytes;
+  header_ = reinterpret_cast<ring::Header*>(base_);
+  return true;
+}
+
+void RingWriter::detach() noexcept {
+  if (base_) munmap(base_, mapped_bytes_);
+  base_ = nullptr;
+  header_ = nullptr;
+  mapped_bytes_ = 0;
+  std::free(reusable_);
+  reusable_ = nullptr;
+}
+
+bool RingWriter::claim(std::int32_t pid) noexcept {
+  if (!header_) return false;
+  std::int32_t expected = 0;
+  auto owner = atomic(header_->owner_pid);
+  return owner.compare_exchange_strong(expected, pid, std::memory_order_acq_rel) || expected == pid;
+}
+
+void RingWriter::add(std::uint64_t ring::Header::*counter, std::uint64_t delta) noexcept {
+  if (header_) atomic(header_->*counter).fetch_add(delta, std::memory_order_relaxed);
+}
+
+void RingWriter::sub(std::uint64_t ring::Header::*counter, std::uint64_t delta) noexcept {
+  if (header_) atomic(header_->*counter).fetch_sub(delta, std::memory_order_relaxed);
+}
+
+void RingWriter::set_cuda_seen() noexcept {
+  if (header_) atomic(header_->cuda_seen).store(1, std::memory_order_relaxed);
+}
+
+void RingWriter::add_process_loaded() noexcept {
+  if (header_) atomic(header_->processes_loaded).fetch_add(1, std::memory_order_relaxed);
+}
+
+void RingWriter::add_other_cuda_process() noexcept {
+  if (header_) atomic(header_->other_cuda_processes).fetch_add(1, std::memory_order_relaxed);
+}
+
+void RingWriter::set_granularity(std::uint64_t bytes) noexcept {
+  if (!header_) return;
+  std::uint64_t none = 0;
+  atomic(header_->granularity).compare_exchange_strong(none, bytes, std::memory_order_relaxed);
+}
+
+ring::AllocationSlot* RingWriter::allocation_slot(std::uint32_t i) noexcept {
+  return reinterpret_cast<ring::AllocationSlot*>(base_ + header_->allocations_offset) + i;
+}
+
+ring::LaunchSlot* RingWriter::launch_slot(std::uint32_t i) noexcept {
+  return reinterpret_cast<ring::LaunchSlot*>(base_ + header_->launches_offset) + i;
+}
+
+ring::TmaSlot* RingWriter::tma_slot(std::uint32_t i) noexcept {
+  return reinterpret_cast<ring::TmaSlot*>(base_ + header_->tma_offset) + i;
+}
+
+// Caller holds allocation_lock_.
+std::uint32_t RingWriter::take_allocation_slot() noexcept {
+  const std::uint32_t capacity = header_->allocation_capacity;
+  if (capacity == 0) return RecordRef::kNoSlot;
+  if (next_unused_ < capacity) return next_unused_++;
+  while (reusable_count_ > 0) {
+    const RecordRef oldest = reusable_[reusable_head_];
+    reusable_head_ = (reusable_head_ + 1) % capacity;
+    --reusable_count_;
+    if (atomic(allocation_slot(oldest.slot)->seq).load(std::memory_order_relaxed) == oldest.seq) {
+      add(&ring::Header::dropped_allocations, 1);  // a freed record gives way
+      return oldest.slot;
+    }
+  }
+  return RecordRef::kNoSlot;
+}
+
+RecordRef RingWriter::add_allocation(const AllocationEvent& e) noexcept {
+  RecordRef ref;
+  if (!header_) return ref;
+  allocation_lock_.lock();
+  const std::uint64_t seq = atomic(header_->allocations).fetch_add(1, std::memory_order_relaxed);
+  if (e.side != ring::Side::none) add(&ring::Header::fenced, 1);
+  const std::uint32_t slot = take_allocation_slot();
+  if (slot == RecordRef::kNoSlot) {
+    add(&ring::Header::dropped_allocations, 1);  // every slot holds a live allocation
+    allocation_lock_.unlock();
+    return ref;
+  }
+  ring::AllocationSlot& s = *allocation_slot(slot);
+  begin_record(s, seq);
+  s.address = e.address;
+  s.bytes = e.bytes;
+  s.mapped_begin = e.mapped_begin;
+  s.mapped_end = e.mapped_end;
+  s.guard_begin = e.guard_begin;
+  s.guard_end = e.guard_end;
+  s.stream = e.stream;
+  s.api = static_cast<std::uint16_t>(e.api);
+  s.free_api = 0;
+  s.side = static_cast<std::uint8_t>(e.side);
+  s.state = static_cast<std::uint8_t>(ring::State::live);
+  s.unfenced_reason = static_cast<std::uint8_t>(e.reason);
+  s.failed_call = static_cast<std::uint8_t>(e.failed_call);
+  s.failed_result = e.failed_result;
+  s.device = e.device;
+  end_record(s, seq);
+  allocation_lock_.unlock();
+  ref.slot = slot;
+  ref.seq = seq;
+  return ref;
+}
+
+void RingWriter::set_state(RecordRef ref, ring::State state, ring::Api free_api) noexcept {
+  if (!header_ || ref.slot == RecordRef::kNoSlot || ref.slot >= header_->allocation_capacity) return;
+  allocation_lock_.lock();
+  ring::AllocationSlot& s = *allocation_slot(ref.slot);
+  if (atomic(s.seq).load(std::memory_order_relaxed) == ref.seq) {
+    const bool was_live = s.state == static_cast<std::uint8_t>(ring::State::live);
+    if (free_api != ring::Api::unknown) atomic(s.free_api).store(static_cast<std::uint16_t>(free_api));
+    atomic(s.state).store(static_cast<std::uint8_t>(state), std::memory_order_release);
+    if (was_live && state != ring::State::live && reusable_count_ < header_->allocation_capacity) {
+      reusable_[(reusable_head_ + reusable_count_) % header_->allocation_capacity] = ref;
+      ++reusable_count_;
+    }
+  }
+  allocation_lock_.unlock();
+}
+
+NameRef RingWriter::add_name(const char* text, std::uint32_t length) noexcept {
+  NameRef ref;
+  if (!header_ || !text) return ref;
+  name_lock_.lock();
+  const std::uint64_t used = atomic(header_->names_used).load(std::memory_order_relaxed);
+  if (used + length + 1 <= header_->names_capacity) {
+    char* dst = reinterpret_cast<char*>(base_ + header_->names_offset + used);
+    std::memcpy(dst, text, length);
+    dst[length] = '\0';
+    atomic(header_->names_used).store(used + length + 1, std::memory_order_release);
+    ref.offset = static_cast<std::uint32_t>(used);
+    ref.length = length;
+  }
+  name_lock_.unlock();
+  return ref;
+}
+
+void RingWriter::add_launch(const LaunchEvent& e) noexcept {
+  if (!header_) return;
+  launch_lock_.lock();
+  const std::uint64_t seq = atomic(header_->launches).fetch_add(1, std::memory_order_relaxed);
+  if (header_->launch_capacity == 0) {  // a header only: counted, not kept
+    launch_lock_.unlock();
+    return;
+  }
+  ring::LaunchSlot& s = *launch_slot(static_cast<std::uint32_t>(seq % header_->launch_capacity));
+  begin_record(s, seq);
+  s.function = e.function;
+  s.stream = e.stream;
+  for (int i = 0; i < 3; ++i) {
+    s.grid[i] = e.grid[i];
+    s.block[i] = e.block[i];
+  }
+  s.dynamic_smem = e.dynamic_smem;
+  s.api = static_cast<std::uint16_t>(e.api);
+  const std::uint32_t n = e.pointer_count < ring::kMaxPointerArgs ? e.pointer_count : ring::kMaxPointerArgs;
+  s.pointer_count = static_cast<std::uint8_t>(n);
+  for (std::uint32_t i = 0; i < ring::kMaxPointerArgs; ++i) s.pointer_args[i] = i < n ? e.pointer_args[i] : 0;
+  s.name_offset = e.name.offset;
+  s.name_length = e.name.length;
+  // strncpy pads the rest with NULs; the last byte stays one.
+  std::strncpy(s.name_prefix, e.name_text ? e.name_text : "", sizeof s.name_prefix - 1);
+  s.name_prefix[sizeof s.name_prefix - 1] = '\0';
+  end_record(s, seq);
+  launch_lock_.unlock();
+}
+
+void RingWriter::add_tma_map(const TmaEvent& e) noexcept {
+  if (!header_) return;
+  if (e.flags & ring::kTmaNearGuard) add(&ring::Header::tma_near_guard, 1);
+  tma_lock_.lock();
+  const std::uint64_t seq = atomic(header_->tma_encodes).fetch_add(1, std::memory_order_relaxed);
+  if (header_->tma_capacity == 0) {  // a header only: counted, not kept
+    tma_lock_.unlock();
+    return;
+  }
+  ring::TmaSlot& s = *tma_slot(static_cast<std::uint32_t>(seq % header_->tma_capacity));
+  begin_record(s, seq);
+  s.global_address = e.global_address;
+  s.span_bytes = e.span_bytes;
+  s.mapped_after = e.mapped_after;
+  s.allocation_address = e.allocation_address;
+  s.allocation_bytes = e.allocation_bytes;
+  s.allocation_seq = e.allocation_seq;
+  s.api = static_cast<std::uint16_t>(e.api);
+  s.data_type = e.data_type;
+  s.rank = e.rank;
+  s.interleave = e.interleave;
+  s.swizzle = e.swizzle;
+  s.oob_fill = e.oob_fill;
+  s.flags = e.flags;
+  s.result = e.result;
+  end_record(s, seq);
+  tma_lock_.unlock();
+}
+
+void RingWriter::add_event(ring::EventKind kind, std::int32_t pid, const char* program) noexcept {
+  if (!header_) return;
+  if (kind == ring::EventKind::preload_restored) atomic(header_->preloads_restored).fetch_add(1);
+  if (ring::event_escapes(kind)) atomic(header_->escapes).fetch_add(1);
+  // Any process of the run may write here: the slot is the one its sequence number names.
+  const std::uint32_t seq = atomic(header_->process_events).fetch_add(1, std::memory_order_acq_rel);
+  if (seq >= ring::kMaxProcessEvents) return;
+  ring::ProcessEvent& e = header_->events[seq];
+  begin_record(e, seq);
+  e.pid = pid;
+  e.kind = static_cast<std::uint16_t>(kind);
+  std::size_t n = 0;
+  if (program)
+    for (; program[n] && n + 1 < sizeof e.program; ++n) e.program[n] = program[n];
+  std::memset(e.program + n, 0, sizeof e.program - n);
+  end_record(e, seq);
+}
+
+void RingWriter::add_driver_call(ring::DriverCall c, std::uint64_t ns) noexcept {
+  const auto i = static_cast<std::uint32_t>(c);
+  if (!header_ || i >= ring::kDriverCallKinds) return;
+  atomic(header_->driver_calls[i]).fetch_add(1, std::memory_order_relaxed);
+  atomic(header_->driver_ns[i]).fetch_add(ns, std::memory_order_relaxed);
+}
+
+void RingWriter::lock_all() noexcept {
+  allocation_lock_.lock();
+  launch_lock_.lock();
+  tma_lock_.lock();
+  name_lock_.lock();
+}
+
+void RingWriter::unlock_all() noexcept {
+  name_lock_.unlock();
+  tma_lock_.unlock();
+  launch_lock_.unlock();
+  allocation_lock_.unlock();
+}
+
+}  // namespace cudadiag::interposer

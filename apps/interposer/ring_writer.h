@@ -1,0 +1,175 @@
+#pragma once
+// Records into a ring file (lib/fence/ring_format.h) so that a parent can read what
+// happened after the process died at any instruction: lays the file out (or attaches to
+// one already laid out), keeps live allocations' records and overwrites freed ones
+// oldest first, keeps the latest launches and encoded TMA descriptors in rings, stores
+// kernel names once, and counts and times the interposer's own driver calls.
+// No C++ library and no CUDA: compiled into the preloaded interposer and into the tests.
+#include <atomic>
+#include <cstdint>
+
+#include "fence/ring_format.h"
+
+namespace cudadiag::interposer {
+
+struct RingLimits {
+  std::uint32_t allocation_slots = ring::kDefaultAllocationSlots;
+  std::uint32_t launch_slots = ring::kDefaultLaunchSlots;
+  std::uint32_t tma_slots = ring::kDefaultTmaSlots;
+  std::uint32_t name_bytes = ring::kDefaultNameBytes;
+};
+
+// Written into the header of a file this writer lays out.
+struct RingSettings {
+  std::uint32_t fence_align = 16;
+  ring::Side side = ring::Side::back;
+  std::uint64_t quarantine_limit_bytes = 0;
+};
+
+struct AllocationEvent {
+  std::uint64_t address = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t mapped_begin = 0;
+  std::uint64_t mapped_end = 0;
+  std::uint64_t guard_begin = 0;
+  std::uint64_t guard_end = 0;
+  std::uint64_t stream = 0;
+  ring::Api api = ring::Api::unknown;
+  ring::Side side = ring::Side::none;
+  ring::Unfenced reason = ring::Unfenced::fenced;
+  ring::VmmCall failed_call = ring::VmmCall::none;
+  std::int32_t failed_result = 0;
+  std::int32_t device = -1;
+};
+
+// Which slot holds an allocation's record, and which record it was (a slot is reused).
+struct RecordRef {
+  static constexpr std::uint32_t kNoSlot = 0xffffffffu;
+  std::uint32_t slot = kNoSlot;
+  std::uint64_t seq = 0;
+};
+
+struct NameRef {
+  std::uint32_t offset = ring::kNoName;
+  std::uint32_t length = 0;
+};
+
+struct LaunchEvent {
+  std::uint64_t function = 0;
+  std::uint64_t stream = 0;
+  std::uint32_t grid[3] = {1, 1, 1};
+  std::uint32_t block[3] = {1, 1, 1};
+  std::uint32_t dynamic_smem = 0;
+  ring::Api api = ring::Api::unknown;
+  std::uint32_t pointer_count = 0;
+  std::uint64_t pointer_args[ring::kMaxPointerArgs] = {};
+  NameRef name;                    // in the names region, when it fit
+  const char* name_text = nullptr; // the name itself (its first bytes go into every record)
+};
+
+struct TmaEvent {
+  ring::Api api = ring::Api::unknown;
+  std::uint64_t global_address = 0;
+  std::uint64_t span_bytes = 0;
+  std::uint64_t mapped_after = 0;
+  std::uint64_t allocation_address = 0;
+  std::uint64_t allocation_bytes = 0;
+  std::uint64_t allocation_seq = 0;
+  std::uint8_t data_type = 0;
+  std::uint8_t rank = 0;
+  std::uint8_t interleave = 0;
+  std::uint8_t swizzle = 0;
+  std::uint8_t oob_fill = 0;
+  std::uint8_t flags = 0;  // ring::kTma*
+  std::int32_t result = 0;
+};
+
+// A tiny spinlock: the critical sections copy one record.
+class SpinLock {
+ public:
+  void lock() noexcept;
+  void unlock() noexcept { flag_.clear(std::memory_order_release); }
+
+ private:
+  std::atomic_flag flag_ = ATOMIC_FLAG_INIT;
+};
+
+// How a ring file is opened. Neither follows a symbolic link, and neither writes into
+// anything but a regular file of this user with a single link.
+enum class RingOpen : std::uint8_t {
+  shared,     // the file CUDADIAG_RING names: created if missing, else attached to
+  exclusive,  // a per-process "<file>.<pid>": created here, never one that exists
+};
+
+class RingWriter {
+ public:
+  // Opens `path` as `how` says. An empty file is laid out with `limits`: its blocks are
+  // reserved first, and when there is no room it becomes a header only (no records,
+  // kRingNoRoom; the counters still count). A file that already holds a ring of this
+  // version is attached to as it is (another process laid it out); anything else is left
+  // untouched and false is returned with *why saying what was wrong.
+  bool attach(const char* path, const RingLimits& limits, const RingSettings& settings, RingOpen how,
+              const char** why) noexcept;
+  // Unmaps the file (it stays on disk with everything written so far).
+  void detach() noexcept;
+  bool attached() const noexcept { return header_ != nullptr; }
+  ring::Header* header() noexcept { return header_; }
+
+  // The first process to call this with its pid owns the file's records; true for it.
+  bool claim(std::int32_t pid) noexcept;
+
+  void add(std::uint64_t ring::Header::*counter, std::uint64_t delta) noexcept;
+  void sub(std::uint64_t ring::Header::*counter, std::uint64_t delta) noexcept;
+  void set_cuda_seen() noexcept;
+  void add_process_loaded() noexcept;
+  void add_other_cuda_process() noexcept;
+  void set_granularity(std::uint64_t bytes) noexcept;
+
+  // Counts the allocation (and the fenced one) and records it; the record is lost
+  // (dropped_allocations) when every slot holds a live allocation.
+  RecordRef add_allocation(const AllocationEvent& e) noexcept;
+  // A freed record becomes the oldest candidate for reuse; later states only update it.
+  void set_state(RecordRef ref, ring::State state, ring::Api free_api) noexcept;
+
+  // Copies a kernel name into the names region once; kNoName when the region is full.
+  NameRef add_name(const char* text, std::uint32_t length) noexcept;
+  // Counts the launch and records it over the oldest one.
+  void add_launch(const LaunchEvent& e) noexcept;
+  // Counts the encode (and one near a guard) and records it over the oldest one.
+  void add_tma_map(const TmaEvent& e) noexcept;
+  // What happened to a process of the run (ring_format.h, EventKind): counted, and kept
+  // while there is a free event slot. `program` is cut to fit.
+  void add_event(ring::EventKind kind, std::int32_t pid, const char* program) noexcept;
+  // One driver call of the interposer's own and the nanoseconds it took.
+  void add_driver_call(ring::DriverCall c, std::uint64_t ns) noexcept;
+
+  // Around fork(): hold every lock so that the child does not inherit one mid-update.
+  void lock_all() noexcept;
+  void unlock_all() noexcept;
+
+ private:
+  bool lay_out(int fd, const RingLimits& limits, const RingSettings& settings, const char** why) noexcept;
+  void write_header(const RingLimits& limits, const RingSettings& settings, std::uint32_t flags, int error,
+                    std::uint64_t wanted) noexcept;
+  bool check_existing(int fd, std::uint64_t file_size, const char** why) noexcept;
+  bool map(int fd, std::uint64_t bytes, const char** why) noexcept;
+  ring::AllocationSlot* allocation_slot(std::uint32_t i) noexcept;
+  ring::LaunchSlot* launch_slot(std::uint32_t i) noexcept;
+  ring::TmaSlot* tma_slot(std::uint32_t i) noexcept;
+  std::uint32_t take_allocation_slot() noexcept;
+
+  ring::Header* header_ = nullptr;
+  unsigned char* base_ = nullptr;
+  std::uint64_t mapped_bytes_ = 0;
+  SpinLock allocation_lock_;
+  SpinLock launch_lock_;
+  SpinLock tma_lock_;
+  SpinLock name_lock_;
+  // Allocation slots: never used ones first, then freed records, oldest first.
+  std::uint32_t next_unused_ = 0;
+  RecordRef* reusable_ = nullptr;  // FIFO of freed records, allocation_capacity entries
+  std::uint32_t reusable_head_ = 0;
+  std::uint32_t reusable_count_ = 0;
+};
+
+}  // namespace cudadiag::interposer

@@ -1,0 +1,420 @@
+#pragma once
+// The file the interposer (apps/interposer, loaded into the user's program) records
+// into and the parent reads back (lib/run/ring_reader.h) after the program ended,
+// however it ended. Plain structs and code tables, no dependencies: the writer is a
+// preloaded library without the C++ library, the reader a host tool.
+//
+// File layout (host byte order; written and read on the same machine):
+//
+//   [0, kHeaderBytes)                          Header
+//   [allocations_offset, + capacity * 128)     AllocationSlot: live allocations are kept;
+//                                              freed ones are overwritten oldest first
+//   [launches_offset, + capacity * 256)        LaunchSlot: a ring of the latest launches
+//   [tma_offset, + capacity * 96)              TmaSlot: a ring of the latest encoded TMA
+//                                              descriptors (cuTensorMapEncode*)
+//   [names_offset, + names_capacity)           kernel names, each followed by a NUL
+//
+// The writer reserves the file's blocks (posix_fallocate) before it maps them, so that a
+// write into the mapping never meets a full file system (SIGBUS). When there is no room,
+// the file is a header only (every capacity 0, kRingNoRoom set, the errno and the bytes
+// it needed kept): the fence stays on and the counters count, but no record is kept.
+//
+// The header also keeps what happened to the processes of the run (ProcessEvent): an
+// exec or spawn whose environment had lost the interposer (restored), one the
+// interposer cannot follow (a set-user-ID or static program: it escaped the fence), and
+// CUDA that a process used without the interposer seeing it (RTLD_DEEPBIND). Any process
+// of the run records these into the file CUDADIAG_RING names.
+//
+// A slot is complete when its stamp is 2 * seq + 2; the writer sets 2 * seq + 1 before it
+// writes the fields, so a record that was being written when the process died is told
+// apart ("torn") and dropped. Counters are per process and kept when the rings wrap.
+#include <cstddef>
+#include <cstdint>
+
+namespace cudadiag::ring {
+
+inline constexpr std::uint64_t kMagic = 0x00474e4952464443ull;  // "CDFRING\0"
+inline constexpr std::uint32_t kVersion = 3;
+inline constexpr std::uint32_t kHeaderBytes = 4096;
+inline constexpr std::uint32_t kMaxPointerArgs = 8;
+inline constexpr std::uint32_t kNamePrefixBytes = 96;
+inline constexpr std::uint32_t kNoName = 0xffffffffu;
+
+// Default and largest record counts (CUDADIAG_RING_ALLOCATIONS, CUDADIAG_RING_LAUNCHES,
+// CUDADIAG_RING_TMA_MAPS, CUDADIAG_RING_NAMES_KB).
+inline constexpr std::uint32_t kDefaultAllocationSlots = 16384;
+inline constexpr std::uint32_t kDefaultLaunchSlots = 4096;
+inline constexpr std::uint32_t kDefaultTmaSlots = 1024;
+inline constexpr std::uint32_t kDefaultNameBytes = 1u << 20;
+inline constexpr std::uint32_t kMaxSlots = 1u << 22;
+inline constexpr std::uint32_t kMaxNameBytes = 64u << 20;
+// Process events kept in the header (the counters count every one).
+inline constexpr std::uint32_t kMaxProcessEvents = 16;
+inline constexpr std::uint32_t kEventProgramBytes = 104;
+
+// Header field `ring_flags`.
+inline constexpr std::uint32_t kRingReserved = 1;  // the file's blocks were reserved before mapping
+inline constexpr std::uint32_t kRingNoRoom = 2;    // no room for the records: a header only
+
+// What happened to a process of the run (ProcessEvent field `kind`).
+enum class EventKind : std::uint16_t {
+  none = 0,
+  preload_restored,  // exec/spawn with an environment without the interposer: put back
+  escaped_setid,     // exec/spawn of a set-user-ID/set-group-ID program: the loader ignores LD_PRELOAD
+  escaped_static,    // exec/spawn of a statically linked program: nothing can be preloaded
+  escaped_unreadable,  // exec/spawn of a program the interposer could not inspect
+  escaped_foreign,   // exec/spawn of a program of another ELF class (32-bit): the interposer cannot load
+  deepbind_cuda,     // CUDA loaded in a process that loaded a library with RTLD_DEEPBIND
+  cuda_unseen,       // libcuda was loaded, but no CUDA call went through the interposer
+  count,
+};
+
+constexpr const char* event_text(EventKind k) {
+  switch (k) {
+    case EventKind::preload_restored: return "LD_PRELOAD restored";
+    case EventKind::escaped_setid:
+      return "escaped: a set-user-ID or set-group-ID program (the loader ignores LD_PRELOAD)";
+    case EventKind::escaped_static: return "escaped: statically linked (nothing can be preloaded)";
+    case EventKind::escaped_unreadable: return "escaped: the program could not be inspected";
+    case EventKind::escaped_foreign: return "escaped: a 32-bit program (the 64-bit interposer cannot load into it)";
+    case EventKind::deepbind_cuda: return "CUDA loaded with RTLD_DEEPBIND: calls from it bypass the fence";
+    case EventKind::cuda_unseen: return "libcuda was loaded, but no CUDA call went through the interposer";
+    case EventKind::none:
+    case EventKind::count: break;
+  }
+  return "unknown event";
+}
+
+// Whether a process of this kind may have used CUDA outside the fence.
+constexpr bool event_escapes(EventKind k) { return k != EventKind::none && k != EventKind::preload_restored; }
+
+// Where the guard of a fenced allocation sits; `none`: not fenced.
+enum class Side : std::uint8_t { back = 0, front = 1, none = 2 };
+
+// Entry points the interposer records, by code (slot fields `api`, `free_api`).
+enum class Api : std::uint16_t {
+  unknown = 0,
+  cuMemAlloc_v2,
+  cuMemAllocPitch_v2,
+  cuMemAllocAsync,
+  cuMemAllocAsync_ptsz,
+  cuMemAllocFromPoolAsync,
+  cuMemAllocFromPoolAsync_ptsz,
+  cuMemAllocManaged,
+  cuMemAllocHost_v2,
+  cuMemHostAlloc,
+  cuMemFree_v2,
+  cuMemFreeAsync,
+  cuMemFreeAsync_ptsz,
+  cuMemFreeHost,
+  cuLaunchKernel,
+  cuLaunchKernel_ptsz,
+  cuLaunchKernelEx,
+  cuLaunchKernelEx_ptsz,
+  cuLaunchCooperativeKernel,
+  cuLaunchCooperativeKernel_ptsz,
+  cuTensorMapEncodeTiled,
+  cuTensorMapEncodeIm2col,
+  cuTensorMapEncodeIm2colWide,
+  count,
+};
+
+constexpr const char* api_name(Api a) {
+  switch (a) {
+    case Api::cuMemAlloc_v2: return "cuMemAlloc_v2";
+    case Api::cuMemAllocPitch_v2: return "cuMemAllocPitch_v2";
+    case Api::cuMemAllocAsync: return "cuMemAllocAsync";
+    case Api::cuMemAllocAsync_ptsz: return "cuMemAllocAsync_ptsz";
+    case Api::cuMemAllocFromPoolAsync: return "cuMemAllocFromPoolAsync";
+    case Api::cuMemAllocFromPoolAsync_ptsz: return "cuMemAllocFromPoolAsync_ptsz";
+    case Api::cuMemAllocManaged: return "cuMemAllocManaged";
+    case Api::cuMemAllocHost_v2: return "cuMemAllocHost_v2";
+    case Api::cuMemHostAlloc: return "cuMemHostAlloc";
+    case Api::cuMemFree_v2: return "cuMemFree_v2";
+    case Api::cuMemFreeAsync: return "cuMemFreeAsync";
+    case Api::cuMemFreeAsync_ptsz: return "cuMemFreeAsync_ptsz";
+    case Api::cuMemFreeHost: return "cuMemFreeHost";
+    case Api::cuLaunchKernel: return "cuLaunchKernel";
+    case Api::cuLaunchKernel_ptsz: return "cuLaunchKernel_ptsz";
+    case Api::cuLaunchKernelEx: return "cuLaunchKernelEx";
+    case Api::cuLaunchKernelEx_ptsz: return "cuLaunchKernelEx_ptsz";
+    case Api::cuLaunchCooperativeKernel: return "cuLaunchCooperativeKernel";
+    case Api::cuLaunchCooperativeKernel_ptsz: return "cuLaunchCooperativeKernel_ptsz";
+    case Api::cuTensorMapEncodeTiled: return "cuTensorMapEncodeTiled";
+    case Api::cuTensorMapEncodeIm2col: return "cuTensorMapEncodeIm2col";
+    case Api::cuTensorMapEncodeIm2colWide: return "cuTensorMapEncodeIm2colWide";
+    case Api::unknown:
+    case Api::count: break;
+  }
+  return "unknown";
+}
+
+// Why an allocation was not fenced (slot field `unfenced_reason`).
+enum class Unfenced : std::uint8_t {
+  fenced = 0,
+  fence_off,         // CUDADIAG_FENCE_SIDE=none: recorded only
+  managed_memory,
+  host_memory,
+  no_context,        // no current context: the driver's own allocator answered
+  stream_capture,    // a stream-ordered allocation during graph capture
+  custom_pool,       // a memory pool other than the device's default one
+  foreign_stream,    // the stream belongs to another context
+  vmm_failed,        // a VMM call failed (failed_call, failed_result say which and how)
+  zero_bytes,        // a zero-byte request the driver answered itself
+  too_large,         // a request whose size, rounded up to granules and a guard, would overflow
+  count,
+};
+
+constexpr const char* unfenced_text(Unfenced u) {
+  switch (u) {
+    case Unfenced::fenced: return "";
+    case Unfenced::fence_off: return "fence off (CUDADIAG_FENCE_SIDE=none)";
+    case Unfenced::managed_memory: return "managed memory";
+    case Unfenced::host_memory: return "host memory";
+    case Unfenced::no_context: return "no current context";
+    case Unfenced::stream_capture: return "stream capture in progress";
+    case Unfenced::custom_pool: return "memory pool other than the device's default";
+    case Unfenced::foreign_stream: return "stream of another context";
+    case Unfenced::vmm_failed: return "VMM failed";
+    case Unfenced::zero_bytes: return "zero bytes";
+    case Unfenced::too_large: return "too large to fence (its size rounded up overflows)";
+    case Unfenced::count: break;
+  }
+  return "unknown reason";
+}
+
+// The VMM step that failed (slot field `failed_call`).
+enum class VmmCall : std::uint8_t {
+  none = 0,
+  granularity,
+  reserve,
+  create,
+  map,
+  set_access,
+  count,
+};
+
+constexpr const char* vmm_call_name(VmmCall c) {
+  switch (c) {
+    case VmmCall::granularity: return "cuMemGetAllocationGranularity";
+    case VmmCall::reserve: return "cuMemAddressReserve";
+    case VmmCall::create: return "cuMemCreate";
+    case VmmCall::map: return "cuMemMap";
+    case VmmCall::set_access: return "cuMemSetAccess";
+    case VmmCall::none:
+    case VmmCall::count: break;
+  }
+  return "";
+}
+
+// Life of an allocation (slot field `state`, updated in place with one byte store).
+enum class State : std::uint8_t {
+  live = 0,
+  freed = 1,             // unmapped; the range stays reserved: a use after free faults
+  released = 2,          // freed and the reservation given back (quarantine full)
+  freed_unguarded = 3,   // freed but left mapped (freed during graph capture) or unfenced
+};
+
+// The driver calls the interposer makes on its own behalf, counted and timed in the
+// header (`driver_calls`, `driver_ns`): what the fence costs, call by call.
+enum class DriverCall : std::uint8_t {
+  address_reserve = 0,  // cuMemAddressReserve
+  create,               // cuMemCreate
+  map,                  // cuMemMap
+  set_access,           // cuMemSetAccess
+  unmap,                // cuMemUnmap
+  release,              // cuMemRelease
+  address_free,         // cuMemAddressFree
+  ctx_synchronize,      // cuCtxSynchronize before unmapping a freed buffer
+  stream_synchronize,   // cuStreamSynchronize before unmapping a buffer freed stream-ordered
+  kernel_lookup,        // cuFuncGetName + cuFuncGetParamInfo, once per kernel
+  count,
+};
+inline constexpr std::uint32_t kDriverCallKinds = static_cast<std::uint32_t>(DriverCall::count);
+
+constexpr const char* driver_call_name(DriverCall c) {
+  switch (c) {
+    case DriverCall::address_reserve: return "cuMemAddressReserve";
+    case DriverCall::create: return "cuMemCreate";
+    case DriverCall::map: return "cuMemMap";
+    case DriverCall::set_access: return "cuMemSetAccess";
+    case DriverCall::unmap: return "cuMemUnmap";
+    case DriverCall::release: return "cuMemRelease";
+    case DriverCall::address_free: return "cuMemAddressFree";
+    case DriverCall::ctx_synchronize: return "cuCtxSynchronize";
+    case DriverCall::stream_synchronize: return "cuStreamSynchronize";
+    case DriverCall::kernel_lookup: return "kernel_lookup";
+    case DriverCall::count: break;
+  }
+  return "unknown";
+}
+
+// Facts about an encoded TMA descriptor (TmaSlot field `flags`).
+inline constexpr std::uint8_t kTmaInFenced = 1;        // the base lies in a live fenced buffer
+inline constexpr std::uint8_t kTmaNearGuard = 2;       // ... less than kTmaOutOfBoundsReach before its guard
+inline constexpr std::uint8_t kTmaPastBuffer = 4;      // dims and strides reach past the buffer's last byte
+inline constexpr std::uint8_t kTmaInFreed = 8;         // the base lies in a freed (quarantined) buffer
+inline constexpr std::uint8_t kTmaInUnfenced = 16;     // the base lies in memory the driver's allocator made
+
+// One process event, written by whichever process of the run it happened in.
+struct ProcessEvent {
+  std::uint64_t stamp;        // complete_stamp(seq) once written
+  std::uint64_t seq;
+  std::int32_t pid;
+  std::uint16_t kind;         // EventKind
+  std::uint16_t reserved0;
+  char program[kEventProgramBytes];  // the program (or library), NUL-terminated, cut to fit
+};
+
+struct Header {
+  std::uint64_t magic;  // kMagic, written last when the file is laid out
+  std::uint32_t version;
+  std::uint32_t header_bytes;
+  std::uint32_t allocation_slot_bytes;
+  std::uint32_t launch_slot_bytes;
+  std::uint32_t allocation_capacity;
+  std::uint32_t launch_capacity;
+  std::uint64_t allocations_offset;
+  std::uint64_t launches_offset;
+  std::uint64_t names_offset;
+  std::uint32_t names_capacity;
+  std::uint32_t fence_align;            // bytes; alignment of fenced pointers
+  std::uint64_t file_bytes;
+  std::uint64_t quarantine_limit_bytes;
+  std::uint64_t granularity;            // VMM granularity of the first fenced device (0: none yet)
+  std::uint8_t fence_side;              // Side
+  std::uint8_t reserved0[3];
+  std::int32_t owner_pid;               // the process recording here (0: none yet)
+  std::uint32_t processes_loaded;       // processes whose interposer attached to this file
+  std::uint32_t other_cuda_processes;   // later processes that used CUDA: in "<file>.<pid>"
+  std::uint32_t cuda_seen;              // non-zero once a process resolved a driver entry point
+  std::uint32_t reserved1;
+  // Counters of the owner process.
+  std::uint64_t allocations;            // allocations made (successful calls); next allocation seq
+  std::uint64_t fenced;                 // of which placed against a guard
+  std::uint64_t frees;                  // free calls seen
+  std::uint64_t launches;               // launches seen; next launch seq
+  std::uint64_t quarantined_bytes;      // address space reserved for freed buffers now
+  std::uint64_t tma_encodes;            // cuTensorMapEncode* calls
+  std::uint64_t dropped_allocations;    // allocation records overwritten or never written
+  std::uint64_t names_used;             // bytes of the names region in use
+  // Since version 2.
+  std::uint32_t tma_capacity;           // TmaSlot records
+  std::uint32_t reserved2;
+  std::uint64_t tma_offset;
+  std::uint64_t tma_near_guard;         // encodes whose base lies less than kTmaOutOfBoundsReach before a guard
+  std::uint64_t handles_reused;         // fenced allocations given physical memory a freed buffer had
+  std::uint64_t reservations_reused;    // fenced allocations placed in an address range that left quarantine
+  std::uint64_t driver_calls[kDriverCallKinds];  // the interposer's own driver calls, by DriverCall
+  std::uint64_t driver_ns[kDriverCallKinds];     // nanoseconds spent in them
+  // Since version 3.
+  std::uint32_t ring_flags;             // kRing*
+  std::int32_t layout_errno;            // kRingNoRoom: the errno of the reservation
+  std::uint64_t wanted_bytes;           // kRingNoRoom: the bytes the records needed
+  std::uint32_t process_events;         // events recorded (next event seq); past kMaxProcessEvents counted only
+  std::uint32_t preloads_restored;      // events of kind preload_restored
+  std::uint32_t escapes;                // events for which event_escapes()
+  std::uint32_t reserved3;
+  ProcessEvent events[kMaxProcessEvents];
+};
+
+struct AllocationSlot {
+  std::uint64_t stamp;
+  std::uint64_t seq;
+  std::uint64_t address;
+  std::uint64_t bytes;
+  std::uint64_t mapped_begin;
+  std::uint64_t mapped_end;
+  std::uint64_t guard_begin;
+  std::uint64_t guard_end;
+  std::uint64_t stream;       // stream-ordered allocations: the stream handle
+  std::uint16_t api;          // Api
+  std::uint16_t free_api;     // Api of the free (0 while live)
+  std::uint8_t side;          // Side
+  std::uint8_t state;         // State
+  std::uint8_t unfenced_reason;  // Unfenced
+  std::uint8_t failed_call;   // VmmCall
+  std::int32_t failed_result; // CUresult of failed_call
+  std::int32_t device;        // device ordinal (-1: unknown)
+  std::uint64_t reserved[5];
+};
+
+struct LaunchSlot {
+  std::uint64_t stamp;
+  std::uint64_t seq;
+  std::uint64_t function;     // CUfunction handle
+  std::uint64_t stream;       // CUstream handle
+  std::uint32_t grid[3];
+  std::uint32_t block[3];
+  std::uint32_t dynamic_smem;
+  std::uint16_t api;          // Api
+  std::uint8_t pointer_count;
+  std::uint8_t reserved0;
+  std::uint32_t name_offset;  // into the names region; kNoName: see name_prefix
+  std::uint32_t name_length;
+  std::uint64_t pointer_args[kMaxPointerArgs];
+  char name_prefix[kNamePrefixBytes];  // the name's first bytes, NUL-terminated
+  std::uint64_t reserved1[3];
+};
+
+// An encoded TMA descriptor, recorded after the driver's encode answered.
+struct TmaSlot {
+  std::uint64_t stamp;
+  std::uint64_t seq;
+  std::uint64_t global_address;     // the tensor's base (globalAddress)
+  std::uint64_t span_bytes;         // bytes from the base that globalDim and globalStrides cover
+  std::uint64_t mapped_after;       // fenced: bytes mapped from the base to the guard (0: not fenced)
+  std::uint64_t allocation_address; // the allocation holding the base (0: none the interposer knows)
+  std::uint64_t allocation_bytes;
+  std::uint64_t allocation_seq;     // its record's seq (AllocationSlot::seq)
+  std::uint16_t api;                // Api: which encode
+  std::uint8_t data_type;           // CUtensorMapDataType
+  std::uint8_t rank;
+  std::uint8_t interleave;          // CUtensorMapInterleave
+  std::uint8_t swizzle;             // CUtensorMapSwizzle
+  std::uint8_t oob_fill;            // CUtensorMapFloatOOBfill
+  std::uint8_t flags;               // kTma*
+  std::int32_t result;              // CUresult of the encode
+  std::uint32_t reserved0;
+  std::uint64_t reserved1[2];
+};
+
+// TMA's out-of-bounds handling in its 128 KiB address mode may touch up to this many
+// bytes from a tensor map's base, whatever the tensor's extent: a guard closer than this
+// to the base can fault correct code.
+inline constexpr std::uint64_t kTmaOutOfBoundsReach = 128u << 10;
+
+static_assert(sizeof(Header) <= kHeaderBytes);
+static_assert(sizeof(ProcessEvent) == 128);
+static_assert(sizeof(Header) == 216 + 16 * kDriverCallKinds + 32 + kMaxProcessEvents * sizeof(ProcessEvent));
+static_assert(offsetof(Header, allocations) == 112);
+static_assert(offsetof(Header, tma_capacity) == 176);
+static_assert(sizeof(AllocationSlot) == 128);
+static_assert(sizeof(LaunchSlot) == 256);
+static_assert(offsetof(LaunchSlot, pointer_args) == 72);
+static_assert(sizeof(TmaSlot) == 96);
+
+constexpr std::uint64_t complete_stamp(std::uint64_t seq) { return 2 * seq + 2; }
+constexpr std::uint64_t writing_stamp(std::uint64_t seq) { return 2 * seq + 1; }
+
+// Offsets of a file with these capacities (the writer lays it out, the reader checks it).
+struct Layout {
+  std::uint64_t allocations_offset;
+  std::uint64_t launches_offset;
+  std::uint64_t tma_offset;
+  std::uint64_t names_offset;
+  std::uint64_t file_bytes;
+};
+
+constexpr Layout layout_for(std::uint32_t allocation_capacity, std::uint32_t launch_capacity,
+                            std::uint32_t tma_capacity, std::uint32_t names_capacity) {
+  Layout l{};
+  l.allocations_offset = kHeaderBytes;
+  l.launches_offset = l.allocations_offset + std::uint64_t{allocation_capacity} * sizeof(AllocationSlot);
+  l.tma_offset = l.launches_offset + std::uint64_t{launch_capacity} * sizeof(LaunchSlot);
+  l.names_offset = l.tma_offset + std::uint64_t{tma_capacity} * sizeof(TmaSlot);
+  l.file_bytes = l.names_offset + names_capacity;
+  return l;
+}
+
+}  // namespace cudadiag::ring

@@ -1,0 +1,108 @@
+#pragma once
+// What the interposer saw of a program's device memory and kernel launches, as the
+// parent reads it back after the program ended (however it ended). Produced by the
+// ring reader (lib/run/ring_reader.h), consumed by attribution and the report.
+// Plain data: no CUDA, no JSON.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cudadiag::run {
+
+// Where the unmapped guard of a fenced allocation sits.
+enum class FenceSide : std::uint8_t {
+  back,   // the buffer ends flush against the guard: an overrun faults
+  front,  // the buffer starts flush against the guard: an underrun faults
+  none,   // not fenced: handed to the driver's own allocator (see unfenced_reason)
+};
+
+struct AllocationRecord {
+  std::uint64_t seq = 0;           // order among all allocation events of the process
+  std::uint64_t address = 0;       // pointer handed to the program
+  std::uint64_t bytes = 0;         // bytes the program asked for
+  std::uint64_t mapped_begin = 0;  // [mapped_begin, mapped_end): mapped for this buffer
+  std::uint64_t mapped_end = 0;    //   (address .. address+bytes when not fenced)
+  std::uint64_t guard_begin = 0;   // [guard_begin, guard_end): reserved, never mapped;
+  std::uint64_t guard_end = 0;     //   0, 0 when not fenced
+  FenceSide side = FenceSide::none;
+  bool freed = false;              // the program freed it: pages unmapped, range reserved
+  bool quarantine_released = false;  // the reservation was given back: a later use of
+                                     // the range no longer faults for sure
+  std::string api;                 // entry point that allocated: "cuMemAlloc_v2", ...
+  std::string unfenced_reason;     // side == none: why ("managed memory", "VMM failed: 2")
+};
+
+struct LaunchRecord {
+  std::uint64_t seq = 0;        // order among all launches of the process
+  std::string kernel;           // demangled when possible, else the mangled name
+  std::uint32_t grid[3] = {1, 1, 1};
+  std::uint32_t block[3] = {1, 1, 1};
+  std::uint32_t dynamic_smem = 0;
+  std::uint64_t stream = 0;     // CUstream handle value (0: the legacy default stream)
+  std::string api;              // "cuLaunchKernel", "cuLaunchKernelEx", ...
+  // Kernel arguments whose value lies inside a known allocation (address, as seen).
+  std::vector<std::uint64_t> pointer_args;
+};
+
+// A TMA descriptor the program encoded (cuTensorMapEncode*), and where its base lies.
+struct TmaMapRecord {
+  std::uint64_t seq = 0;                 // order among all encodes of the process
+  std::string api;                       // "cuTensorMapEncodeTiled", ...
+  std::uint64_t address = 0;             // the tensor's base (globalAddress)
+  std::uint64_t span_bytes = 0;          // bytes from the base its dims and strides cover (0: unknown)
+  std::uint32_t rank = 0;
+  std::int32_t result = 0;               // the encode's CUresult
+  std::uint64_t allocation_address = 0;  // the allocation holding the base (0: none known)
+  std::uint64_t allocation_bytes = 0;
+  bool in_fenced = false;                // the base lies in a live fenced buffer
+  std::uint64_t mapped_after = 0;        // fenced: bytes mapped from the base to the guard
+  bool near_guard = false;               // mapped_after < 128 KiB: TMA's 128 KiB out-of-bounds
+                                         //   address mode may touch the guard
+  bool past_buffer = false;              // the dims and strides reach past the buffer's last byte
+};
+
+// Counters of the whole process, kept even when the rings wrapped.
+struct InterposerSummary {
+  bool loaded = false;              // the interposer's constructor ran in the program
+  bool cuda_seen = false;           // the program resolved any CUDA driver entry point
+  std::uint64_t allocations = 0;    // allocation calls seen
+  std::uint64_t fenced = 0;         // of which placed against a guard
+  std::uint64_t frees = 0;
+  std::uint64_t launches = 0;
+  std::uint64_t quarantined_bytes = 0;  // address space still reserved for freed buffers
+  std::uint64_t tma_encodes = 0;    // cuTensorMapEncode* calls: a fault may be the fence's
+  std::uint64_t tma_near_guard = 0; // of which with their base less than 128 KiB before a guard
+  std::uint64_t dropped_allocations = 0;  // records lost because the ring wrapped
+  std::uint64_t dropped_launches = 0;
+  std::uint64_t dropped_tma_maps = 0;
+  std::uint32_t fence_align = 16;   // alignment of fenced pointers, bytes
+};
+
+// What happened to one process of the run, as the interposer saw it start or end.
+struct ProcessEventRecord {
+  int pid = 0;
+  std::string what;       // "LD_PRELOAD restored", "escaped: statically linked ...", ...
+  std::string program;    // the program started (or the library loaded with RTLD_DEEPBIND)
+  bool escaped = false;   // the process may have used CUDA outside the fence
+};
+
+// The state of the ring files themselves: a verdict must not rest on what the tool broke.
+struct RingHealth {
+  std::string no_room;      // non-empty: why nothing was recorded ("the ring could not be written: no room in ...")
+  bool cut_short = false;   // a ring file is shorter than its header says: a write past its end raises SIGBUS
+  bool unreserved = false;  // a ring file's blocks were not reserved before it was mapped
+};
+
+struct InterposerLog {
+  RingHealth ring;
+  std::vector<ProcessEventRecord> process_events;  // every ring's, in the order recorded
+  std::uint64_t process_events_lost = 0;           // beyond what the header keeps (counted only)
+  std::uint64_t preloads_restored = 0;
+  std::uint64_t escapes = 0;                       // processes that may have used CUDA unfenced
+  InterposerSummary summary;
+  std::vector<AllocationRecord> allocations;  // newest last; live and freed
+  std::vector<LaunchRecord> launches;         // newest last (the ring's tail)
+  std::vector<TmaMapRecord> tma_maps;         // newest last (the ring's tail)
+};
+
+}  // namespace cudadiag::run

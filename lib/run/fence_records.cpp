@@ -1,0 +1,77 @@
+#include "run/fence_records.h"
+
+#include <algorithm>
+
+namespace cudadiag::run {
+namespace {
+
+void add_counts(InterposerSummary& into, const InterposerSummary& s) {
+  into.loaded = into.loaded || s.loaded;
+  into.cuda_seen = into.cuda_seen || s.cuda_seen;
+  into.allocations += s.allocations;
+  into.fenced += s.fenced;
+  into.frees += s.frees;
+  into.launches += s.launches;
+  into.quarantined_bytes += s.quarantined_bytes;
+  into.tma_encodes += s.tma_encodes;
+  into.dropped_allocations += s.dropped_allocations;
+  into.dropped_launches += s.dropped_launches;
+}
+
+}  // namespace
+
+std::vector<int> FenceRecords::pids() const {
+  std::vector<int> out;
+  for (const auto& r : rings)
+    if (r.read.readable() && r.read.owner_pid > 0 &&
+        std::find(out.begin(), out.end(), r.read.owner_pid) == out.end())
+      out.push_back(r.read.owner_pid);
+  return out;
+}
+
+FenceRecords read_fence_records(const std::filesystem::path& ring_file) {
+  FenceRecords out;
+  out.rings.push_back(ProcessRing{ring_file, read_ring(ring_file)});
+  for (auto& f : process_ring_files(ring_file)) out.rings.push_back(ProcessRing{f, read_ring(f)});
+  return out;
+}
+
+JudgedLog log_for_judging(const FenceRecords& records, std::optional<int> faulting_pid) {
+  JudgedLog out;
+  const ProcessRing* chosen = nullptr;
+  std::vector<std::string> unreadable;
+  for (const auto& r : records.rings) {
+    if (!r.read.readable()) {
+      unreadable.push_back(r.read.message.empty() ? r.file.string() + ": " + ring_status_name(r.read.status)
+                                                  : r.read.message);
+      continue;
+    }
+    if (!chosen) chosen = &r;
+    if (faulting_pid && r.read.owner_pid == *faulting_pid) chosen = &r;
+  }
+  for (const auto& u : unreadable) out.error += (out.error.empty() ? "" : "; ") + u;
+  if (!chosen) return out;
+  InterposerLog log = chosen->read.log;
+  log.summary = InterposerSummary{};
+  log.summary.fence_align = chosen->read.log.summary.fence_align;
+  log.ring = RingHealth{};
+  log.process_events.clear();
+  log.process_events_lost = log.preloads_restored = log.escapes = 0;
+  for (const auto& r : records.rings) {
+    if (!r.read.readable()) continue;
+    const InterposerLog& l = r.read.log;
+    add_counts(log.summary, l.summary);
+    log.process_events.insert(log.process_events.end(), l.process_events.begin(), l.process_events.end());
+    log.process_events_lost += l.process_events_lost;
+    log.preloads_restored += l.preloads_restored;
+    log.escapes += l.escapes;
+    if (log.ring.no_room.empty()) log.ring.no_room = l.ring.no_room;
+    log.ring.cut_short = log.ring.cut_short || l.ring.cut_short;
+    log.ring.unreserved = log.ring.unreserved || l.ring.unreserved;
+  }
+  out.log = std::move(log);
+  out.process = chosen->read.owner_pid;
+  return out;
+}
+
+}  // namespace cudadiag::run

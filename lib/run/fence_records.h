@@ -1,0 +1,43 @@
+#pragma once
+// Everything the interposer recorded in one fenced run. The file CUDADIAG_RING names is
+// claimed by the first process that used CUDA; every further CUDA process of the command
+// (a fork, a worker, the second program of a script) records into "<file>.<pid>". The
+// judge gets one log: the allocations and launches of the process that faulted, with
+// counters summed over all of them (whether the fence could see the program's memory is
+// a question about every process it ran).
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "run/allocation.h"
+#include "run/ring_reader.h"
+
+namespace cudadiag::run {
+
+struct ProcessRing {
+  std::filesystem::path file;
+  RingRead read;
+};
+
+struct FenceRecords {
+  std::vector<ProcessRing> rings;  // the main file first, then "<file>.<pid>" by pid
+
+  // The processes that recorded (readable rings with an owner), main file first.
+  std::vector<int> pids() const;
+};
+
+FenceRecords read_fence_records(const std::filesystem::path& ring_file);
+
+struct JudgedLog {
+  std::optional<InterposerLog> log;  // nullopt: nothing readable
+  std::string error;                 // why not, or what was unreadable beside it
+  int process = 0;                   // whose allocations and launches `log` holds
+};
+
+// The log of `faulting_pid` when one of the rings is that process's (an Xid 31 names
+// the pid), else the main file's; its summary sums every readable ring's counters, and
+// it carries every ring's process events and the state of the ring files.
+JudgedLog log_for_judging(const FenceRecords& records, std::optional<int> faulting_pid);
+
+}  // namespace cudadiag::run

@@ -1,0 +1,271 @@
+#include "run/judge.h"
+
+#include <fmt/format.h>
+
+#include "taxonomy/taxonomy.h"
+#include "util/utf8.h"
+
+namespace cudadiag::run {
+namespace {
+
+// Signal numbers of the names shells print (Linux x86-64 and aarch64 agree on these).
+std::optional<int> signal_number(const std::string& name) {
+  if (name == "SIGSEGV") return 11;
+  if (name == "SIGABRT") return 6;
+  if (name == "SIGBUS") return 7;
+  if (name == "SIGFPE") return 8;
+  if (name == "SIGILL") return 4;
+  if (name == "SIGKILL") return 9;
+  return std::nullopt;
+}
+
+CudaErrorEvidence from_finding(const ErrorFinding& f) {
+  CudaErrorEvidence e;
+  e.code = f.code;
+  e.name = f.name;
+  e.driver_name = f.driver_name;
+  e.error_class = f.error_class;
+  e.source = "output";
+  e.framework = f.framework;
+  e.line = f.line;
+  e.api_call = f.api_call;
+  e.kernel = f.kernel;
+  return e;
+}
+
+// The first memcheck record that says something went wrong.
+std::optional<CudaErrorEvidence> from_memcheck(const sanitizer::MemcheckReport& r) {
+  for (const auto& f : r.findings) {
+    if (f.level == "Warning") continue;
+    CudaErrorEvidence e;
+    e.source = "sanitizer";
+    e.framework = Framework::compute_sanitizer;
+    e.kernel = utf8_prefix(f.kernel, 256);
+    if (f.api) {
+      const auto* t = taxonomy::find_by_name(f.api->error_name);
+      if (!t && f.api->code) t = taxonomy::find_runtime(*f.api->code);
+      if (t) {
+        e.code = t->code;
+        e.name = std::string(t->name);
+        e.error_class = std::string(t->error_class);
+      } else {
+        e.name = utf8_prefix(f.api->error_name, 80);
+        e.error_class = "unknown";
+      }
+      e.api_call = utf8_prefix(f.api->call, 80);
+    } else {
+      e.name = utf8_prefix(f.message.empty() ? f.record_kind : f.message, 128);
+      e.error_class = f.message.find("isaligned") != std::string::npos ? "misaligned" : "memory_fault";
+    }
+    e.line = utf8_prefix(f.message, kMaxLineExcerpt);
+    return e;
+  }
+  return std::nullopt;
+}
+
+// Xid 13 (graphics exception), 31 (MMU fault) and 43 (channel stopped) of the pid: the
+// GPU saw the program's kernel fault, whatever the program printed.
+std::optional<CudaErrorEvidence> from_xid(const std::vector<host::XidEvent>& events) {
+  const host::XidEvent* best = nullptr;
+  for (const auto& x : events) {
+    if (x.xid != 13 && x.xid != 31 && x.xid != 43) continue;
+    if (!best || (x.xid == 31 && best->xid != 31)) best = &x;
+  }
+  if (!best) return std::nullopt;
+  CudaErrorEvidence e;
+  e.source = "xid";
+  e.name = "Xid " + std::to_string(best->xid);
+  e.error_class = best->xid == 31 ? "memory_fault" : "unknown";
+  e.line = utf8_prefix(best->message, kMaxLineExcerpt);
+  return e;
+}
+
+std::string where(const ErrorFinding& f) {
+  return fmt::format("{} line {}", to_string(f.stream), f.line_number);
+}
+
+std::string ending_text(const RunJudgement& j, const runner::ChildOutcome& c) {
+  if (c.ending == runner::Ending::timeout) return "then ran past its deadline";
+  if (c.ending == runner::Ending::signal) return "killed by " + j.signal_name;
+  if (j.exit_code && *j.exit_code != 0) return fmt::format("exited with {}", *j.exit_code);
+  return "exited 0";
+}
+
+std::string process_line(const ProcessEventRecord& e) {
+  return fmt::format("process {} ({}): {}", e.pid, e.program.empty() ? "?" : e.program, e.what);
+}
+
+// Processes of the run the fence did not cover, and what else the report must say.
+void judge_processes(const InterposerLog& log, RunJudgement& j) {
+  for (const auto& e : log.process_events) (e.escaped ? j.fence_escapes : j.fence_notes).push_back(process_line(e));
+  if (log.escapes > 0 && j.fence_escapes.empty())
+    j.fence_escapes.push_back(fmt::format("{} process(es) of the run escaped the fence (not kept in the ring)", log.escapes));
+  else if (log.escapes > j.fence_escapes.size())
+    j.fence_escapes.push_back(fmt::format("and {} more", log.escapes - j.fence_escapes.size()));
+  if (!log.ring.no_room.empty()) j.fence_notes.push_back(log.ring.no_room);
+  if (j.fence_escapes.empty()) return;
+  j.fence->effective = false;
+  j.fence->cuda_unused = false;
+  j.fence->reason = "a process of the run may have used CUDA outside the fence: " + j.fence_escapes.front();
+}
+
+void judge_fence(const RunObservation& obs, RunJudgement& j) {
+  if (obs.interposer) {
+    j.fence = fence_effective(obs.interposer->summary);
+    judge_processes(*obs.interposer, j);
+  } else {
+    FenceEffect e;
+    e.reason = "the interposer left no record" + (obs.interposer_error.empty() ? std::string() : ": " + obs.interposer_error);
+    j.fence = e;
+    if (obs.interposer_error.find("no room") != std::string::npos) j.fence_notes.push_back(obs.interposer_error);
+  }
+  if (const auto* p = j.text.first_of(FindingKind::preload_failed);
+      p && p->line.find(kInterposerFile) != std::string::npos) {
+    j.fence->effective = false;
+    j.fence->cuda_unused = false;
+    j.fence->reason = "ld.so could not preload the interposer: " + p->line;
+  }
+}
+
+// SIGBUS is what a write into a shared mapping past its file's end, or into blocks the
+// file system has no room for, raises: with a ring cut short or not reserved, the signal
+// may be the interposer's own.
+std::optional<std::string> ring_suspicion(const RingHealth& ring, const RunJudgement& j) {
+  if (j.outcome != RunOutcome::crashed || j.signal_name != "SIGBUS") return std::nullopt;
+  if (!ring.cut_short && !ring.unreserved) return std::nullopt;
+  return std::string("killed by SIGBUS while the interposer's ring file ") +
+         (ring.cut_short ? "was shorter than its header says" : "had no reserved blocks") +
+         ": the signal may be the tool's own write into its ring, not the program's";
+}
+
+void attribute(const RunObservation& obs, RunJudgement& j) {
+  if (!obs.interposer) return;
+  std::optional<std::uint64_t> address;
+  if (j.mmu_fault) address = j.mmu_fault->address;
+  j.attribution = attribute_fault(*obs.interposer, address, AddressPrecision::page);
+  j.fence_suspicion = ring_suspicion(obs.interposer->ring, j);
+  if (!j.fence_suspicion) j.fence_suspicion = fence_suspicion(obs.interposer->summary, *j.attribution);
+  if (!j.fence_suspicion && j.error && j.error->error_class == "out_of_memory") {
+    j.fence_suspicion =
+        "out of memory under the fence: each fenced allocation maps whole granules (2 MiB on current GPUs), so a "
+        "program with many small allocations needs far more memory; this error can be the fence's";
+  }
+}
+
+}  // namespace
+
+const char* to_string(RunOutcome o) {
+  switch (o) {
+    case RunOutcome::clean: return "clean";
+    case RunOutcome::cuda_error: return "cuda_error";
+    case RunOutcome::crashed: return "crashed";
+    case RunOutcome::exit_code: return "exit_code";
+    case RunOutcome::timeout: return "timeout";
+    case RunOutcome::does_not_start: return "does_not_start";
+    case RunOutcome::fence_not_effective: return "fence_not_effective";
+  }
+  return "clean";
+}
+
+bool RunJudgement::failed() const {
+  return outcome == RunOutcome::cuda_error || outcome == RunOutcome::crashed || outcome == RunOutcome::exit_code ||
+         outcome == RunOutcome::timeout;
+}
+
+RunStatus status_of(const RunJudgement& j) {
+  return RunStatus{j.rung, j.outcome != RunOutcome::does_not_start, j.failed()};
+}
+
+RunJudgement judge_run(const RunObservation& obs) {
+  RunJudgement j;
+  j.rung = obs.rung;
+  j.repeat_index = obs.repeat_index;
+  const auto& c = obs.child;
+  const std::string err_text = c.err.text();
+  const std::string out_text = c.out.text();
+  j.text = scan_error_text(err_text, out_text);
+  j.signal = c.signal;
+  j.signal_name = c.signal_name;
+  if (c.ending == runner::Ending::result || c.ending == runner::Ending::no_result ||
+      c.ending == runner::Ending::exit_code)
+    j.exit_code = c.exit_code.value_or(0);
+
+  for (const auto& x : obs.xid) {
+    if (x.xid == 31 && x.mmu_fault && !j.mmu_fault) j.mmu_fault = x.mmu_fault;
+    if (host::xid_meaning(x.xid).points_to == "hardware") j.machine_xids.push_back(x.xid);
+  }
+  if (obs.sanitizer) {
+    j.sanitizer = obs.sanitizer;
+    sanitizer::attach_text_allocations(*j.sanitizer, err_text + "\n" + out_text);
+  }
+  if (obs.rung == Rung::fence) judge_fence(obs, j);
+
+  // The command never ran.
+  if (c.ending == runner::Ending::spawn_failed) {
+    j.outcome = RunOutcome::does_not_start;
+    j.reason = "the command did not start: " + (c.spawn_error.empty() ? std::string("spawn failed") : c.spawn_error);
+    return j;
+  }
+
+  if (const auto* f = j.text.first_cuda()) j.error = from_finding(*f);
+  else if (j.sanitizer) j.error = from_memcheck(*j.sanitizer);
+  if (!j.error) j.error = from_xid(obs.xid);
+
+  const auto* not_started = j.text.first_of(FindingKind::not_started);
+  const bool exit_126_127 = j.exit_code && (*j.exit_code == 126 || *j.exit_code == 127);
+  if (!j.error && (exit_126_127 || (not_started && j.exit_code && *j.exit_code != 0))) {
+    j.outcome = RunOutcome::does_not_start;
+    j.reason = fmt::format("the command did not start (exit {}){}", *j.exit_code,
+                           not_started ? ": " + not_started->line : std::string());
+    return j;
+  }
+
+  if (j.error) {
+    j.outcome = RunOutcome::cuda_error;
+    const auto* f = j.text.first_cuda();
+    j.reason = fmt::format("{} ({}) in {}{}, {}", j.error->name, j.error->error_class.empty() ? "unknown" : j.error->error_class,
+                           j.error->source == "output" && f ? "its output, " + where(*f)
+                           : j.error->source == "sanitizer" ? std::string("memcheck's report")
+                                                            : std::string("the kernel log"),
+                           j.error->framework != Framework::unknown && j.error->source == "output"
+                               ? fmt::format(" ({})", to_string(j.error->framework))
+                               : std::string(),
+                           ending_text(j, c));
+  } else if (c.ending == runner::Ending::signal) {
+    j.outcome = RunOutcome::crashed;
+    j.reason = "killed by " + c.signal_name + " with no CUDA error in its output or the kernel log";
+  } else if (c.ending == runner::Ending::timeout) {
+    j.outcome = RunOutcome::timeout;
+    j.reason = c.killed_after_grace ? "ran past its deadline and ignored SIGTERM (killed)" : "ran past its deadline";
+  } else if (j.exit_code && *j.exit_code != 0) {
+    const auto* sig = j.text.first_of(FindingKind::signal);
+    if (sig && *j.exit_code > 128) {
+      // A shell (or launcher) between us and the program reported its death.
+      j.outcome = RunOutcome::crashed;
+      j.signal_name = sig->signal_name;
+      j.signal = signal_number(sig->signal_name);
+      j.reason = fmt::format("a process it ran died of {} ({}; exit {})", sig->signal_name, where(*sig), *j.exit_code);
+    } else {
+      j.outcome = RunOutcome::exit_code;
+      j.reason = fmt::format("exited with {} with no CUDA error in its output or the kernel log", *j.exit_code);
+    }
+  } else if (j.fence && !j.fence->effective && !j.fence->cuda_unused) {
+    j.outcome = RunOutcome::fence_not_effective;
+    j.reason = "exited 0, but the fence could not have caught an overrun: " + j.fence->reason;
+  } else {
+    j.outcome = RunOutcome::clean;
+    j.reason = j.fence && j.fence->cuda_unused ? "exited 0 and never used CUDA: nothing to fence"
+                                               : "exited 0 with no CUDA error in its output or the kernel log";
+    if (j.fence && !j.fence->cuda_unused) j.reason += "; fence: " + j.fence->reason;
+    if (j.sanitizer) j.reason += fmt::format("; memcheck: {} finding(s)", j.sanitizer->findings.size());
+  }
+
+  if (j.failed() && obs.rung == Rung::fence) {
+    attribute(obs, j);
+    if (j.attribution && j.attribution->allocation && j.attribution->certain) j.reason += "; " + j.attribution->summary;
+    if (j.fence_suspicion) j.reason += "; " + *j.fence_suspicion;
+  }
+  return j;
+}
+
+}  // namespace cudadiag::run

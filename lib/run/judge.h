@@ -1,0 +1,90 @@
+#pragma once
+// One run of the user's program, judged. What is known of it (how it ended, what it
+// printed, the Xid lines of its pid, what the interposer recorded, what memcheck
+// reported) becomes one outcome with the evidence behind it:
+//   clean                exit 0, no CUDA error anywhere (and, on the fence rung, a fence
+//                        that could have caught one, or a program that never used CUDA)
+//   cuda_error           a CUDA error in its output, memcheck's report or the kernel log,
+//                        however it ended
+//   crashed              killed by a signal (or a shell said so), no CUDA error
+//   exit_code            non-zero exit, no CUDA error
+//   timeout              ran past its deadline, no CUDA error
+//   does_not_start       exec failed, exit 126/127, or "CMD: not found"
+//   fence_not_effective  exit 0 on the fence rung, but the fence could not see the
+//                        program's allocations, or a process of the run used CUDA
+//                        outside it: not clean
+// A signal that the tool itself may have raised (SIGBUS with a ring file cut short or not
+// reserved) is a fence suspicion, never the program's fault alone.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "host/xid.h"
+#include "run/allocation.h"
+#include "run/attribution.h"
+#include "run/error_text.h"
+#include "run/rungs.h"
+#include "runner/runner.h"
+#include "sanitizer/memcheck.h"
+
+namespace cudadiag::run {
+
+struct RunObservation {
+  Rung rung = Rung::native;
+  int repeat_index = 0;
+  std::vector<std::string> command;  // the user's command
+  std::vector<std::string> argv;     // as run: wrapper (compute-sanitizer) + command
+  runner::ChildOutcome child;
+  std::vector<host::XidEvent> xid;   // kernel-log lines attributed to the child's pid
+  std::optional<InterposerLog> interposer;  // fence rung: what the ring reader returned
+  std::string interposer_error;             // fence rung without a log: why
+  std::optional<sanitizer::MemcheckReport> sanitizer;  // sanitizer rung: the parsed XML
+  std::string sanitizer_error;                         // sanitizer rung without a report: why
+};
+
+enum class RunOutcome { clean, cuda_error, crashed, exit_code, timeout, does_not_start, fence_not_effective };
+const char* to_string(RunOutcome o);
+
+// What names the CUDA error of a cuda_error run, and where it was found.
+struct CudaErrorEvidence {
+  std::optional<int> code;   // cudaError_t value, when known
+  std::string name;          // cudaErrorIllegalAddress, "Invalid __global__ write ...", "Xid 31"
+  std::string driver_name;   // CUDA_ERROR_... when the text used it
+  std::string error_class;   // taxonomy class
+  std::string source;        // "output" | "sanitizer" | "xid"
+  Framework framework = Framework::unknown;
+  std::string line;          // the line, finding or Xid message it came from
+  std::string api_call;
+  std::string kernel;
+};
+
+struct RunJudgement {
+  Rung rung = Rung::native;
+  int repeat_index = 0;
+  RunOutcome outcome = RunOutcome::clean;
+  std::string reason;  // one line
+  std::optional<CudaErrorEvidence> error;
+  std::optional<int> exit_code;
+  std::optional<int> signal;
+  std::string signal_name;   // from the runner, or from a shell's report of a grandchild
+  ErrorTextScan text;        // everything recognised in its output
+  std::optional<host::MmuFault> mmu_fault;  // the first Xid 31 of its pid
+  std::vector<int> machine_xids;            // Xids that point at the machine (48, 79, 94, ...)
+  std::optional<Attribution> attribution;   // fence rung, when it failed and left a log
+  std::optional<FenceEffect> fence;         // fence rung
+  std::optional<std::string> fence_suspicion;  // the fault may be the fence's own
+  // Fence rung: processes of the run that may have used CUDA outside the fence (an exec
+  // the interposer could not follow, CUDA under RTLD_DEEPBIND), one line each: such a
+  // run is never clean.
+  std::vector<std::string> fence_escapes;
+  // Fence rung: what the report must say besides (a restored LD_PRELOAD, a ring with no room).
+  std::vector<std::string> fence_notes;
+  std::optional<sanitizer::MemcheckReport> sanitizer;  // with the text output's distances
+  bool failed() const;  // cuda_error, crashed, exit_code or timeout
+};
+
+RunJudgement judge_run(const RunObservation& obs);
+
+RunStatus status_of(const RunJudgement& j);
+
+}  // namespace cudadiag::run

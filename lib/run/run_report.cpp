@@ -1,0 +1,230 @@
+#include "run/run_report.h"
+
+#include <map>
+
+#include <fmt/format.h>
+
+#include "run/to_result.h"
+#include "stats/wilson.h"
+#include "report/vocabulary.h"
+#include "util/exit_codes.h"
+#include "util/utf8.h"
+
+namespace cudadiag::run {
+namespace {
+
+using report::json;
+
+double seconds(std::chrono::milliseconds ms) { return static_cast<double>(ms.count()) / 1000.0; }
+
+// Each run's one line for the ladder summary: "fence #1: cuda_error (0.5 s)".
+std::string ladder_line(const SessionRun& r) {
+  return fmt::format("{}{}: {} ({:.1f} s)", to_string(r.judgement.rung),
+                     r.planned.repeat_index > 0 ? fmt::format(" #{}", r.planned.repeat_index) : std::string(),
+                     to_string(r.judgement.outcome), r.observation.child.wall_ms / 1000.0);
+}
+
+json plan_json(const SessionOptions& opts, const SessionOutcome& out) {
+  json rungs = json::array();
+  for (const auto& p : out.plan) rungs.push_back(to_string(p.rung));
+  json env_names = json::array();  // values may be secrets: names only
+  for (const auto& [name, value] : opts.env) env_names.push_back(name);
+  return json{{"rungs", rungs},
+              {"repeat", opts.run.repeat},
+              {"sanitize", to_string(opts.run.sanitize)},
+              {"stop_at_first", opts.run.stop_at_first},
+              {"timeout_s", seconds(opts.timeout)},
+              {"sanitizer_timeout_s", seconds(opts.timeout) * std::max(1, opts.sanitizer_timeout_factor)},
+              {"env", env_names}};
+}
+
+json rungs_json(const SessionOutcome& out) {
+  json rungs = json::array();
+  const auto stats = rung_stats([&] {
+    std::vector<RunJudgement> js;
+    for (const auto& r : out.runs) js.push_back(r.judgement);
+    return js;
+  }());
+  for (const auto& p : out.plan) {
+    json j{{"rung", to_string(p.rung)}, {"planned_runs", p.runs.size()}};
+    double wall_ms = 0.0;
+    for (const auto& r : out.runs)
+      if (r.judgement.rung == p.rung) wall_ms += r.observation.child.wall_ms;
+    const RungStats* s = nullptr;
+    for (const auto& st : stats)
+      if (st.rung == p.rung) s = &st;
+    j["runs"] = s ? s->runs : 0;
+    j["failures"] = s ? s->failures : 0;
+    if (s) {
+      j["failure_rate"] = static_cast<double>(s->failures) / s->runs;
+      j["ci95_low"] = s->ci.low;
+      j["ci95_high"] = s->ci.high;
+      j["outcomes"] = s->outcomes;
+    }
+    j["wall_ms"] = wall_ms;
+    std::string skipped;
+    for (const auto& sk : out.skipped)
+      if (sk.rung == p.rung) skipped = sk.reason;
+    j["not_run"] = skipped.empty() ? json(nullptr) : json(skipped);
+    rungs.push_back(std::move(j));
+  }
+  return rungs;
+}
+
+json fence_json(const SessionOptions& opts, const SessionOutcome& out) {
+  const auto& run = opts.run;
+  json f{{"interposer", run.interposer_path.empty() ? json(nullptr) : json(run.interposer_path)},
+         {"align", run.fence_align},
+         {"side", run.fence_side == FenceSide::front ? "front" : "back"},
+         {"quarantine_mb", run.quarantine_mb ? json(*run.quarantine_mb) : json(nullptr)}};
+  if (run.interposer_path.empty()) f["missing_reason"] = run.interposer_missing_reason;
+  // What the fence saw in its last run (every fenced run's own is in its result).
+  for (auto it = out.runs.rbegin(); it != out.runs.rend(); ++it) {
+    const auto& j = it->judgement;
+    if (j.rung != Rung::fence || !j.fence) continue;
+    f["effective"] = j.fence->effective;
+    f["cuda_unused"] = j.fence->cuda_unused;
+    f["reason"] = j.fence->reason;
+    if (const auto& log = it->observation.interposer) {
+      const auto& s = log->summary;
+      f["allocations"] = s.allocations;
+      f["fenced"] = s.fenced;
+      f["launches"] = s.launches;
+    }
+    break;
+  }
+  return f;
+}
+
+json sanitizer_json(const SessionOptions& opts, const RunFacts& facts) {
+  json s{{"found", facts.sanitizer.found}, {"padding_bytes", opts.run.sanitizer_padding}};
+  s["path"] = facts.sanitizer.found ? json(facts.sanitizer.path) : json(nullptr);
+  if (!facts.sanitizer.found) s["reason"] = facts.sanitizer.reason;
+  return s;
+}
+
+json caching_json() {
+  json rows = json::array();
+  for (const auto& c : caching_off_settings())
+    rows.push_back(json{{"framework", c.framework}, {"variable", c.variable}, {"value", c.value},
+                        {"verified", c.verified == Verification::device ? "device" : "documented"}});
+  return rows;
+}
+
+json run_section(const SessionOptions& opts, const SessionOutcome& out) {
+  const auto& v = out.verdict;
+  json ladder = json::array();
+  for (const auto& r : out.runs) ladder.push_back(ladder_line(r));
+  for (const auto& s : out.skipped) ladder.push_back(std::string(to_string(s.rung)) + ": not run (" + s.reason + ")");
+  json section{{"command", opts.command_as_given.empty() ? opts.run.command : opts.command_as_given},
+               {"executable", opts.run.command.front()},
+               {"verdict", to_string(v.kind)},
+               {"first_exposed_by", v.first_exposed_by ? json(to_string(*v.first_exposed_by)) : json(nullptr)},
+               {"evidence", v.evidence},
+               {"ladder", ladder},
+               {"plan", plan_json(opts, out)},
+               {"rungs", rungs_json(out)}};
+  section["evidence_result"] = v.evidence_run ? json(*v.evidence_run) : json(nullptr);
+  section["fence"] = fence_json(opts, out);
+  section["caching"] = caching_json();
+  section["kernel_log"] = json{{"read", out.kernel_log_read}, {"reason", out.kernel_log_reason}};
+  section["interrupted_runs"] = out.interrupted.size();
+  section["wall_ms"] = out.wall_ms;
+  return section;
+}
+
+// One result per rung: the run that shows the most (its first failing repeat, else its
+// last), with the rung's repeat statistics, so that `compare` tests a rung's failure
+// rate across hosts as it does a repro case's; every repeat is listed in details.runs.
+report::Result rung_result(const std::vector<const SessionRun*>& runs) {
+  const SessionRun* shown = runs.back();
+  for (const auto* run : runs)
+    if (run->judgement.failed()) {
+      shown = run;
+      break;
+    }
+  report::Result r = to_result(shown->observation, shown->judgement);
+  r.params.erase("repeat");
+  report::RepeatStats s;
+  json each = json::array();
+  for (const auto* run : runs) {
+    ++s.runs;
+    const report::Result one = to_result(run->observation, run->judgement);
+    const std::string outcome(report::to_string(one.outcome));
+    ++s.histogram[outcome];
+    if (run->judgement.failed()) ++s.failures;
+    each.push_back(json{{"repeat", run->judgement.repeat_index},
+                        {"outcome", outcome},
+                        {"run_outcome", to_string(run->judgement.outcome)},
+                        {"duration_ms", run->observation.child.wall_ms}});
+  }
+  s.failure_rate = s.runs ? static_cast<double>(s.failures) / s.runs : 0.0;
+  const auto ci = stats::wilson_interval(s.failures, s.runs);
+  s.ci_low = ci.low;
+  s.ci_high = ci.high;
+  r.repeats = s;
+  r.details["shown_repeat"] = shown->judgement.repeat_index;
+  r.details["runs"] = each;
+  return r;
+}
+
+// A run the stop request cut short: recorded, never judged.
+report::Result interrupted_result(const RunObservation& obs) {
+  auto r = to_result(obs, judge_run(obs));
+  r.outcome = report::Outcome::skipped;
+  r.reason = fmt::format("interrupted: ended by the stop request after {:.1f} s", obs.child.wall_ms / 1000.0);
+  r.error.reset();
+  r.details["run_outcome"] = "interrupted";
+  return r;
+}
+
+json environment_of(const SessionOptions& opts, char** envp) {
+  std::map<std::string, std::string> sorted;
+  const json inherited = report::capture_environment(envp);
+  for (const auto& [name, value] : inherited.items()) sorted[name] = value.get<std::string>();
+  for (const auto& [name, value] : opts.env)
+    if (report::is_allowlisted_env(name)) sorted[name] = to_valid_utf8(value);
+  json env = json::object();
+  for (auto& [name, value] : sorted) env[name] = value;
+  return env;
+}
+
+}  // namespace
+
+report::Report run_report(const SessionOptions& opts, const SessionOutcome& out, const RunFacts& facts) {
+  auto r = report::new_report(facts.argv, "run");
+  r.host = facts.host;
+  r.driver = facts.nvml_snapshot.value("driver", json::object());
+  r.driver["nvml"] = facts.nvml_snapshot.value("nvml", json::object());
+  r.devices = facts.devices;
+  r.environment = environment_of(opts, facts.envp);
+
+  const bool cuda_unavailable = out.verdict.exit_code == kExitEnvironment;
+  std::string no_gpu;
+  if (cuda_unavailable) no_gpu = "CUDA could not start in the program: " + out.verdict.evidence;
+  else if (facts.devices.empty())
+    no_gpu = "no GPU visible to NVML: " + facts.nvml_snapshot.value("nvml", json::object()).value("reason", "no device");
+  r.gpu = json{{"ran", no_gpu.empty()}, {"reason", to_valid_utf8(no_gpu)}};
+
+  std::vector<std::pair<Rung, std::vector<const SessionRun*>>> by_rung;  // in ladder order
+  for (const auto& run : out.runs) {
+    const Rung rung = run.judgement.rung;
+    if (by_rung.empty() || by_rung.back().first != rung) by_rung.push_back({rung, {}});
+    by_rung.back().second.push_back(&run);
+  }
+  for (const auto& [rung, runs] : by_rung) r.results.push_back(rung_result(runs));
+  for (const auto& obs : out.interrupted) r.results.push_back(interrupted_result(obs));
+  r.extra["run"] = run_section(opts, out);
+  r.extra["run"]["sanitizer"] = sanitizer_json(opts, facts);
+  r.invocation["interrupted"] = out.stopped;
+  r.verdict = to_report_verdict(out.verdict);
+  if (out.stopped) r.verdict.reasons.insert(r.verdict.reasons.begin(), "interrupted: the verdict covers the runs that finished");
+  report::finish_report(r);
+  return r;
+}
+
+int run_exit_code(const SessionOutcome& outcome) {
+  return outcome.stopped ? report::exit_code_for(report::VerdictStatus::inconclusive, true) : outcome.verdict.exit_code;
+}
+
+}  // namespace cudadiag::run

@@ -1,0 +1,281 @@
+#include "run/run_session.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "run/fence_records.h"
+#include "run/ring_reader.h"
+#include "sanitizer/memcheck.h"
+#include "sanitizer/xml.h"
+#include "util/atomic_file.h"
+#include "util/errors.h"
+
+namespace cudadiag::run {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+bool portable_name(const std::string& name) {
+  if (name.empty() || (name[0] >= '0' && name[0] <= '9')) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+  });
+}
+
+bool stop_requested(const SessionOptions& opts) { return opts.stop && opts.stop->load(); }
+
+// Runs one child through the runner's scheduler, so that a stop request reaches it.
+runner::ChildOutcome run_one(runner::ChildSpec spec, const SessionOptions& opts, bool& never_started) {
+  runner::Pool pool(runner::PoolOptions{1, opts.stop, opts.stop_grace});
+  pool.submit(std::move(spec));
+  runner::ChildOutcome out;
+  bool done = false;
+  pool.run([&](std::size_t, const runner::ChildOutcome& o) {
+    out = o;
+    done = true;
+  });
+  never_started = !done;
+  return out;
+}
+
+// memcheck's XML, or why there is none.
+void read_memcheck(const std::string& xml_path, RunObservation& obs) {
+  std::string xml;
+  try {
+    xml = read_file_or_stdin(xml_path);
+  } catch (const UsageError& e) {
+    obs.sanitizer_error = std::string("compute-sanitizer wrote no XML: ") + e.what();
+    return;
+  }
+  try {
+    obs.sanitizer = sanitizer::parse_memcheck_xml(xml);
+  } catch (const sanitizer::XmlError& e) {
+    obs.sanitizer_error = xml_path + ": unreadable XML: " + e.what();
+  }
+}
+
+// The pid an Xid 31 names: the process whose allocations the fault is attributed to.
+std::optional<int> faulting_pid(const std::vector<host::XidEvent>& xid) {
+  for (const auto& x : xid)
+    if (x.xid == 31 && x.mmu_fault && x.pid) return *x.pid;
+  return std::nullopt;
+}
+
+struct KernelLog {
+  host::KernelLogCursor cursor;
+  bool wanted = false;
+};
+
+KernelLog kernel_log_before(const SessionOptions& opts) {
+  KernelLog k;
+  k.wanted = !opts.kernel_log.empty();
+  if (k.wanted) k.cursor = host::kernel_log_cursor(opts.kernel_log);
+  return k;
+}
+
+// Everything observed of one finished run: the kernel log, the rings, memcheck's XML.
+RunObservation observe(const PlannedRun& planned, const SessionOptions& opts, const runner::ChildOutcome& child,
+                       const KernelLog& klog) {
+  RunObservation obs;
+  obs.rung = planned.rung;
+  obs.repeat_index = planned.repeat_index;
+  obs.command = opts.command_as_given.empty() ? opts.run.command : opts.command_as_given;
+  obs.argv = planned.argv;
+  obs.child = child;
+
+  std::vector<int> pids;
+  if (child.pid > 0) pids.push_back(child.pid);
+  std::optional<FenceRecords> rings;
+  if (planned.rung == Rung::fence) {
+    rings = read_fence_records(planned.ring_path);
+    for (const int pid : rings->pids())
+      if (std::find(pids.begin(), pids.end(), pid) == pids.end()) pids.push_back(pid);
+  }
+  if (klog.cursor.readable && child.pid > 0) {
+    obs.xid = xid_lines_of_run(host::new_xid_lines_since(klog.cursor), pids, host::to_monotonic_us(child.started),
+                               host::to_monotonic_us(child.finished));
+  }
+  if (rings) {
+    auto judged = log_for_judging(*rings, faulting_pid(obs.xid));
+    obs.interposer = std::move(judged.log);
+    obs.interposer_error = std::move(judged.error);
+  }
+  if (planned.rung == Rung::sanitizer && child.ending != runner::Ending::spawn_failed) read_memcheck(planned.sanitizer_xml, obs);
+  return obs;
+}
+
+// What a run writes must be its own: a file left by an earlier session in the same
+// directory would be read as this run's (or, for a ring, claimed already).
+void remove_outputs(const PlannedRun& planned) {
+  std::error_code ec;
+  if (!planned.ring_path.empty()) {
+    for (const auto& f : process_ring_files(planned.ring_path)) std::filesystem::remove(f, ec);
+    std::filesystem::remove(planned.ring_path, ec);
+  }
+  if (!planned.sanitizer_xml.empty()) std::filesystem::remove(planned.sanitizer_xml, ec);
+}
+
+template <typename T>
+void release(T& v) {
+  T().swap(v);
+}
+
+std::string rung_runs_text(const RungPlan& plan, std::size_t done) {
+  return done == 0 ? std::string() : fmt::format(" after {} of {} runs", done, plan.runs.size());
+}
+
+}  // namespace
+
+void drop_unshown_observation(std::vector<SessionRun>& runs) {
+  if (runs.size() < 2) return;
+  const std::size_t latest = runs.size() - 1;
+  const Rung rung = runs[latest].judgement.rung;
+  std::size_t first = latest;  // the rung's runs are contiguous
+  while (first > 0 && runs[first - 1].judgement.rung == rung) --first;
+  if (first == latest) return;
+  std::optional<std::size_t> first_failing;
+  for (std::size_t i = first; i <= latest && !first_failing; ++i)
+    if (runs[i].judgement.failed()) first_failing = i;
+  SessionRun& previous = runs[latest - 1];
+  if (previous.observation_dropped || first_failing == latest - 1) return;
+  RunObservation& obs = previous.observation;
+  release(obs.child.out.head);
+  release(obs.child.out.tail);
+  release(obs.child.err.head);
+  release(obs.child.err.tail);
+  release(obs.child.result);
+  release(obs.xid);
+  obs.interposer.reset();
+  obs.sanitizer.reset();
+  previous.observation_dropped = true;
+}
+
+std::map<std::string, std::string> parse_env_assignments(const std::vector<std::string>& items) {
+  std::map<std::string, std::string> out;
+  for (const auto& item : items) {
+    const auto eq = item.find('=');
+    const std::string name = item.substr(0, eq);
+    if (eq == std::string::npos || !portable_name(name))
+      throw UsageError("--env: expected NAME=VALUE (NAME of letters, digits and '_'), got '" + item + "'");
+    out[name] = item.substr(eq + 1);
+  }
+  return out;
+}
+
+runner::ChildSpec child_spec_for(const PlannedRun& run, const SessionOptions& opts) {
+  runner::ChildSpec spec;
+  spec.argv = run.argv;
+  spec.env_set = opts.env;
+  for (const auto& name : run.env_unset) spec.env_set.erase(name);
+  for (const auto& [name, value] : run.env_set) spec.env_set[name] = value;
+  spec.env_unset = run.env_unset;
+  spec.deadline = run.rung == Rung::sanitizer ? opts.timeout * std::max(1, opts.sanitizer_timeout_factor) : opts.timeout;
+  spec.grace = opts.grace;
+  spec.capture_limit = opts.capture_limit;
+  spec.result_pipe = false;
+  spec.label = fmt::format("{} #{}", to_string(run.rung), run.repeat_index);
+  return spec;
+}
+
+std::vector<host::XidEvent> xid_lines_of_run(const std::vector<host::XidEvent>& events, const std::vector<int>& pids,
+                                             std::uint64_t start_us, std::uint64_t end_us) {
+  std::vector<host::XidEvent> out;
+  std::set<std::string> seen;  // a line without a pid matches every pid's window
+  const auto key = [](const host::XidEvent& e) {
+    return (e.seq ? std::to_string(*e.seq) : std::string()) + "|" + e.raw;
+  };
+  for (const int pid : pids)
+    for (auto& e : host::attribute_to_pid(events, pid, start_us, end_us))
+      if (seen.insert(key(e)).second) out.push_back(std::move(e));
+  std::stable_sort(out.begin(), out.end(), [](const host::XidEvent& a, const host::XidEvent& b) {
+    return a.seq.value_or(0) < b.seq.value_or(0);
+  });
+  return out;
+}
+
+SessionOutcome run_session(const SessionOptions& opts_in, const SessionProgress& progress) {
+  const auto t0 = Clock::now();
+  SessionOptions opts = opts_in;
+  // The program's own LD_PRELOAD comes after ours on the fence rung: --env's, if given.
+  if (const auto it = opts.env.find("LD_PRELOAD"); it != opts.env.end()) opts.run.user_ld_preload = it->second;
+  check_run_options(opts.run);
+
+  SessionOutcome out;
+  out.plan = plan_rungs(opts.run);
+  std::vector<RunStatus> statuses;
+  std::string ladder_stopped;  // why the rungs after this point do not run
+
+  for (const auto& plan : out.plan) {
+    // A rung that cannot run says why (the interposer or compute-sanitizer is missing),
+    // except a sanitizer rung that --sanitize auto would not have run anyway.
+    if (!plan.skip_reason.empty() && !plan.conditional) {
+      out.skipped.push_back({plan.rung, plan.skip_reason});
+      continue;
+    }
+    if (ladder_stopped.empty() && stop_requested(opts)) ladder_stopped = "interrupted";
+    if (!ladder_stopped.empty()) {
+      out.skipped.push_back({plan.rung, ladder_stopped});
+      continue;
+    }
+    if (plan.conditional && !sanitizer_should_run(opts.run.sanitize, statuses)) {
+      out.skipped.push_back({plan.rung, "--sanitize auto: no earlier rung found anything"});
+      continue;
+    }
+    if (!plan.skip_reason.empty()) {
+      out.skipped.push_back({plan.rung, plan.skip_reason});
+      continue;
+    }
+    std::size_t done = 0;
+    for (const auto& planned : plan.runs) {
+      if (stop_requested(opts)) {
+        ladder_stopped = "interrupted";
+        out.skipped.push_back({plan.rung, "interrupted" + rung_runs_text(plan, done)});
+        break;
+      }
+      remove_outputs(planned);
+      if (progress.started) progress.started(planned);
+      const KernelLog klog = kernel_log_before(opts);
+      if (klog.wanted && !klog.cursor.readable && out.kernel_log_reason.empty())
+        out.kernel_log_reason = klog.cursor.path + ": " + klog.cursor.reason;
+      out.kernel_log_read = out.kernel_log_read || klog.cursor.readable;
+      bool never_started = false;
+      const auto child = run_one(child_spec_for(planned, opts), opts, never_started);
+      if (never_started || (stop_requested(opts) && child.ending == runner::Ending::timeout)) {
+        if (!never_started) out.interrupted.push_back(observe(planned, opts, child, klog));
+        ladder_stopped = "interrupted";
+        out.skipped.push_back({plan.rung, "interrupted" + rung_runs_text(plan, done)});
+        break;
+      }
+      SessionRun run{planned, observe(planned, opts, child, klog), {}};
+      run.judgement = judge_run(run.observation);
+      spdlog::debug("run {} #{}: {}: {}", to_string(planned.rung), planned.repeat_index,
+                    to_string(run.judgement.outcome), run.judgement.reason);
+      statuses.push_back(status_of(run.judgement));
+      out.runs.push_back(std::move(run));
+      if (progress.judged) progress.judged(out.runs.back());
+      drop_unshown_observation(out.runs);
+      ++done;
+      const bool rung_complete = done == plan.runs.size();
+      if (!ladder_continues(opts.run.stop_at_first, statuses, rung_complete)) {
+        ladder_stopped = !statuses.back().started
+                             ? "the command did not start"
+                             : fmt::format("--stop-at-first: the {} rung failed", to_string(plan.rung));
+        if (!rung_complete) out.skipped.push_back({plan.rung, ladder_stopped + rung_runs_text(plan, done)});
+        break;
+      }
+    }
+  }
+  out.stopped = stop_requested(opts) || !out.interrupted.empty();
+
+  std::vector<RunJudgement> judgements;
+  for (const auto& r : out.runs) judgements.push_back(r.judgement);
+  out.verdict = decide_run_verdict(judgements, out.skipped);
+  out.wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  return out;
+}
+
+}  // namespace cudadiag::run

@@ -1,0 +1,310 @@
+#include "run/run_verdict.h"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace cudadiag::run {
+namespace {
+
+std::string triple(const std::optional<std::array<long long, 3>>& t) {
+  if (!t) return "?";
+  return fmt::format("({},{},{})", (*t)[0], (*t)[1], (*t)[2]);
+}
+
+std::string rate(const RungStats& s) {
+  return fmt::format("{} failed {}/{} runs (95% CI {:.0f}%-{:.0f}%)", to_string(s.rung), s.failures, s.runs,
+                     100.0 * s.ci.low, 100.0 * s.ci.high);
+}
+
+const RungStats* stats_of(const std::vector<RungStats>& all, Rung r) {
+  for (const auto& s : all)
+    if (s.rung == r) return &s;
+  return nullptr;
+}
+
+// One memcheck record, from its XML (sanitizer::Finding) or its text (AccessDetails).
+std::string memcheck_line(const std::string& what, const std::string& kernel, const std::string& location,
+                          const std::optional<std::array<long long, 3>>& thread,
+                          const std::optional<std::array<long long, 3>>& block,
+                          const std::optional<sanitizer::NearestAllocation>& nearest) {
+  std::string s = "memcheck: " + what;
+  if (!kernel.empty()) s += " in " + kernel;
+  if (!location.empty()) s += " at " + location;
+  if (thread || block) s += ", thread " + triple(thread) + " block " + triple(block);
+  if (nearest) {
+    s += fmt::format(", {} bytes {} the nearest allocation", nearest->distance_bytes, nearest->relation);
+    if (nearest->size) s += fmt::format(" ({} bytes)", *nearest->size);
+  }
+  return s;
+}
+
+std::string memcheck_line(const sanitizer::Finding& f) {
+  const std::string location = !f.file.empty() && f.line ? fmt::format("{}:{}", f.file, *f.line) : std::string();
+  return memcheck_line(f.message.empty() ? f.record_kind : f.message, f.kernel, location, f.thread, f.block, f.nearest);
+}
+
+std::string memcheck_line(const ErrorFinding& f) {
+  const auto& a = *f.access;
+  return memcheck_line(f.name, a.kernel, a.location, a.thread, a.block, a.nearest);
+}
+
+std::string assert_line(const ErrorFinding& f) {
+  const auto& a = *f.assertion;
+  std::string s = "device assert `" + a.expression + "` failed";
+  if (!a.file.empty()) s += " at " + a.file + (a.line ? fmt::format(":{}", *a.line) : std::string());
+  if (!a.function.empty()) s += " in " + a.function;
+  if (a.block || a.thread) s += ", block " + triple(a.block) + " thread " + triple(a.thread);
+  return s;
+}
+
+// How precise one failing run's evidence is (higher: better), and its line.
+std::pair<int, std::string> evidence_of(const RunJudgement& j) {
+  const std::string rung = std::string(to_string(j.rung)) + ": ";
+  if (j.attribution && j.attribution->allocation && j.attribution->certain) {
+    std::string access = j.mmu_fault ? std::string("a ") + host::to_string(j.mmu_fault->access) + " fault: " : "";
+    return {6, rung + access + j.attribution->summary};
+  }
+  if (j.sanitizer)
+    for (const auto& f : j.sanitizer->findings)
+      if (!f.api && f.level != "Warning") return {5, rung + memcheck_line(f)};
+  if (const auto* f = j.text.first_of(FindingKind::sanitizer); f && f->access) return {4, rung + memcheck_line(*f)};
+  if (j.attribution && j.attribution->allocation) return {3, rung + j.attribution->summary};
+  if (const auto* f = j.text.first_of(FindingKind::device_assert); f && f->assertion) return {2, rung + assert_line(*f)};
+  // Without an address (no readable kernel log) the fence still knows what ran last.
+  const std::string last_kernel =
+      j.attribution && j.attribution->suspect && !j.attribution->suspect->kernel.empty()
+          ? "; the last kernel launched: " + j.attribution->suspect->kernel
+          : std::string();
+  if (j.error) return {1, rung + j.error->name + ": " + j.error->line + last_kernel};
+  return {0, rung + j.reason + last_kernel};
+}
+
+bool genuine_fault(const RunJudgement& j) {
+  return (j.outcome == RunOutcome::cuda_error || j.outcome == RunOutcome::crashed) && !j.fence_suspicion;
+}
+
+// Why a run without failures proves nothing: what could have seen a silent overrun did
+// not run or could not see.
+std::string blind_spots(const std::vector<RunJudgement>& runs, const std::vector<SkippedRung>& skipped) {
+  std::vector<std::string> why;
+  bool fence_ran = false, sanitizer_ran = false;
+  for (const auto& j : runs) {
+    if (j.rung == Rung::fence) {
+      if (!fence_ran && j.fence && !j.fence->effective) why.push_back("the fence was not effective: " + j.fence->reason);
+      fence_ran = true;
+    }
+    if (j.rung == Rung::sanitizer) {
+      if (!sanitizer_ran && !j.sanitizer) why.push_back("memcheck left no report");
+      sanitizer_ran = true;
+    }
+  }
+  for (const auto& s : skipped) {
+    if (s.rung == Rung::fence) why.push_back("the fence did not run: " + s.reason);
+    if (s.rung == Rung::sanitizer) why.push_back("the sanitizer did not run: " + s.reason);
+  }
+  if (!fence_ran && std::none_of(skipped.begin(), skipped.end(), [](const SkippedRung& s) { return s.rung == Rung::fence; }))
+    why.push_back("the fence rung was not asked for");
+  std::string out;
+  for (const auto& w : why) out += (out.empty() ? "" : "; ") + w;
+  return out;
+}
+
+// Every failing run failed because CUDA found no driver or no device: the machine, not
+// the program.
+bool cuda_unavailable(const std::vector<RunJudgement>& runs) {
+  bool any = false;
+  for (const auto& j : runs) {
+    if (!j.failed()) continue;
+    if (!j.error || j.error->error_class != "no_device") return false;
+    any = true;
+  }
+  return any;
+}
+
+}  // namespace
+
+const char* to_string(VerdictKind k) {
+  switch (k) {
+    case VerdictKind::exposed: return "exposed";
+    case VerdictKind::clean: return "clean";
+    case VerdictKind::flaky: return "flaky";
+    case VerdictKind::does_not_start: return "does_not_start";
+    case VerdictKind::inconclusive: return "inconclusive";
+  }
+  return "inconclusive";
+}
+
+std::vector<RungStats> rung_stats(const std::vector<RunJudgement>& runs) {
+  std::vector<RungStats> out;
+  for (const Rung r : all_rungs()) {
+    RungStats s;
+    s.rung = r;
+    for (const auto& j : runs) {
+      if (j.rung != r) continue;
+      ++s.runs;
+      if (j.failed()) ++s.failures;
+      ++s.outcomes[to_string(j.outcome)];
+    }
+    if (s.runs == 0) continue;
+    s.ci = stats::wilson_interval(s.failures, s.runs);
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+std::optional<std::pair<std::size_t, std::string>> best_evidence(const std::vector<RunJudgement>& runs) {
+  std::optional<std::pair<std::size_t, std::string>> best;
+  int best_score = -1;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    if (!runs[i].failed()) continue;
+    auto [score, line] = evidence_of(runs[i]);
+    if (genuine_fault(runs[i])) score += 10;  // a fault the fence cannot have caused first
+    if (score > best_score) {
+      best_score = score;
+      best = std::make_pair(i, std::move(line));
+    }
+  }
+  return best;
+}
+
+RunVerdict decide_run_verdict(const std::vector<RunJudgement>& runs, const std::vector<SkippedRung>& skipped) {
+  RunVerdict v;
+  v.rungs = rung_stats(runs);
+  for (const auto& s : skipped) v.notes.push_back(std::string(to_string(s.rung)) + " did not run: " + s.reason);
+  std::set<int> machine;
+  for (const auto& j : runs)
+    for (const int x : j.machine_xids)
+      if (machine.insert(x).second)
+        v.notes.push_back(fmt::format("Xid {} in the kernel log of a run: {} (points at the machine, not the program)", x,
+                                      host::xid_meaning(x).summary));
+
+  std::set<std::string> noted;
+  for (const auto& j : runs)
+    for (const auto& n : j.fence_notes)
+      if (noted.insert(n).second) v.notes.push_back("fence: " + n);
+  std::vector<std::string> escapes;
+  for (const auto& j : runs)
+    for (const auto& e : j.fence_escapes)
+      if (std::find(escapes.begin(), escapes.end(), e) == escapes.end()) escapes.push_back(e);
+  for (const auto& e : escapes) v.notes.push_back("outside the fence: " + e);
+
+  if (runs.empty()) {
+    v.kind = VerdictKind::inconclusive;
+    v.reason = "no rung ran";
+    return v;
+  }
+  if (runs.front().outcome == RunOutcome::does_not_start) {
+    v.kind = VerdictKind::does_not_start;
+    v.exit_code = 2;
+    v.reason = runs.front().reason;
+    return v;
+  }
+  if (const auto ev = best_evidence(runs)) {
+    v.evidence_run = ev->first;
+    v.evidence = ev->second;
+  }
+  for (const auto& s : v.rungs)
+    if (s.failures > 0) v.notes.push_back(rate(s));
+
+  const bool any_failed = std::any_of(runs.begin(), runs.end(), [](const RunJudgement& j) { return j.failed(); });
+  const bool any_fault = std::any_of(runs.begin(), runs.end(), [](const RunJudgement& j) {
+    return j.outcome == RunOutcome::cuda_error || j.outcome == RunOutcome::crashed;
+  });
+
+  if (!any_failed) {
+    const auto all_of_rung = [&](Rung r, auto pred) {
+      bool any = false;
+      for (const auto& j : runs) {
+        if (j.rung != r) continue;
+        any = true;
+        if (!pred(j)) return false;
+      }
+      return any;
+    };
+    const bool fence_ok = all_of_rung(
+        Rung::fence, [](const RunJudgement& j) { return j.fence && (j.fence->effective || j.fence->cuda_unused); });
+    const bool no_cuda = all_of_rung(Rung::fence, [](const RunJudgement& j) { return j.fence && j.fence->cuda_unused; });
+    const bool memcheck_ok = all_of_rung(Rung::sanitizer, [](const RunJudgement& j) {
+      return j.outcome == RunOutcome::clean && j.sanitizer && j.sanitizer->findings.empty();
+    });
+    if (!escapes.empty()) {
+      // Whatever else ran clean, a process that used CUDA unfenced was not watched.
+      v.kind = VerdictKind::inconclusive;
+      v.reason = "no run failed, but a process of the run may have used CUDA outside the fence: " + escapes.front();
+      std::erase(v.notes, "outside the fence: " + escapes.front());  // the reason says it
+    } else if (fence_ok || memcheck_ok) {
+      v.kind = VerdictKind::clean;
+      v.exit_code = 0;
+      v.reason = fmt::format("all {} runs clean; {}", runs.size(),
+                             no_cuda    ? "the program never used CUDA (the interposer loaded and saw no CUDA driver "
+                                          "call): nothing to fence"
+                             : fence_ok ? "the fence was effective in every fenced run"
+                                        : "memcheck found nothing");
+    } else {
+      v.kind = VerdictKind::inconclusive;
+      v.reason = "no run failed, but nothing could have seen a silent overrun: " + blind_spots(runs, skipped);
+      if (std::none_of(runs.begin(), runs.end(), [](const RunJudgement& j) { return j.rung == Rung::sanitizer; }))
+        v.notes.push_back("run with --sanitize always to put the program under memcheck anyway");
+    }
+    return v;
+  }
+
+  if (cuda_unavailable(runs)) {
+    v.kind = VerdictKind::inconclusive;
+    v.exit_code = 3;
+    v.reason = "CUDA could not start in the program (no driver or no device here), so nothing was tested: " +
+               v.evidence;
+    return v;
+  }
+
+  if (!any_fault) {
+    std::vector<std::string> flaky;
+    for (const auto& s : v.rungs)
+      if (s.failures > 0 && s.failures < s.runs) flaky.push_back(rate(s));
+    if (!flaky.empty()) {
+      v.kind = VerdictKind::flaky;
+      v.reason = "flaky, without a CUDA error: " + flaky.front();
+    } else {
+      v.kind = VerdictKind::inconclusive;
+      const auto first = std::find_if(runs.begin(), runs.end(), [](const RunJudgement& j) { return j.failed(); });
+      v.reason = std::string("fails without a CUDA error or a signal, which looks like the program's own failure (") +
+                 to_string(first->rung) + ": " + first->reason + ")";
+    }
+    return v;
+  }
+
+  std::optional<Rung> first;
+  for (const auto& j : runs)
+    if (genuine_fault(j) && (!first || j.rung < *first)) first = j.rung;
+  if (!first) {
+    const auto suspect = std::find_if(runs.begin(), runs.end(), [](const RunJudgement& j) { return j.fence_suspicion.has_value(); });
+    v.kind = VerdictKind::inconclusive;
+    v.reason = "faults only under the fence, and " + *suspect->fence_suspicion;
+    return v;
+  }
+  v.first_exposed_by = first;
+  std::optional<Rung> every_run;
+  for (const auto& s : v.rungs) {
+    if (s.failures != s.runs) continue;
+    const bool genuine = std::any_of(runs.begin(), runs.end(), [&](const RunJudgement& j) { return j.rung == s.rung && genuine_fault(j); });
+    if (genuine) {
+      every_run = s.rung;
+      break;
+    }
+  }
+  const RungStats* fs = stats_of(v.rungs, *first);
+  if (every_run) {
+    v.kind = VerdictKind::exposed;
+    v.reason = fmt::format("exposed by the {} rung ({}/{} runs{}): {}", to_string(*first), fs->failures, fs->runs,
+                           *every_run != *first ? fmt::format("; every run under {}", to_string(*every_run)) : std::string(),
+                           v.evidence);
+  } else {
+    v.kind = VerdictKind::flaky;
+    v.reason = "flaky: " + rate(*fs) + "; " + v.evidence;
+  }
+  return v;
+}
+
+}  // namespace cudadiag::run

@@ -1,0 +1,70 @@
+#pragma once
+// The verdict of `cudadiag run` over every judged run (all rungs, all repeats):
+//   exposed         a rung failed with a CUDA error (or a signal) in every one of its runs;
+//                   says which rung exposed it first and the most precise evidence:
+//                   allocation + direction + bytes (fence and Xid 31), else memcheck's
+//                   finding, else the error text
+//   flaky           failures, but no rung failed in all of its runs: failure rates with
+//                   95% Wilson intervals
+//   clean           every run clean, and a rung that can see silent overruns ran and
+//                   could: the fence was effective, or memcheck ran clean (a program
+//                   that never used CUDA had nothing to fence: clean too); never when
+//                   a process of a fenced run may have used CUDA outside the fence (an
+//                   exec the interposer could not follow, CUDA under RTLD_DEEPBIND)
+//   does_not_start  the command did not start
+//   inconclusive    nothing failed but nothing could have seen an overrun (fence not
+//                   effective or not run, no sanitizer), only the fence failed and the
+//                   fence may be the cause, the program fails the same way everywhere
+//                   without a CUDA error, or CUDA could not start (no driver, no device)
+// Exit codes: 0 clean; 1 exposed, flaky, inconclusive (findings, or none that can be
+// trusted); 2 does_not_start: a command that does not exist or cannot be executed is
+// an input error, like a file that does not exist; 3 CUDA could not start in the
+// program: the GPU part could not run.
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "run/judge.h"
+#include "run/rungs.h"
+#include "stats/wilson.h"
+
+namespace cudadiag::run {
+
+enum class VerdictKind { exposed, clean, flaky, does_not_start, inconclusive };
+const char* to_string(VerdictKind k);
+
+struct RungStats {
+  Rung rung = Rung::native;
+  int runs = 0;
+  int failures = 0;
+  stats::Interval ci;                     // 95% Wilson interval of the failure rate
+  std::map<std::string, int> outcomes;    // outcome name -> runs
+};
+
+struct SkippedRung {
+  Rung rung = Rung::native;
+  std::string reason;
+};
+
+struct RunVerdict {
+  VerdictKind kind = VerdictKind::inconclusive;
+  std::string reason;    // one line
+  std::vector<std::string> notes;  // further lines: rates, fence limits, machine Xids, skipped rungs
+  int exit_code = 1;
+  std::optional<Rung> first_exposed_by;
+  std::optional<std::size_t> evidence_run;  // index into the runs of the evidence below
+  std::string evidence;                     // one line
+  std::vector<RungStats> rungs;             // rungs that ran, in ladder order
+};
+
+// `runs` in the order they ran; `skipped`: rungs planned but not run, and why.
+RunVerdict decide_run_verdict(const std::vector<RunJudgement>& runs, const std::vector<SkippedRung>& skipped);
+
+// Per-rung failure counts with their intervals, in ladder order.
+std::vector<RungStats> rung_stats(const std::vector<RunJudgement>& runs);
+
+// The most precise evidence among the failing runs: its index and one line.
+std::optional<std::pair<std::size_t, std::string>> best_evidence(const std::vector<RunJudgement>& runs);
+
+}  // namespace cudadiag::run

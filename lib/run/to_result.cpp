@@ -1,0 +1,225 @@
+#include "run/to_result.h"
+
+#include <fmt/format.h>
+
+#include "host/xid.h"
+#include "runner/child_info.h"
+#include "taxonomy/taxonomy.h"
+#include "util/utf8.h"
+
+namespace cudadiag::run {
+namespace {
+
+using report::json;
+
+std::string hex(std::uint64_t v) { return fmt::format("{:#x}", v); }
+
+// Text from the program or the kernel log may be any bytes; the JSON writer takes UTF-8 only.
+void make_valid(json& j) {
+  if (j.is_string()) {
+    j = to_valid_utf8(j.get_ref<const std::string&>());
+  } else if (j.is_structured()) {
+    for (auto& v : j) make_valid(v);
+  }
+}
+
+// The report's outcome for a run; the run's own outcome stays in details.run_outcome.
+report::Outcome outcome_of(RunOutcome o) {
+  switch (o) {
+    case RunOutcome::clean:
+    case RunOutcome::fence_not_effective: return report::Outcome::ok;
+    case RunOutcome::cuda_error: return report::Outcome::cuda_error;
+    case RunOutcome::crashed:
+    case RunOutcome::exit_code: return report::Outcome::crashed;  // died, or exited non-zero without a CUDA error
+    case RunOutcome::timeout: return report::Outcome::timeout;
+    case RunOutcome::does_not_start: return report::Outcome::skipped;
+  }
+  return report::Outcome::ok;
+}
+
+report::VerdictStatus status_of(VerdictKind k) {
+  switch (k) {
+    case VerdictKind::exposed: return report::VerdictStatus::exposed;
+    case VerdictKind::clean: return report::VerdictStatus::clean;
+    case VerdictKind::flaky: return report::VerdictStatus::flaky;
+    case VerdictKind::does_not_start: return report::VerdictStatus::does_not_start;
+    case VerdictKind::inconclusive: return report::VerdictStatus::inconclusive;
+  }
+  return report::VerdictStatus::inconclusive;
+}
+
+const char* side_name(FenceSide s) {
+  return s == FenceSide::back ? "back" : s == FenceSide::front ? "front" : "none";
+}
+
+report::ErrorInfo error_info(const CudaErrorEvidence& e, const RunJudgement& j) {
+  report::ErrorInfo info;
+  info.code = e.code.value_or(-1);  // -1: the evidence names no CUDA error code (Xid, memcheck access record)
+  info.name = e.name.empty() ? "unknown" : e.name;
+  info.source = "runtime";
+  info.error_class = e.error_class.empty() ? "unknown" : e.error_class;
+  info.surfaced_at = "program";
+  info.api_call = e.api_call;
+  info.message = e.line;
+  if (e.code) {
+    if (const auto* t = taxonomy::find_runtime(*e.code)) {
+      info.sticky = t->sticky;
+      info.meaning = std::string(t->meaning);
+      info.next_step = std::string(t->next_step);
+    }
+  }
+  if (j.attribution && j.attribution->suspect) info.last_kernel = j.attribution->suspect->kernel;
+  else info.last_kernel = e.kernel;
+  return info;
+}
+
+json allocation_json(const AllocationRecord& a) {
+  return json{{"seq", a.seq},     {"address", hex(a.address)}, {"bytes", a.bytes},     {"api", a.api},
+              {"side", side_name(a.side)}, {"freed", a.freed}, {"unfenced_reason", a.unfenced_reason}};
+}
+
+json launch_json(const LaunchRecord& l) {
+  return json{{"seq", l.seq},
+              {"kernel", l.kernel.empty() ? std::string("?") : l.kernel},
+              {"grid", {l.grid[0], l.grid[1], l.grid[2]}},
+              {"block", {l.block[0], l.block[1], l.block[2]}},
+              {"dynamic_smem", l.dynamic_smem},
+              {"api", l.api}};
+}
+
+json attribution_json(const Attribution& a) {
+  json j{{"relation", to_string(a.relation)},
+         {"certain", a.certain},
+         {"fault_address", a.fault_address ? json(hex(*a.fault_address)) : json(nullptr)},
+         {"precision", a.precision == AddressPrecision::page ? "page" : "exact"},
+         {"distance_min", a.distance_min},
+         {"distance_max", a.distance_max},
+         {"summary", a.summary}};
+  j["allocation"] = a.allocation ? allocation_json(*a.allocation) : json(nullptr);
+  j["suspect"] = a.suspect ? launch_json(*a.suspect) : json(nullptr);
+  j["suspect_uses_allocation"] = a.suspect_uses_allocation;
+  return j;
+}
+
+json fence_json(const RunObservation& obs, const RunJudgement& j) {
+  json f{{"effective", j.fence->effective}, {"reason", j.fence->reason}};
+  if (obs.interposer) {
+    const auto& s = obs.interposer->summary;
+    f["summary"] = json{{"loaded", s.loaded},
+                        {"cuda_seen", s.cuda_seen},
+                        {"allocations", s.allocations},
+                        {"fenced", s.fenced},
+                        {"frees", s.frees},
+                        {"launches", s.launches},
+                        {"quarantined_bytes", s.quarantined_bytes},
+                        {"tma_encodes", s.tma_encodes},
+                        {"dropped_allocations", s.dropped_allocations},
+                        {"dropped_launches", s.dropped_launches},
+                        {"fence_align", s.fence_align}};
+  } else if (!obs.interposer_error.empty()) {
+    f["error"] = obs.interposer_error;
+  }
+  if (j.fence_suspicion) f["possibly_the_fence"] = *j.fence_suspicion;
+  return f;
+}
+
+json finding_json(const ErrorFinding& f) {
+  json j{{"kind", to_string(f.kind)},
+         {"framework", to_string(f.framework)},
+         {"stream", to_string(f.stream)},
+         {"line_number", f.line_number},
+         {"line", f.line}};
+  if (f.code) j["code"] = *f.code;
+  if (!f.name.empty()) j["name"] = f.name;
+  if (!f.error_class.empty()) j["class"] = f.error_class;
+  if (!f.signal_name.empty()) j["signal"] = f.signal_name;
+  if (f.assertion) {
+    const auto& a = *f.assertion;
+    json aj{{"expression", a.expression}, {"file", a.file}, {"function", a.function}};
+    aj["line"] = a.line ? json(*a.line) : json(nullptr);
+    if (a.block) aj["block"] = *a.block;
+    if (a.thread) aj["thread"] = *a.thread;
+    j["assert"] = aj;
+  }
+  return j;
+}
+
+// Findings worth a line in the report: every kind, at most this many.
+constexpr std::size_t kReportedLines = 20;
+
+json details_json(const RunObservation& obs, const RunJudgement& j) {
+  json d{{"run_outcome", to_string(j.outcome)}, {"argv", obs.argv}};
+  if (j.fence) d["fence"] = fence_json(obs, j);
+  if (j.attribution) d["attribution"] = attribution_json(*j.attribution);
+  if (j.mmu_fault) {
+    const auto& m = *j.mmu_fault;
+    d["mmu_fault"] = json{{"address", hex(m.address)}, {"engine", m.engine},         {"client", m.client},
+                          {"fault_type", m.fault_type}, {"access_type", m.access_type}, {"access", host::to_string(m.access)}};
+  }
+  if (!j.text.findings.empty()) {
+    json lines = json::array();
+    for (std::size_t i = 0; i < j.text.findings.size() && i < kReportedLines; ++i) lines.push_back(finding_json(j.text.findings[i]));
+    d["error_lines"] = lines;
+    d["error_lines_total"] = j.text.findings.size() + j.text.dropped;
+  }
+  if (j.text.async_hint_stream)
+    d["async_hint"] = json{{"stream", to_string(*j.text.async_hint_stream)}, {"line_number", j.text.async_hint_line}};
+  if (j.text.sanitizer_error_count) d["sanitizer_error_summary"] = *j.text.sanitizer_error_count;
+  if (!obs.sanitizer_error.empty()) d["sanitizer_error"] = obs.sanitizer_error;
+  if (!j.machine_xids.empty()) d["machine_xids"] = j.machine_xids;
+  return d;
+}
+
+}  // namespace
+
+report::Result to_result(const RunObservation& obs, const RunJudgement& j) {
+  report::Result r;
+  const std::string rung = to_string(j.rung);
+  r.case_id = "program." + rung;
+  r.kernel = "program";
+  r.params = json{{"command", obs.command}, {"rung", rung}, {"repeat", j.repeat_index}};
+  r.profile = rung;
+  if (obs.rung == Rung::fence && obs.interposer) {
+    for (const auto& a : obs.interposer->allocations) {
+      if (a.side == FenceSide::none) continue;
+      r.allocator = a.side == FenceSide::back ? profiles::Allocator::fence_back : profiles::Allocator::fence_front;
+      break;
+    }
+  }
+  r.outcome = outcome_of(j.outcome);
+  r.reason = to_valid_utf8(j.reason);
+  if (j.error) {
+    r.error = error_info(*j.error, j);
+    for (std::string* s : {&r.error->name, &r.error->api_call, &r.error->message, &r.error->last_kernel})
+      *s = to_valid_utf8(*s);
+  }
+  r.duration_ms = obs.child.wall_ms;
+  r.child = runner::child_info(obs.child);
+  r.xid = host::to_json(obs.xid);
+  if (j.sanitizer) r.sanitizer = sanitizer::to_json(*j.sanitizer);
+  if (j.attribution) {
+    for (const auto& l : j.attribution->last_launches) r.launch_log.push_back(launch_json(l));
+    const auto& a = *j.attribution;
+    if (a.allocation && a.certain && (a.relation == Relation::past_end || a.relation == Relation::before_start)) {
+      report::FaultingBuffer f;
+      f.name = fmt::format("allocation #{}", a.allocation->seq);
+      f.bytes = a.allocation->bytes;
+      f.direction = a.relation == Relation::past_end ? "end_overrun" : "start_underrun";
+      r.faulting_buffer = f;
+    }
+  }
+  r.details = details_json(obs, j);
+  for (json* part : {&r.params, &r.xid, &r.sanitizer, &r.launch_log, &r.details}) make_valid(*part);
+  return r;
+}
+
+report::Verdict to_report_verdict(const RunVerdict& v) {
+  report::Verdict out;
+  out.status = status_of(v.kind);
+  out.reasons.push_back(to_valid_utf8(v.reason));
+  if (!v.evidence.empty() && v.reason.find(v.evidence) == std::string::npos) out.reasons.push_back(to_valid_utf8(v.evidence));
+  for (const auto& n : v.notes) out.reasons.push_back(to_valid_utf8(n));
+  return out;
+}
+
+}  // namespace cudadiag::run

@@ -1,0 +1,409 @@
+// run_session with real children: shell commands, the real interposer on programs that
+// never use CUDA, and the interposer on a fake driver (tests/interposer/fake_driver)
+// whose "device memory" is host memory, so that a guard is a real unmapped page.
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdlib>
+
+#include <atomic>
+#include <fstream>
+#include <thread>
+
+#include "run/run_report.h"
+#include "run/run_session.h"
+#include "report/schema.h"
+#include "ring_fixture.h"
+
+using namespace cudadiag;
+using namespace cudadiag::run;
+using namespace std::chrono_literals;
+
+namespace {
+
+SessionOptions options(const test::TempDir& dir, std::vector<std::string> command, const std::string& rungs) {
+  SessionOptions o;
+  o.run.command = std::move(command);
+  o.run.rungs = parse_rungs(rungs);
+  o.run.work_dir = (dir / "work").string();
+  std::filesystem::create_directories(o.run.work_dir);
+#ifdef INTERPOSER
+  o.run.interposer_path = INTERPOSER;
+#else
+  o.run.interposer_missing_reason = "not built on this architecture";
+#endif
+  o.run.sanitizer_missing_reason = "no compute-sanitizer in the tests";
+  o.timeout = 20s;
+  o.grace = 1s;
+  o.kernel_log.clear();
+  return o;
+}
+
+std::vector<std::string> sh(const std::string& script) { return {"/bin/sh", "-c", script}; }
+
+const SkippedRung* skipped(const SessionOutcome& o, Rung r) {
+  for (const auto& s : o.skipped)
+    if (s.rung == r) return &s;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("session: the child's spec: environment layers, no result pipe, deadlines", "[run_session]") {
+  SessionOptions o;
+  o.env = {{"MY_VAR", "x"}, {"PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True"}, {"CUDA_LAUNCH_BLOCKING", "0"}};
+  o.timeout = 100s;
+  o.sanitizer_timeout_factor = 10;
+  PlannedRun native;
+  native.rung = Rung::native;
+  native.argv = {"/usr/bin/python3", "train.py"};
+  native.env_unset = {"CUDADIAG_RING"};
+  auto spec = child_spec_for(native, o);
+  CHECK(spec.argv == native.argv);
+  CHECK_FALSE(spec.result_pipe);
+  CHECK(spec.env_set.at("MY_VAR") == "x");
+  CHECK(spec.env_set.at("CUDA_LAUNCH_BLOCKING") == "0");  // the user's, where the rung sets nothing
+  CHECK(spec.deadline == 100s);
+
+  PlannedRun blocking = native;
+  blocking.rung = Rung::blocking;
+  blocking.env_set = {{"CUDA_LAUNCH_BLOCKING", "1"}};
+  blocking.env_unset = {"PYTORCH_CUDA_ALLOC_CONF"};
+  spec = child_spec_for(blocking, o);
+  CHECK(spec.env_set.at("CUDA_LAUNCH_BLOCKING") == "1");  // the rung's meaning holds
+  CHECK(spec.env_set.count("PYTORCH_CUDA_ALLOC_CONF") == 0);
+  CHECK(spec.env_unset == std::vector<std::string>{"PYTORCH_CUDA_ALLOC_CONF"});
+
+  PlannedRun san = native;
+  san.rung = Rung::sanitizer;
+  CHECK(child_spec_for(san, o).deadline == 1000s);
+}
+
+TEST_CASE("session: kernel-log lines of a run: its pids, and pid-less lines while it ran", "[run_session]") {
+  const auto line = [](std::uint64_t seq, std::uint64_t us, const std::string& text) {
+    auto e = host::parse_xid_line("4," + std::to_string(seq) + "," + std::to_string(us) + ",c;" + text);
+    REQUIRE(e);
+    return *e;
+  };
+  const std::vector<host::XidEvent> events{
+      line(10, 5'000'000, "NVRM: Xid (PCI:0000:00:06): 31, pid=111, name=python3, channel 0x0000000a, intr "
+                          "00000000. MMU Fault: ENGINE GRAPHICS GPC1 GPCCLIENT_T1_8 faulted @ 0x8026_6be00000. "
+                          "Fault is of type FAULT_PDE ACCESS_TYPE_VIRT_WRITE"),
+      line(11, 5'000'100, "NVRM: Xid (PCI:0000:00:06): 13, Graphics SM Warp Exception on (GPC 1, TPC 4, SM 0): "
+                          "Misaligned Address"),
+      line(12, 5'000'200, "NVRM: Xid (PCI:0000:00:06): 43, pid=222, name=python3, channel 0x0000000a"),
+      line(13, 5'000'300, "NVRM: Xid (PCI:0000:00:06): 43, pid=999, name=other, channel 0x0000000a"),
+      line(14, 90'000'000, "NVRM: Xid (PCI:0000:00:06): 13, Graphics Exception: long after"),
+  };
+  const auto got = xid_lines_of_run(events, {111, 222}, 4'000'000, 6'000'000);
+  REQUIRE(got.size() == 3);  // 31 of 111, the pid-less 13 once, 43 of 222; not 999's, not the late one
+  CHECK(got[0].seq == 10u);
+  CHECK(got[1].seq == 11u);
+  CHECK(got[2].seq == 12u);
+  CHECK(got[0].mmu_fault->address == 0x80266be00000ull);
+}
+
+TEST_CASE("session: the environment each rung gives the program", "[run_session]") {
+  test::TempDir dir;
+  auto o = options(dir, sh("echo \"[$CUDA_LAUNCH_BLOCKING/$PYTORCH_NO_CUDA_MEMORY_CACHING/$MY_VAR/"
+                           "${CUDADIAG_RESULT_FD-none}/${PYTORCH_CUDA_ALLOC_CONF-unset}]\""),
+                   "native,blocking");
+  o.env = parse_env_assignments({"MY_VAR=x=y", "PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync"});
+  const auto out = run_session(o);
+  REQUIRE(out.runs.size() == 2);
+  CHECK(out.runs[0].observation.child.out.text() == "[//x=y/none/backend:cudaMallocAsync]\n");
+  CHECK(out.runs[1].observation.child.out.text() == "[1/1/x=y/none/unset]\n");
+  CHECK(out.runs[0].judgement.outcome == RunOutcome::clean);
+  // No fence and no sanitizer: nothing could have seen a silent overrun.
+  CHECK(out.verdict.kind == VerdictKind::inconclusive);
+  CHECK_THROWS_WITH(parse_env_assignments({"1BAD=x"}), Catch::Contains("--env") && Catch::Contains("1BAD=x"));
+  CHECK_THROWS_WITH(parse_env_assignments({"NOVALUE"}), Catch::Contains("NOVALUE"));
+}
+
+TEST_CASE("session: a CUDA error in the output exposes the fault; --stop-at-first ends the ladder", "[run_session]") {
+  test::TempDir dir;
+  auto o = options(dir, sh("echo 'RuntimeError: CUDA error: an illegal memory access was encountered' >&2; exit 1"),
+                   "native,blocking,fence");
+  o.run.stop_at_first = true;
+  const auto out = run_session(o);
+  REQUIRE(out.runs.size() == 1);
+  CHECK(out.runs[0].judgement.outcome == RunOutcome::cuda_error);
+  CHECK(out.verdict.kind == VerdictKind::exposed);
+  CHECK(out.verdict.exit_code == 1);
+  REQUIRE(out.verdict.first_exposed_by);
+  CHECK(*out.verdict.first_exposed_by == Rung::native);
+  REQUIRE(skipped(out, Rung::blocking));
+  CHECK(skipped(out, Rung::blocking)->reason == "--stop-at-first: the native rung failed");
+  REQUIRE(skipped(out, Rung::fence));
+
+  // --sanitize auto wants memcheck now; without compute-sanitizer the rung says why.
+  o.run.stop_at_first = false;
+  o.run.rungs = parse_rungs("native,sanitizer");
+  const auto wanted = run_session(o);
+  REQUIRE(skipped(wanted, Rung::sanitizer));
+  CHECK(skipped(wanted, Rung::sanitizer)->reason == "no compute-sanitizer in the tests");
+}
+
+TEST_CASE("session: a command that cannot start stops the ladder", "[run_session]") {
+  test::TempDir dir;
+  auto out = run_session(options(dir, {"/nonexistent/cudadiag-program"}, "native,blocking"));
+  REQUIRE(out.runs.size() == 1);
+  CHECK(out.runs[0].judgement.outcome == RunOutcome::does_not_start);
+  CHECK(out.verdict.kind == VerdictKind::does_not_start);
+  CHECK(out.verdict.exit_code == 2);
+  REQUIRE(skipped(out, Rung::blocking));
+  CHECK(skipped(out, Rung::blocking)->reason == "the command did not start");
+
+  // A script whose command is missing: the shell's exit 127.
+  out = run_session(options(dir, sh("no-such-command-cudadiag"), "native,blocking"));
+  CHECK(out.verdict.kind == VerdictKind::does_not_start);
+}
+
+TEST_CASE("session: a stop request ends the running child and keeps it apart", "[run_session]") {
+  test::TempDir dir;
+  std::atomic<bool> stop{false};
+  auto o = options(dir, sh("echo started; sleep 30"), "native,blocking");
+  o.stop = &stop;
+  o.stop_grace = 100ms;
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(300ms);
+    stop = true;
+  });
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto out = run_session(o);
+  stopper.join();
+  CHECK(std::chrono::steady_clock::now() - t0 < 10s);
+  CHECK(out.stopped);
+  CHECK(out.runs.empty());
+  REQUIRE(out.interrupted.size() == 1);
+  CHECK(out.interrupted[0].child.out.text() == "started\n");
+  REQUIRE(skipped(out, Rung::native));
+  CHECK(skipped(out, Rung::native)->reason == "interrupted");
+  REQUIRE(skipped(out, Rung::blocking));
+
+  // The report keeps the cut run as skipped, marked interrupted, exit 1.
+  run::RunFacts facts;
+  const auto r = run_report(o, out, facts);
+  REQUIRE(r.results.size() == 1);
+  CHECK(r.results[0].outcome == report::Outcome::skipped);
+  CHECK_THAT(r.results[0].reason, Catch::StartsWith("interrupted"));
+  CHECK(r.invocation["interrupted"] == true);
+  CHECK(run_exit_code(out) == 1);
+
+  // Stopped before anything started: nothing runs.
+  stop = true;
+  const auto none = run_session(o);
+  CHECK(none.runs.empty());
+  CHECK(none.interrupted.empty());
+  CHECK(none.stopped);
+}
+
+TEST_CASE("session: a long --repeat series keeps the output of the runs the report shows only", "[run_session]") {
+  test::TempDir dir;
+  const std::string counter = (dir / "count").string();
+  // 40 runs, each printing 64 KiB on both streams; run #3 (0-based) fails.
+  auto o = options(dir, sh("n=$(cat " + counter + " 2>/dev/null || echo 0); echo $((n+1)) > " + counter +
+                           "; head -c 65536 /dev/zero | tr '\\0' x; head -c 65536 /dev/zero | tr '\\0' y >&2; "
+                           "echo; echo \"run $n\"; [ $n -ne 3 ]"),
+                   "native");
+  o.run.repeat = 40;
+  o.capture_limit = 1 << 20;  // nothing dropped by the capture itself
+  const auto out = run_session(o);
+  REQUIRE(out.runs.size() == 40);
+  std::size_t kept = 0, kept_bytes = 0;
+  for (const auto& r : out.runs) {
+    const auto& c = r.observation.child;
+    const std::size_t bytes = c.out.head.size() + c.out.tail.size() + c.err.head.size() + c.err.tail.size();
+    kept_bytes += bytes;
+    if (bytes > 0) ++kept;
+    CHECK(r.observation_dropped == (bytes == 0));
+    CHECK(r.observation.child.wall_ms > 0);  // durations stay
+  }
+  CHECK(kept <= 2);
+  CHECK(kept_bytes <= 2 * 2 * (65536 + 64));
+  // Kept: the first failing run (#3) and the latest (#39).
+  CHECK_FALSE(out.runs[3].observation_dropped);
+  CHECK_FALSE(out.runs[39].observation_dropped);
+  CHECK_THAT(out.runs[3].observation.child.out.text(), Catch::Contains("run 3"));
+  // Every run is still counted and judged.
+  REQUIRE(out.verdict.rungs.size() == 1);
+  CHECK(out.verdict.rungs[0].runs == 40);
+  CHECK(out.verdict.rungs[0].failures == 1);
+
+  // The report shows the first failing run, with its output, and counts all 40.
+  run::RunFacts facts;
+  const auto r = run_report(o, out, facts);
+  const auto j = report::to_json(r);
+  REQUIRE(j["results"].size() == 1);
+  CHECK(j["results"][0]["details"]["shown_repeat"] == 3);
+  CHECK(j["results"][0]["repeats"]["runs"] == 40);
+  CHECK(j["results"][0]["details"]["runs"].size() == 40);
+  CHECK_THAT(j["results"][0]["child"]["stdout"]["text"].get<std::string>(), Catch::Contains("run 3"));
+}
+
+TEST_CASE("session: a descendant in a session of its own ends with the run's deadline and the report names it",
+          "[run_session]") {
+  test::TempDir dir;
+  auto o = options(dir, sh("setsid sleep 60 & echo \"escaped $!\"; sleep 60"), "native");
+  o.timeout = 500ms;
+  o.grace = 300ms;
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto out = run_session(o);
+  CHECK(std::chrono::steady_clock::now() - t0 < 5s);
+  REQUIRE(out.runs.size() == 1);
+  const auto& child = out.runs[0].observation.child;
+  CHECK(child.ending == runner::Ending::timeout);
+  const std::string text = child.out.text();
+  const auto at = text.find("escaped ");
+  REQUIRE(at != std::string::npos);
+  const pid_t escaped = static_cast<pid_t>(std::atoi(text.c_str() + at + 8));
+  REQUIRE(escaped > 0);
+  CHECK((::kill(escaped, 0) != 0 && errno == ESRCH));
+  REQUIRE(child.strays.size() == 1);
+  CHECK(child.strays[0].pid == escaped);
+  CHECK(child.strays[0].command == "sleep");
+
+  run::RunFacts facts;
+  const auto j = report::to_json(run_report(o, out, facts));
+  CHECK(report::validate_report(j).empty());
+  const auto& strays = j["results"][0]["child"]["strays"];
+  REQUIRE(strays.size() == 1);
+  CHECK(strays[0]["pid"] == escaped);
+  CHECK(strays[0]["command"] == "sleep");
+  CHECK(strays[0]["note"] == "left the process group and session; killed at the end of the run");
+}
+
+#ifdef INTERPOSER
+TEST_CASE("session: a program that never uses CUDA is clean under the real interposer", "[run_session]") {
+  test::TempDir dir;
+  auto o = options(dir, {"/bin/true"}, "native,blocking,fence,sanitizer");
+  const auto out = run_session(o);
+  REQUIRE(out.runs.size() == 3);
+  const auto& fence = out.runs[2];
+  CHECK(fence.judgement.rung == Rung::fence);
+  REQUIRE(fence.observation.interposer);
+  CHECK(fence.observation.interposer->summary.loaded);
+  CHECK_FALSE(fence.observation.interposer->summary.cuda_seen);
+  CHECK(fence.judgement.outcome == RunOutcome::clean);
+  CHECK(fence.judgement.reason == "exited 0 and never used CUDA: nothing to fence");
+  CHECK(out.verdict.kind == VerdictKind::clean);
+  CHECK(out.verdict.exit_code == 0);
+  CHECK_THAT(out.verdict.reason, Catch::Contains("never used CUDA"));
+  REQUIRE(skipped(out, Rung::sanitizer));  // not for want of compute-sanitizer: nothing was found
+  CHECK(skipped(out, Rung::sanitizer)->reason == "--sanitize auto: no earlier rung found anything");
+  CHECK(run_exit_code(out) == 0);
+
+  // A shell script whose programs never use CUDA: the same.
+  o.run.command = sh("true; echo done");
+  CHECK(run_session(o).verdict.kind == VerdictKind::clean);
+
+  // The report validates against the schema.
+  run::RunFacts facts;
+  facts.argv = {"cudadiag", "run", "--", "/bin/true"};
+  const auto r = run_report(o, out, facts);
+  const auto j = report::to_json(r);
+  CHECK(report::validate_report(j).empty());
+  CHECK(j["verdict"]["status"] == "clean");
+  CHECK(j["run"]["fence"]["cuda_unused"] == true);
+  // What memcheck would have run with, found or not.
+  CHECK(j["run"]["sanitizer"]["padding_bytes"] == o.run.sanitizer_padding);
+  CHECK(j["run"]["sanitizer"]["found"] == facts.sanitizer.found);
+  REQUIRE(j["results"].size() == 3);
+  CHECK(j["results"][2]["case_id"] == "program.fence");
+  CHECK(j["results"][2]["kernel"] == "program");
+}
+
+TEST_CASE("session: a failing program that never uses CUDA is not exposed", "[run_session]") {
+  test::TempDir dir;
+  const auto out = run_session(options(dir, {"/bin/false"}, "native,blocking,fence"));
+  REQUIRE(out.runs.size() == 3);
+  CHECK(out.verdict.kind == VerdictKind::inconclusive);
+  CHECK_THAT(out.verdict.reason, Catch::Contains("the program's own failure"));
+}
+#endif
+
+#if defined(INTERPOSER) && defined(STATIC_RUNTIME) && defined(FAKE_DRIVER_DIR)
+namespace {
+
+// The probe of tests/interposer in `mode`, its libcuda the fake driver.
+SessionOptions on_fake_driver(const test::TempDir& dir, const std::string& mode, const std::string& rungs) {
+  auto o = options(dir, {STATIC_RUNTIME, mode}, rungs);
+  o.env = {{"LD_LIBRARY_PATH", FAKE_DRIVER_DIR}};
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("session: the fence exposes an overrun that native runs miss (fake driver)", "[run_session]") {
+  test::TempDir dir;
+  const auto out = run_session(on_fake_driver(dir, "kernel-overrun", "native,blocking,fence"));
+  REQUIRE(out.runs.size() == 3);
+  CHECK(out.runs[0].judgement.outcome == RunOutcome::clean);
+  CHECK(out.runs[1].judgement.outcome == RunOutcome::clean);
+  const auto& fence = out.runs[2];
+  CHECK(fence.judgement.outcome == RunOutcome::crashed);
+  CHECK(fence.judgement.signal_name == "SIGSEGV");
+  REQUIRE(fence.observation.interposer);
+  CHECK(fence.observation.interposer->summary.fenced == 1);
+  REQUIRE(fence.judgement.attribution);
+  REQUIRE(fence.judgement.attribution->suspect);
+  CHECK(fence.judgement.attribution->suspect->kernel == "fill_bytes(unsigned char*, unsigned long, int)");
+  CHECK(out.verdict.kind == VerdictKind::exposed);
+  REQUIRE(out.verdict.first_exposed_by);
+  CHECK(*out.verdict.first_exposed_by == Rung::fence);
+  // No kernel log here, so no faulting address: the evidence names what ran last.
+  CHECK_THAT(out.verdict.evidence,
+             Catch::Contains("SIGSEGV") &&
+                 Catch::EndsWith("the last kernel launched: fill_bytes(unsigned char*, unsigned long, int)"));
+  // The ring files stay in the work directory for the caller to remove.
+  CHECK(std::filesystem::exists(dir / "work" / "fence-0.ring"));
+}
+
+TEST_CASE("session: a correct program on the fake driver is clean with an effective fence", "[run_session]") {
+  test::TempDir dir;
+  const auto out = run_session(on_fake_driver(dir, "clean", "native,fence"));
+  REQUIRE(out.runs.size() == 2);
+  CHECK(out.runs[0].observation.child.out.text() == out.runs[1].observation.child.out.text());
+  REQUIRE(out.runs[1].judgement.fence);
+  CHECK(out.runs[1].judgement.fence->effective);
+  CHECK(out.verdict.kind == VerdictKind::clean);
+  CHECK_THAT(out.verdict.reason, Catch::Contains("the fence was effective"));
+}
+#endif
+
+TEST_CASE("session: the sanitizer rung reads memcheck's XML", "[run_session]") {
+  // A stand-in compute-sanitizer: saves a real memcheck XML where --save says, then runs
+  // the program.
+  test::TempDir dir;
+  const std::string tool = (dir / "compute-sanitizer").string();
+  const std::string xml = std::string(CUDADIAG_TEST_DATA) + "/sanitizer/real_h200_memcheck_oob_write.xml";
+  {
+    std::ofstream script(tool);
+    script << "#!/bin/sh\nwhile [ \"$1\" != --save ]; do shift; done\ncp '" << xml
+           << "' \"$2\"\nwhile [ \"$1\" != --print-limit ]; do shift; done\nshift 2\nexec \"$@\"\n";
+  }
+  REQUIRE(::chmod(tool.c_str(), 0755) == 0);
+  auto o = options(dir, sh("exit 0"), "native");
+  o.run.sanitize = SanitizeMode::always;
+  o.run.sanitizer_path = tool;
+  const auto out = run_session(o);
+  REQUIRE(out.runs.size() == 2);
+  const auto& san = out.runs[1];
+  CHECK(san.judgement.rung == Rung::sanitizer);
+  REQUIRE(san.observation.sanitizer);
+  CHECK(san.observation.sanitizer->findings.size() == 2);
+  CHECK(san.judgement.outcome == RunOutcome::cuda_error);
+  CHECK(out.verdict.kind == VerdictKind::exposed);
+  CHECK(*out.verdict.first_exposed_by == Rung::sanitizer);
+
+  // No XML written (the first session's, in the same directory, is not taken for its): said
+  // so, never clean by memcheck.
+  o.run.sanitizer_path = "/bin/echo";  // prints its arguments, runs nothing
+  const auto none = run_session(o);
+  REQUIRE(none.runs.size() == 2);
+  CHECK_THAT(none.runs[1].observation.sanitizer_error, Catch::Contains("compute-sanitizer wrote no XML"));
+  CHECK(none.verdict.kind == VerdictKind::inconclusive);
+}

@@ -1,0 +1,257 @@
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "run/run_verdict.h"
+#include "run_fixtures.h"
+
+using namespace cudadiag::run;
+using namespace cudadiag::run::testing;
+
+namespace {
+
+RunJudgement judged(RunObservation o, int repeat = 0) {
+  o.repeat_index = repeat;
+  return judge_run(o);
+}
+
+RunObservation fence_clean() {
+  auto o = exited(Rung::fence, 0);
+  o.interposer = fenced_log();
+  return o;
+}
+
+RunObservation fence_fault() {
+  auto o = exited(Rung::fence, 1, kIllegalAddress);
+  o.interposer = fenced_log();
+  o.xid.push_back(xid31(0x7f0000201000));
+  return o;
+}
+
+bool has_note(const RunVerdict& v, const std::string& part) {
+  for (const auto& n : v.notes)
+    if (n.find(part) != std::string::npos) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("clean: every run clean and the fence effective") {
+  const std::vector<RunJudgement> runs{judged(exited(Rung::native, 0)), judged(exited(Rung::blocking, 0)),
+                                       judged(fence_clean())};
+  const auto v = decide_run_verdict(runs, {{Rung::sanitizer, "--sanitize auto: nothing failed"}});
+  CHECK(v.kind == VerdictKind::clean);
+  CHECK(v.exit_code == 0);
+  CHECK(v.reason == "all 3 runs clean; the fence was effective in every fenced run");
+  CHECK(v.rungs.size() == 3);
+  CHECK(has_note(v, "sanitizer did not run: --sanitize auto"));
+}
+
+TEST_CASE("nothing failed, but nothing could see: inconclusive, never clean") {
+  auto fence = exited(Rung::fence, 0);
+  fence.interposer = fenced_log(100000);  // pool: not effective
+  auto v = decide_run_verdict({judged(exited(Rung::native, 0)), judged(fence)}, {});
+  CHECK(v.kind == VerdictKind::inconclusive);
+  CHECK(v.exit_code == 1);
+  CHECK(v.reason.find("nothing could have seen a silent overrun: the fence was not effective") != std::string::npos);
+  CHECK(has_note(v, "--sanitize always"));
+
+  // The fence was not asked for.
+  v = decide_run_verdict({judged(exited(Rung::native, 0))}, {});
+  CHECK(v.kind == VerdictKind::inconclusive);
+  CHECK(v.reason.find("the fence rung was not asked for") != std::string::npos);
+
+  // The interposer was missing: the skip reason says so.
+  v = decide_run_verdict({judged(exited(Rung::native, 0))}, {{Rung::fence, "the fence interposer was not found"}});
+  CHECK(v.reason.find("the fence did not run: the fence interposer was not found") != std::string::npos);
+
+  // ...but memcheck running clean is enough.
+  auto san = exited(Rung::sanitizer, 0);
+  san.sanitizer = cudadiag::sanitizer::MemcheckReport{};
+  v = decide_run_verdict({judged(exited(Rung::native, 0)), judged(san)}, {{Rung::fence, "not found"}});
+  CHECK(v.kind == VerdictKind::clean);
+  CHECK(v.reason.find("memcheck found nothing") != std::string::npos);
+}
+
+TEST_CASE("exposed by the fence: the rung, the allocation, the direction, the bytes") {
+  const std::vector<RunJudgement> runs{judged(exited(Rung::native, 0)), judged(exited(Rung::blocking, 0)),
+                                       judged(fence_fault())};
+  const auto v = decide_run_verdict(runs, {});
+  CHECK(v.kind == VerdictKind::exposed);
+  CHECK(v.exit_code == 1);
+  REQUIRE(v.first_exposed_by);
+  CHECK(*v.first_exposed_by == Rung::fence);
+  CHECK(v.evidence_run == 2u);
+  INFO(v.evidence);
+  CHECK(v.evidence.find("fence: a write fault: the fault at 0x7f0000201000 (page) is between 4096 and 8191 bytes "
+                        "past the end of allocation #7 (4000 bytes") != std::string::npos);
+  CHECK(v.evidence.find("kernel index_select_kernel (launch #30) was passed this allocation") != std::string::npos);
+  CHECK(v.reason.rfind("exposed by the fence rung (1/1 runs): fence: a write fault", 0) == 0);
+  CHECK(has_note(v, "fence failed 1/1 runs"));
+}
+
+TEST_CASE("exposed natively; the most precise evidence is the fence's") {
+  const std::vector<RunJudgement> runs{judged(exited(Rung::native, 1, kIllegalAddress)),
+                                       judged(exited(Rung::blocking, 1, kIllegalAddress)), judged(fence_fault())};
+  const auto v = decide_run_verdict(runs, {});
+  CHECK(v.kind == VerdictKind::exposed);
+  CHECK(*v.first_exposed_by == Rung::native);
+  CHECK(v.evidence_run == 2u);
+  CHECK(v.reason.rfind("exposed by the native rung (1/1 runs): fence:", 0) == 0);
+}
+
+TEST_CASE("evidence order: memcheck's finding over a device assert over the error text") {
+  auto san = exited(Rung::sanitizer, 1);
+  cudadiag::sanitizer::MemcheckReport r;
+  auto f = memcheck_access("Invalid __global__ read of size 2 bytes", "indexSelectLargeIndex");
+  f.file = "Indexing.cu";
+  f.line = 1146;
+  f.thread = std::array<long long, 3>{5, 0, 0};
+  f.block = std::array<long long, 3>{1, 0, 0};
+  cudadiag::sanitizer::NearestAllocation n;
+  n.distance_bytes = 64;
+  n.relation = "after";
+  n.size = 4096;
+  f.nearest = n;
+  r.findings.push_back(f);
+  san.sanitizer = r;
+  const std::string assert_line =
+      "../aten/src/ATen/native/cuda/Indexing.cu:1146: indexSelectLargeIndex: block: [336,0,0], thread: [0,0,0] "
+      "Assertion `srcIndex < srcSelectDimSize` failed.\n";
+  auto v = decide_run_verdict({judged(exited(Rung::native, 1, assert_line + kIllegalAddress)), judged(san)}, {});
+  CHECK(v.kind == VerdictKind::exposed);
+  CHECK(v.evidence ==
+        "sanitizer: memcheck: Invalid __global__ read of size 2 bytes in indexSelectLargeIndex at Indexing.cu:1146, "
+        "thread (5,0,0) block (1,0,0), 64 bytes after the nearest allocation (4096 bytes)");
+
+  v = decide_run_verdict({judged(exited(Rung::native, 1, std::string(kIllegalAddress) + assert_line))}, {});
+  CHECK(v.evidence ==
+        "native: device assert `srcIndex < srcSelectDimSize` failed at ../aten/src/ATen/native/cuda/Indexing.cu:1146 "
+        "in indexSelectLargeIndex, block (336,0,0) thread (0,0,0)");
+
+  v = decide_run_verdict({judged(exited(Rung::native, 1, kIllegalAddress))}, {});
+  CHECK(v.evidence == "native: cudaErrorIllegalAddress: torch.AcceleratorError: CUDA error: an illegal memory access was "
+                      "encountered");
+}
+
+TEST_CASE("flaky: the same rung sometimes fails, with Wilson intervals") {
+  std::vector<RunJudgement> runs;
+  for (int i = 0; i < 10; ++i)
+    runs.push_back(judged(i % 3 == 0 ? exited(Rung::native, 1, kIllegalAddress) : exited(Rung::native, 0), i));
+  const auto v = decide_run_verdict(runs, {});
+  CHECK(v.kind == VerdictKind::flaky);
+  CHECK(v.exit_code == 1);
+  REQUIRE(v.rungs.size() == 1);
+  CHECK(v.rungs[0].runs == 10);
+  CHECK(v.rungs[0].failures == 4);
+  CHECK(v.rungs[0].ci.low == Approx(0.168).margin(0.01));
+  CHECK(v.rungs[0].ci.high == Approx(0.687).margin(0.01));
+  CHECK(v.rungs[0].outcomes.at("cuda_error") == 4);
+  CHECK(v.rungs[0].outcomes.at("clean") == 6);
+  CHECK(v.reason.rfind("flaky: native failed 4/10 runs (95% CI 17%-69%)", 0) == 0);
+}
+
+TEST_CASE("flaky natively but exposed every time under the fence: exposed") {
+  std::vector<RunJudgement> runs;
+  for (int i = 0; i < 4; ++i) runs.push_back(judged(i == 0 ? exited(Rung::native, 1, kIllegalAddress) : exited(Rung::native, 0), i));
+  for (int i = 0; i < 4; ++i) runs.push_back(judged(fence_fault(), i));
+  const auto v = decide_run_verdict(runs, {});
+  CHECK(v.kind == VerdictKind::exposed);
+  CHECK(*v.first_exposed_by == Rung::native);
+  CHECK(v.reason.rfind("exposed by the native rung (1/4 runs; every run under fence)", 0) == 0);
+}
+
+TEST_CASE("faults only under the fence that the fence may have caused: inconclusive") {
+  auto tma = fence_fault();
+  tma.interposer->summary.tma_encodes = 4;
+  tma.interposer->summary.tma_near_guard = 2;
+  const auto v = decide_run_verdict({judged(exited(Rung::native, 0)), judged(tma)}, {});
+  CHECK(v.kind == VerdictKind::inconclusive);
+  CHECK(v.reason.find("faults only under the fence, and the program encoded 4 TMA descriptor(s)") != std::string::npos);
+  // With a native fault as well, the suspicion no longer matters.
+  const auto v2 = decide_run_verdict({judged(exited(Rung::native, 1, kIllegalAddress)), judged(tma)}, {});
+  CHECK(v2.kind == VerdictKind::exposed);
+}
+
+TEST_CASE("failures without any CUDA error: the program's own, or flaky") {
+  auto v = decide_run_verdict({judged(exited(Rung::native, 2, "ValueError\n")), judged(exited(Rung::blocking, 2))}, {});
+  CHECK(v.kind == VerdictKind::inconclusive);
+  CHECK(v.reason.find("looks like the program's own failure (native: exited with 2") != std::string::npos);
+  v = decide_run_verdict({judged(exited(Rung::native, 2), 0), judged(exited(Rung::native, 0), 1)}, {});
+  CHECK(v.kind == VerdictKind::flaky);
+  CHECK(v.reason.rfind("flaky, without a CUDA error: native failed 1/2 runs", 0) == 0);
+}
+
+TEST_CASE("clean: a program that never used CUDA had nothing to fence") {
+  auto fence = exited(Rung::fence, 0);
+  InterposerLog log;
+  log.summary.loaded = true;
+  fence.interposer = log;
+  const auto v = decide_run_verdict({judged(exited(Rung::native, 0)), judged(fence)}, {});
+  CHECK(v.kind == VerdictKind::clean);
+  CHECK(v.exit_code == 0);
+  CHECK(v.reason.find("never used CUDA") != std::string::npos);
+}
+
+TEST_CASE("CUDA that cannot start is the machine's: inconclusive, exit 3") {
+  const char* no_driver = "RuntimeError: CUDA error: CUDA driver version is insufficient for CUDA runtime version\n";
+  const char* no_device = "cudaErrorNoDevice: no CUDA-capable device is detected\n";
+  auto v = decide_run_verdict({judged(exited(Rung::native, 1, no_driver)), judged(exited(Rung::blocking, 1, no_device))}, {});
+  CHECK(v.kind == VerdictKind::inconclusive);
+  CHECK(v.exit_code == 3);
+  CHECK(v.reason.find("CUDA could not start in the program") != std::string::npos);
+  // A real fault beside it is not the machine's.
+  v = decide_run_verdict({judged(exited(Rung::native, 1, no_driver)), judged(fence_fault())}, {});
+  CHECK(v.kind != VerdictKind::inconclusive);
+  CHECK(v.exit_code == 1);
+}
+
+TEST_CASE("does not start: exit code 2") {
+  const auto v = decide_run_verdict({judged(exited(Rung::native, 127, "sh: 1: trian.py: not found\n"))}, {});
+  CHECK(v.kind == VerdictKind::does_not_start);
+  CHECK(v.exit_code == 2);
+  CHECK(v.reason.find("trian.py: not found") != std::string::npos);
+  const auto none = decide_run_verdict({}, {{Rung::fence, "the fence interposer was not found"}});
+  CHECK(none.kind == VerdictKind::inconclusive);
+  CHECK(none.reason == "no rung ran");
+}
+
+TEST_CASE("machine Xids are noted once") {
+  auto o = exited(Rung::native, 0);
+  o.xid.push_back(*cudadiag::host::parse_xid_line("NVRM: Xid (PCI:0000:3b:00): 48, pid=4242, DBE"));
+  const auto v = decide_run_verdict({judged(o), judged(o), judged(fence_clean())}, {});
+  int count = 0;
+  for (const auto& n : v.notes) count += n.find("Xid 48") != std::string::npos;
+  CHECK(count == 1);
+  CHECK(has_note(v, "points at the machine"));
+}
+
+TEST_CASE("never clean when a process of the run used CUDA outside the fence, memcheck or not") {
+  auto escaped = fence_clean();
+  escaped.interposer->process_events.push_back(
+      {777, "escaped: a set-user-ID or set-group-ID program (the loader ignores LD_PRELOAD)", "/usr/bin/sudo", true});
+  escaped.interposer->escapes = 1;
+  auto sanitized = exited(Rung::sanitizer, 0);
+  sanitized.sanitizer = cudadiag::sanitizer::MemcheckReport{};
+  const std::vector<RunJudgement> runs{judged(exited(Rung::native, 0)), judged(escaped), judged(sanitized)};
+  const auto v = decide_run_verdict(runs, {});
+  CHECK(v.kind == VerdictKind::inconclusive);
+  CHECK(v.exit_code == 1);
+  CHECK(v.reason ==
+        "no run failed, but a process of the run may have used CUDA outside the fence: process 777 (/usr/bin/sudo): "
+        "escaped: a set-user-ID or set-group-ID program (the loader ignores LD_PRELOAD)");
+  CHECK_FALSE(has_note(v, "outside the fence: process 777"));  // the reason says it
+}
+
+TEST_CASE("a restored preload and a ring without room are noted; the verdict rests on the runs") {
+  auto o = fence_clean();
+  o.interposer->process_events.push_back({12, "LD_PRELOAD restored", "/usr/bin/env", false});
+  o.interposer->ring.no_room = "the ring could not be written: no room in /tmp/x; allocations and launches were not "
+                               "recorded";
+  const std::vector<RunJudgement> runs{judged(exited(Rung::native, 0)), judged(o)};
+  const auto v = decide_run_verdict(runs, {});
+  CHECK(v.kind == VerdictKind::clean);
+  CHECK(has_note(v, "fence: process 12 (/usr/bin/env): LD_PRELOAD restored"));
+  CHECK(has_note(v, "fence: the ring could not be written: no room in /tmp/x"));
+}
