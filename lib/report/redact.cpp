@@ -1,4 +1,5 @@
-// --redact: identifying values become stable hashes. Two passes over the document:
+// --redact: identifying values become stable hashes. Two passes over the document (or
+// the report, member by member, with no JSON form in between):
 //  1. fields that identify by name (hostname, uuid, serial, PCI bus ids, results[].device,
 //     and the environment section's values of the --env names) are hashed, and their
 //     original values remembered;
@@ -21,6 +22,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <map>
 #include <regex>
 #include <set>
 #include <vector>
@@ -90,193 +92,43 @@ bool hash_at(const std::string& s, size_t i) {
   return true;
 }
 
-// A value to find in text, and what replaces it.
-struct Literal {
-  std::string folded;       // lower case: matched in any letter case
-  std::string replacement;
-  bool whole_word = false;  // hostnames: not glued to a letter or digit on either side
-};
+bool matches(const std::string& s, size_t i, const RedactionContext::Literal& l) {
+  const size_t n = l.folded.size();
+  if (n == 0 || i + n > s.size()) return false;
+  for (size_t k = 0; k < n; ++k)
+    if (fold(s[i + k]) != l.folded[k]) return false;
+  if (!l.whole_word) return true;
+  return (i == 0 || !is_word_char(s[i - 1])) && (i + n == s.size() || !is_word_char(s[i + n]));
+}
 
-class Redactor {
- public:
-  explicit Redactor(const RedactionInputs& inputs) : inputs_(inputs) {
-    for (const auto& [name, value] : inputs.env) {
-      if (value.empty() || value.rfind(kPrefix, 0) == 0) continue;
-      const std::string hash = redact_value(value);
-      add_literal(name + "=" + value, name + "=" + hash, false);  // argv, an env dump: any length
-      if (value.size() >= 4) add_literal(value, hash, false);
-    }
+template <typename Fn>
+std::string replace_all(const std::string& text, const std::regex& re, Fn replacement) {
+  std::string out;
+  size_t last = 0;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), re); it != std::sregex_iterator(); ++it) {
+    const auto& m = *it;
+    out.append(text, last, static_cast<size_t>(m.position(0)) - last);
+    out += replacement(m, text);
+    last = static_cast<size_t>(m.position(0) + m.length(0));
   }
+  out.append(text, last, std::string::npos);
+  return out;
+}
 
-  // Pass 1: hash named fields and remember their values for pass 2.
-  void redact_named_fields(json& doc) {
-    walk_named(doc);
-    if (!doc.is_object()) return;
-    if (doc.contains("results") && doc["results"].is_array()) {
-      for (auto& res : doc["results"]) {
-        if (!res.is_object() || !res.contains("device") || !res["device"].is_string()) continue;
-        const std::string device = res["device"].get<std::string>();
-        if (device.empty() || device == "host") continue;  // "host" identifies nothing
-        res["device"] = hash_and_remember(device);
-      }
-    }
-    // The environment section shows allowlisted variables; one given with --env shows its
-    // value there, whatever its length.
-    if (doc.contains("environment") && doc["environment"].is_object()) {
-      auto& env = doc["environment"];
-      for (const auto& [name, value] : inputs_.env) {
-        if (value.empty() || !env.contains(name) || env[name] != value) continue;
-        env[name] = redact_value(value);
-      }
-    }
-  }
-
-  // Pass 2: scrub every string and key.
-  void scrub_document(json& doc) {
-    // Longest first, so that a hostname that contains another value is replaced whole.
-    std::stable_sort(literals_.begin(), literals_.end(),
-                     [](const Literal& a, const Literal& b) { return a.folded.size() > b.folded.size(); });
-    scrub(doc);
-  }
-
- private:
-  void scrub(json& v) {
-    if (v.is_string()) {
-      const std::string& text = v.get_ref<const std::string&>();
-      if (!is_vocabulary_word(text)) v = scrub_text(text, false);
-    } else if (v.is_array()) {
-      for (auto& e : v) scrub(e);
-    } else if (v.is_object()) {
-      json out = json::object();
-      for (auto& [key, member] : v.items()) {
-        scrub(member);
-        out[scrub_text(key, true)] = std::move(member);
-      }
-      v = std::move(out);
-    }
-  }
-
-  void walk_named(json& v) {
-    if (v.is_array()) {
-      for (auto& e : v) walk_named(e);
-      return;
-    }
-    if (!v.is_object()) return;
-    for (auto& [key, member] : v.items()) {
-      if (member.is_string() && key == "hostname") {
-        member = hash_hostname(member.get<std::string>());
-      } else if (member.is_string() && is_identifying_key(key)) {
-        member = hash_and_remember(member.get<std::string>());
-      } else {
-        walk_named(member);
-      }
-    }
-  }
-
-  void add_literal(const std::string& value, const std::string& replacement, bool whole_word) {
-    std::string folded = value;
-    std::transform(folded.begin(), folded.end(), folded.begin(), fold);
-    for (auto& l : literals_) {
-      if (l.folded == folded) {
-        l.whole_word = l.whole_word && whole_word;  // the wider match wins
-        return;
-      }
-    }
-    literals_.push_back({std::move(folded), replacement, whole_word});
-  }
-
-  // The hostname and its first label, as whole words at any length.
-  std::string hash_hostname(const std::string& value) {
-    if (value.empty() || value.rfind(kPrefix, 0) == 0) return value;
-    const std::string hash = redact_value(value);
-    add_literal(value, hash, true);
-    const std::string short_name = value.substr(0, value.find('.'));
-    if (!short_name.empty() && short_name != value) add_literal(short_name, redact_value(short_name), true);
-    return hash;
-  }
-
-  std::string hash_and_remember(const std::string& value) {
-    if (value.empty() || value.rfind(kPrefix, 0) == 0) return value;
-    // Whole values that are UUIDs or PCI ids are hashed in their canonical form.
-    std::string scrubbed = scrub_patterns(value);
-    if (scrubbed != value && scrubbed.rfind(kPrefix, 0) == 0 && scrubbed.find(' ') == std::string::npos)
-      return scrubbed;
-    const std::string hash = redact_value(value);
-    if (value.size() >= 4) add_literal(value, hash, false);  // shorter ones would scrub ordinary words
-    return hash;
-  }
-
-  bool matches(const std::string& s, size_t i, const Literal& l) const {
-    const size_t n = l.folded.size();
-    if (n == 0 || i + n > s.size()) return false;
-    for (size_t k = 0; k < n; ++k)
-      if (fold(s[i + k]) != l.folded[k]) return false;
-    if (!l.whole_word) return true;
-    return (i == 0 || !is_word_char(s[i - 1])) && (i + n == s.size() || !is_word_char(s[i + n]));
-  }
-
-  std::string scrub_text(const std::string& text, bool is_key) const {
-    std::string s = scrub_patterns(text);
-    if (literals_.empty()) return s;
-    const bool field_name = is_key && is_field_name(s);
-    std::string out;
-    out.reserve(s.size());
-    for (size_t i = 0; i < s.size();) {
-      if (hash_at(s, i)) {
-        out.append(s, i, kHashLength);
-        i += kHashLength;
-        continue;
-      }
-      const Literal* hit = nullptr;
-      for (const auto& l : literals_) {
-        if (field_name && l.whole_word) continue;
-        if (matches(s, i, l)) {
-          hit = &l;
-          break;
-        }
-      }
-      if (hit) {
-        out += hit->replacement;
-        i += hit->folded.size();
-      } else {
-        out += s[i++];
-      }
-    }
-    return out;
-  }
-
-  static std::string scrub_patterns(const std::string& text) {
-    std::string s = replace_all(text, uuid_pattern(), [](const std::smatch& m, const std::string&) {
-      return redact_value(lower(m.str()));
-    });
-    return replace_all(s, pci_pattern(), [](const std::smatch& m, const std::string& whole) -> std::string {
-      // Only a whole token: not glued to more hex digits or colons on either side.
-      const auto begin = static_cast<size_t>(m.position(0));
-      const size_t end = begin + static_cast<size_t>(m.length(0));
-      const bool glued_before = begin > 0 && is_hex(whole[begin - 1]);
-      const bool glued_after = end < whole.size() && (is_hex(whole[end]) || whole[end] == ':');
-      if (glued_before || glued_after) return m.str();
-      return redact_value(canonical_pci(m));
-    });
-  }
-
-  template <typename Fn>
-  static std::string replace_all(const std::string& text, const std::regex& re, Fn replacement) {
-    std::string out;
-    size_t last = 0;
-    for (auto it = std::sregex_iterator(text.begin(), text.end(), re); it != std::sregex_iterator(); ++it) {
-      const auto& m = *it;
-      out.append(text, last, static_cast<size_t>(m.position(0)) - last);
-      out += replacement(m, text);
-      last = static_cast<size_t>(m.position(0) + m.length(0));
-    }
-    out.append(text, last, std::string::npos);
-    return out;
-  }
-
-  const RedactionInputs& inputs_;
-  std::vector<Literal> literals_;
-};
+std::string scrub_patterns(const std::string& text) {
+  std::string s = replace_all(text, uuid_pattern(), [](const std::smatch& m, const std::string&) {
+    return redact_value(lower(m.str()));
+  });
+  return replace_all(s, pci_pattern(), [](const std::smatch& m, const std::string& whole) -> std::string {
+    // Only a whole token: not glued to more hex digits or colons on either side.
+    const auto begin = static_cast<size_t>(m.position(0));
+    const size_t end = begin + static_cast<size_t>(m.length(0));
+    const bool glued_before = begin > 0 && is_hex(whole[begin - 1]);
+    const bool glued_after = end < whole.size() && (is_hex(whole[end]) || whole[end] == ':');
+    if (glued_before || glued_after) return m.str();
+    return redact_value(canonical_pci(m));
+  });
+}
 
 }  // namespace
 
@@ -292,24 +144,226 @@ std::string redact_value(const std::string& value) {
   return buf;
 }
 
-Redaction redact(json& document, const RedactionInputs& inputs) {
-  Redactor r(inputs);
-  r.redact_named_fields(document);
-  r.scrub_document(document);
+RedactionContext::RedactionContext(const RedactionInputs& inputs) : inputs_(inputs) {
+  for (const auto& [name, value] : inputs.env) {
+    if (value.empty() || value.rfind(kPrefix, 0) == 0) continue;
+    const std::string hash = redact_value(value);
+    add_literal(name + "=" + value, name + "=" + hash, false);  // argv, an env dump: any length
+    if (value.size() >= 4) add_literal(value, hash, false);
+  }
+}
+
+void RedactionContext::remember(json& v) {
+  if (v.is_array()) {
+    for (auto& e : v) remember(e);
+    return;
+  }
+  if (!v.is_object()) return;
+  for (auto& [key, member] : v.items()) {
+    if (member.is_string() && key == "hostname") {
+      member = hash_hostname(member.get<std::string>());
+    } else if (member.is_string() && is_identifying_key(key)) {
+      member = hash_and_remember(member.get<std::string>());
+    } else {
+      remember(member);
+    }
+  }
+}
+
+void RedactionContext::remember_device(std::string& device) {
+  if (device.empty() || device == "host") return;  // "host" identifies nothing
+  device = hash_and_remember(device);
+}
+
+void RedactionContext::remember_env_values(json& env) const {
+  // The environment section shows allowlisted variables; one given with --env shows its
+  // value there, whatever its length.
+  if (!env.is_object()) return;
+  for (const auto& [name, value] : inputs_.env) {
+    if (value.empty() || !env.contains(name) || env[name] != value) continue;
+    env[name] = redact_value(value);
+  }
+}
+
+void RedactionContext::seal() {
+  std::stable_sort(literals_.begin(), literals_.end(),
+                   [](const Literal& a, const Literal& b) { return a.folded.size() > b.folded.size(); });
+}
+
+void RedactionContext::scrub(std::string& text) const {
+  if (!is_vocabulary_word(text)) text = scrub_text(text, false);
+}
+
+std::string RedactionContext::scrub_key(const std::string& key) const { return scrub_text(key, true); }
+
+void RedactionContext::scrub(json& v) const {
+  if (v.is_string()) {
+    scrub(v.get_ref<std::string&>());
+  } else if (v.is_array()) {
+    for (auto& e : v) scrub(e);
+  } else if (v.is_object()) {
+    json out = json::object();
+    for (auto& [key, member] : v.items()) {
+      scrub(member);
+      out[scrub_key(key)] = std::move(member);
+    }
+    v = std::move(out);
+  }
+}
+
+Redaction RedactionContext::covered() const {
   Redaction what;
   what.covers = {"hostname", "short hostname", "GPU UUIDs", "serials", "PCI ids"};
-  if (!inputs.env.empty()) what.covers.push_back("--env values (" + std::to_string(inputs.env.size()) + ")");
+  if (!inputs_.env.empty()) what.covers.push_back("--env values (" + std::to_string(inputs_.env.size()) + ")");
   return what;
 }
 
+void RedactionContext::add_literal(const std::string& value, const std::string& replacement, bool whole_word) {
+  std::string folded = value;
+  std::transform(folded.begin(), folded.end(), folded.begin(), fold);
+  for (auto& l : literals_) {
+    if (l.folded == folded) {
+      l.whole_word = l.whole_word && whole_word;  // the wider match wins
+      return;
+    }
+  }
+  literals_.push_back({std::move(folded), replacement, whole_word});
+}
+
+// The hostname and its first label, as whole words at any length.
+std::string RedactionContext::hash_hostname(const std::string& value) {
+  if (value.empty() || value.rfind(kPrefix, 0) == 0) return value;
+  const std::string hash = redact_value(value);
+  add_literal(value, hash, true);
+  const std::string short_name = value.substr(0, value.find('.'));
+  if (!short_name.empty() && short_name != value) add_literal(short_name, redact_value(short_name), true);
+  return hash;
+}
+
+std::string RedactionContext::hash_and_remember(const std::string& value) {
+  if (value.empty() || value.rfind(kPrefix, 0) == 0) return value;
+  // Whole values that are UUIDs or PCI ids are hashed in their canonical form.
+  std::string scrubbed = scrub_patterns(value);
+  if (scrubbed != value && scrubbed.rfind(kPrefix, 0) == 0 && scrubbed.find(' ') == std::string::npos)
+    return scrubbed;
+  const std::string hash = redact_value(value);
+  if (value.size() >= 4) add_literal(value, hash, false);  // shorter ones would scrub ordinary words
+  return hash;
+}
+
+std::string RedactionContext::scrub_text(const std::string& text, bool is_key) const {
+  std::string s = scrub_patterns(text);
+  if (literals_.empty()) return s;
+  const bool field_name = is_key && is_field_name(s);
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    if (hash_at(s, i)) {
+      out.append(s, i, kHashLength);
+      i += kHashLength;
+      continue;
+    }
+    const Literal* hit = nullptr;
+    for (const auto& l : literals_) {
+      if (field_name && l.whole_word) continue;
+      if (matches(s, i, l)) {
+        hit = &l;
+        break;
+      }
+    }
+    if (hit) {
+      out += hit->replacement;
+      i += hit->folded.size();
+    } else {
+      out += s[i++];
+    }
+  }
+  return out;
+}
+
+void remember(Result& r, RedactionContext& ctx) {
+  ctx.remember(r.params);
+  ctx.remember(r.launch_log);
+  ctx.remember(r.buffers);
+  ctx.remember(r.xid);
+  ctx.remember(r.sanitizer);
+  ctx.remember(r.details);
+}
+
+void redact(Result& r, const RedactionContext& ctx) {
+  ctx.scrub(r.case_id);
+  ctx.scrub(r.kernel);
+  ctx.scrub(r.params);
+  ctx.scrub(r.profile);
+  ctx.scrub(r.device);
+  ctx.scrub(r.expected);
+  ctx.scrub(r.reason);
+  if (auto& e = r.error) {
+    for (std::string* s : {&e->name, &e->error_class, &e->surfaced_at, &e->source, &e->api_call, &e->meaning,
+                           &e->next_step, &e->message, &e->location, &e->last_kernel})
+      ctx.scrub(*s);
+  }
+  if (auto& rs = r.repeats) {
+    std::map<std::string, int> histogram;
+    for (const auto& [outcome, n] : rs->histogram) histogram[ctx.scrub_key(outcome)] = n;
+    rs->histogram = std::move(histogram);
+  }
+  if (auto& c = r.child) {
+    ctx.scrub(c->ending);
+    ctx.scrub(c->signal_name);
+    ctx.scrub(c->stdout_excerpt.text);
+    ctx.scrub(c->stderr_excerpt.text);
+    for (auto& stray : c->strays) {
+      ctx.scrub(stray.command);
+      ctx.scrub(stray.note);
+    }
+  }
+  ctx.scrub(r.launch_log);
+  ctx.scrub(r.buffers);
+  if (auto& f = r.faulting_buffer) {
+    ctx.scrub(f->name);
+    ctx.scrub(f->direction);
+  }
+  ctx.scrub(r.xid);
+  ctx.scrub(r.sanitizer);
+  ctx.scrub(r.details);
+}
+
+Redaction redact(json& doc, const RedactionInputs& inputs) {
+  RedactionContext ctx(inputs);
+  ctx.remember(doc);
+  if (doc.is_object() && doc.contains("results") && doc["results"].is_array()) {
+    for (auto& res : doc["results"]) {
+      if (!res.is_object() || !res.contains("device") || !res["device"].is_string()) continue;
+      ctx.remember_device(res["device"].get_ref<std::string&>());
+    }
+  }
+  if (doc.is_object() && doc.contains("environment")) ctx.remember_env_values(doc["environment"]);
+  ctx.seal();
+  ctx.scrub(doc);
+  return ctx.covered();
+}
+
 void redact(Report& r, const RedactionInputs& inputs) {
-  // Redaction works on the JSON form, which holds every member of the report (those
-  // added later too), and reads the result back.
-  auto j = to_json(r);
-  j.erase("redaction");
-  auto what = redact(j, inputs);
-  r = report_from_json(j, "redacted report");
-  r.redaction = std::move(what);
+  RedactionContext ctx(inputs);
+  // Pass 1 in the order the document lists the members.
+  for (json* section : {&r.tool, &r.invocation, &r.host, &r.driver, &r.devices, &r.environment, &r.gpu})
+    ctx.remember(*section);
+  for (auto& res : r.results) remember(res, ctx);
+  ctx.remember(r.summary);
+  ctx.remember(r.extra);
+  for (auto& res : r.results) ctx.remember_device(res.device);
+  ctx.remember_env_values(r.environment);
+  ctx.seal();
+
+  ctx.scrub(r.schema_version);
+  for (json* section : {&r.tool, &r.invocation, &r.host, &r.driver, &r.devices, &r.environment, &r.gpu})
+    ctx.scrub(*section);
+  for (auto& res : r.results) redact(res, ctx);
+  ctx.scrub(r.summary);
+  for (auto& reason : r.verdict.reasons) ctx.scrub(reason);
+  ctx.scrub(r.extra);
+  r.redaction = ctx.covered();
 }
 
 }  // namespace cudadiag::report

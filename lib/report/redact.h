@@ -19,16 +19,62 @@ struct RedactionInputs {
 // Stable short hash of an identifying value, e.g. "redacted:3f9a1c2b".
 std::string redact_value(const std::string& value);
 
-// Redacts a document in place and says what it covered:
-//  - host.hostname, devices[].uuid/serial/pci_bus_id, results[].device (by name);
-//  - anywhere, in any string and object key: GPU/MIG UUIDs and PCI ids (by form), the
-//    values of those named fields, the hostname and its first label (the short name,
-//    `hostname -s`) in any letter case as whole words, and each --env VALUE: as
-//    "NAME=VALUE" at any length, alone when it has 4 or more characters (shorter ones
-//    would scrub ordinary words and numbers), and as the environment section's value of NAME.
+// One redaction, in two passes over a document or a report:
+//  1. remember: fields that identify by name (hostname, uuid, serial, PCI bus ids, a
+//     result's device, the environment section's values of the --env names) are hashed
+//     and their values remembered;
+//  2. scrub: every string (and object key) has GPU/MIG UUIDs and PCI ids (by form), the
+//     remembered values, the hostname and its first label (the short name, `hostname -s`)
+//     in any letter case as whole words, and each --env VALUE (as "NAME=VALUE" at any
+//     length, alone when it has 4 or more characters: shorter ones would scrub ordinary
+//     words and numbers) replaced by their hashes.
+class RedactionContext {
+ public:
+  explicit RedactionContext(const RedactionInputs& inputs);
+
+  // Pass 1. Hashes the identifying members anywhere in `v` and remembers their values.
+  void remember(json& v);
+  // A result's device (a UUID; "host" identifies nothing): hashed and remembered.
+  void remember_device(std::string& device);
+  // The environment section's value of each --env NAME, whatever its length.
+  void remember_env_values(json& environment) const;
+  // Between the passes: longest values first, so that a hostname that contains another
+  // value is replaced whole.
+  void seal();
+
+  // Pass 2. A string value (a word of the report's own vocabulary stays), an object key
+  // (a field name stays when a hostname is an ordinary word), a JSON value with its keys.
+  void scrub(std::string& text) const;
+  std::string scrub_key(const std::string& key) const;
+  void scrub(json& v) const;
+
+  // What the redaction covers (report.redaction.covers).
+  Redaction covered() const;
+
+  struct Literal {
+    std::string folded;       // lower case: matched in any letter case
+    std::string replacement;
+    bool whole_word = false;  // hostnames: not glued to a letter or digit on either side
+  };
+
+ private:
+  void add_literal(const std::string& value, const std::string& replacement, bool whole_word);
+  std::string hash_hostname(const std::string& value);
+  std::string hash_and_remember(const std::string& value);
+  std::string scrub_text(const std::string& text, bool is_key) const;
+
+  RedactionInputs inputs_;
+  std::vector<Literal> literals_;
+};
+
+// Pass 1 and pass 2 on one result: its identifying members, then every string it holds.
+void remember(Result& r, RedactionContext& ctx);
+void redact(Result& r, const RedactionContext& ctx);
+
+// Redacts a document in place and says what it covered.
 Redaction redact(json& document, const RedactionInputs& inputs = {});
 
-// The same on the report, which records what was covered in r.redaction.
+// The same on the report, member by member; records what was covered in r.redaction.
 void redact(Report& r, const RedactionInputs& inputs = {});
 
 }  // namespace cudadiag::report
