@@ -16,9 +16,8 @@
 
 #include "cli_common.h"
 #include "commands.h"
-#include "host/devices.h"
-#include "host/nvml.h"
-#include "host/system_info.h"
+#include "evidence/session_report.h"
+#include "host/host_facts.h"
 #include "profiles/profile.h"
 #include "profiles/sanitizer_tool.h"
 #include "suite/device_selection.h"
@@ -124,15 +123,11 @@ void run_repro(const ReproOptions& opts) {
   popts.repeat_override = opts.repeat;
 
   const auto& inv = invocation();
-  suite::ReproFacts facts;
-  facts.argv = inv.argv;
-  facts.envp = inv.envp;
-  facts.host = host::host_json();
-  facts.nvml_snapshot = host::nvml_snapshot();
-  facts.devices = host::merge_devices(facts.nvml_snapshot.value("devices", json::array()), nullptr);
-  popts.devices = suite::select_devices(facts.nvml_snapshot, opts.devices, &facts.no_gpu_reason);
-  popts.no_gpu_reason = facts.no_gpu_reason;
+  const auto host_facts = host::gather_host_facts();
+  auto header = evidence::start_session_report({inv.argv, "repro", inv.envp, &host_facts});
+  popts.devices = suite::select_devices(host_facts.nvml_snapshot, opts.devices, &popts.no_gpu_reason);
 
+  suite::ReproFacts facts;
   for (const auto& p : suite::planned_profiles(s, popts)) facts.wants_sanitizer = facts.wants_sanitizer || p.sanitizer;
   if (facts.wants_sanitizer) {
     facts.sanitizer = profiles::find_compute_sanitizer();
@@ -146,7 +141,7 @@ void run_repro(const ReproOptions& opts) {
   spdlog::info("suite {}: {} case runs ({} in {} children, {} on the host, {} skipped), -j {}", s.name,
                plan.total_runs(), plan.child_runs(), plan.batches.size(), plan.count(suite::Venue::host),
                plan.count(suite::Venue::skipped), facts.jobs);
-  if (popts.devices.empty()) spdlog::warn("GPU part cannot run: {}", facts.no_gpu_reason);
+  if (popts.devices.empty()) spdlog::warn("GPU part cannot run: {}", popts.no_gpu_reason);
 
   suite::SuiteRunOptions ropts;
   ropts.self_exe = inv.self_exe;
@@ -168,7 +163,7 @@ void run_repro(const ReproOptions& opts) {
 
   const double wall_s = outcome.wall_ms / 1000.0;
   const bool interrupted = outcome.interrupted;
-  auto r = suite::repro_report(s, popts, plan, std::move(outcome), facts);
+  auto r = suite::repro_report(std::move(header), s, popts, plan, std::move(outcome), facts);
   emit_report(r, opts.common);
   spdlog::info("verdict: {} ({} results, {:.1f} s)", report::to_string(r.verdict.status), r.results.size(), wall_s);
   set_exit_code(report::exit_code_for(r.verdict.status, interrupted));

@@ -12,9 +12,8 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "fence/interposer_limits.h"
-#include "host/devices.h"
-#include "host/nvml.h"
-#include "host/system_info.h"
+#include "evidence/session_report.h"
+#include "host/host_facts.h"
 #include "run/command_path.h"
 #include "run/preload_path.h"
 #include "run/run_report.h"
@@ -89,7 +88,11 @@ void run_run(const RunCliOptions& o) {
   const run::PreloadPath preload(s.run.interposer_path, work.path());
   s.run.preload_path = preload.path();
 
+  const auto& inv = invocation();
+  const auto host_facts = host::gather_host_facts();
+  auto header = evidence::start_session_report({inv.argv, "run", inv.envp, &host_facts});
   run::RunFacts facts;
+  facts.no_gpu_reason = host_facts.no_gpu_reason;
   const bool wants_sanitizer = s.run.sanitize == run::SanitizeMode::always ||
                                (s.run.sanitize == run::SanitizeMode::automatic &&
                                 std::find(s.run.rungs.begin(), s.run.rungs.end(), run::Rung::sanitizer) !=
@@ -112,13 +115,7 @@ void run_run(const RunCliOptions& o) {
   };
   const auto outcome = run::run_session(s, progress);
 
-  const auto& inv = invocation();
-  facts.argv = inv.argv;
-  facts.envp = inv.envp;
-  facts.host = host::host_json();
-  facts.nvml_snapshot = host::nvml_snapshot();
-  facts.devices = host::merge_devices(facts.nvml_snapshot.value("devices", json::array()), nullptr);
-  auto r = run::run_report(s, outcome, facts);
+  auto r = run::run_report(std::move(header), s, outcome, facts);
   report::RedactionInputs secrets;
   secrets.env.assign(s.env.begin(), s.env.end());  // --env values may be tokens
   emit_report(r, o.common, secrets);

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "evidence/session_report.h"
 #include "run/to_result.h"
 #include "stats/wilson.h"
 #include "report/vocabulary.h"
@@ -97,9 +98,8 @@ json fence_json(const SessionOptions& opts, const SessionOutcome& out) {
 }
 
 json sanitizer_json(const SessionOptions& opts, const RunFacts& facts) {
-  json s{{"found", facts.sanitizer.found}, {"padding_bytes", opts.run.sanitizer_padding}};
-  s["path"] = facts.sanitizer.found ? json(facts.sanitizer.path) : json(nullptr);
-  if (!facts.sanitizer.found) s["reason"] = facts.sanitizer.reason;
+  json s = evidence::sanitizer_json(facts.sanitizer.found, facts.sanitizer.path, facts.sanitizer.reason);
+  s["padding_bytes"] = opts.run.sanitizer_padding;
   return s;
 }
 
@@ -178,9 +178,9 @@ report::Result interrupted_result(const RunObservation& obs) {
   return r;
 }
 
-json environment_of(const SessionOptions& opts, char** envp) {
+// The inherited environment with the allowlisted --env values over it.
+json environment_of(const SessionOptions& opts, const json& inherited) {
   std::map<std::string, std::string> sorted;
-  const json inherited = report::capture_environment(envp);
   for (const auto& [name, value] : inherited.items()) sorted[name] = value.get<std::string>();
   for (const auto& [name, value] : opts.env)
     if (report::is_allowlisted_env(name)) sorted[name] = to_valid_utf8(value);
@@ -191,19 +191,14 @@ json environment_of(const SessionOptions& opts, char** envp) {
 
 }  // namespace
 
-report::Report run_report(const SessionOptions& opts, const SessionOutcome& out, const RunFacts& facts) {
-  auto r = report::new_report(facts.argv, "run");
-  r.host = facts.host;
-  r.driver = facts.nvml_snapshot.value("driver", json::object());
-  r.driver["nvml"] = facts.nvml_snapshot.value("nvml", json::object());
-  r.devices = facts.devices;
-  r.environment = environment_of(opts, facts.envp);
+report::Report run_report(report::Report r, const SessionOptions& opts, const SessionOutcome& out,
+                          const RunFacts& facts) {
+  r.environment = environment_of(opts, r.environment);
 
   const bool cuda_unavailable = out.verdict.exit_code == kExitEnvironment;
   std::string no_gpu;
   if (cuda_unavailable) no_gpu = "CUDA could not start in the program: " + out.verdict.evidence;
-  else if (facts.devices.empty())
-    no_gpu = "no GPU visible to NVML: " + facts.nvml_snapshot.value("nvml", json::object()).value("reason", "no device");
+  else no_gpu = facts.no_gpu_reason;
   r.gpu = json{{"ran", no_gpu.empty()}, {"reason", to_valid_utf8(no_gpu)}};
 
   std::vector<std::pair<Rung, std::vector<const SessionRun*>>> by_rung;  // in ladder order

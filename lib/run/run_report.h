@@ -14,16 +14,16 @@
 
 namespace cudadiag::run {
 
+// What the command found before the session ran, beyond the report's header.
 struct RunFacts {
-  std::vector<std::string> argv;  // cudadiag's own
-  char** envp = nullptr;
-  report::json host = report::json::object();           // host::host_json()
-  report::json nvml_snapshot = report::json::object();  // host::nvml_snapshot()
-  report::json devices = report::json::array();         // merged device views
-  profiles::SanitizerTool sanitizer;                    // as looked up (found or why not)
+  std::string no_gpu_reason;          // host::HostFacts::no_gpu_reason: "" when NVML lists a GPU
+  profiles::SanitizerTool sanitizer;  // as looked up (found or why not)
 };
 
-report::Report run_report(const SessionOptions& opts, const SessionOutcome& outcome, const RunFacts& facts);
+// `r`: the session's report as evidence::start_session_report began it (its environment
+// section gains the allowlisted --env values).
+report::Report run_report(report::Report r, const SessionOptions& opts, const SessionOutcome& outcome,
+                          const RunFacts& facts);
 
 // The exit code of the command: the verdict's, or 1 when a stop request cut the session
 // short (what finished is reported, the verdict may lack rungs).

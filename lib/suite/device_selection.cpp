@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "host/host_facts.h"
 #include "util/errors.h"
 
 namespace cudadiag::suite {
@@ -22,11 +23,7 @@ std::vector<DeviceTarget> select_devices(const json& nvml_snap, const std::strin
     all.push_back(t);
   }
   if (all.empty()) {
-    const json nvml = nvml_snap.is_object() ? nvml_snap.value("nvml", json::object()) : json::object();
-    if (no_gpu_reason)
-      *no_gpu_reason = nvml.value("available", false)
-                           ? "no NVIDIA GPU found by NVML"
-                           : "no NVIDIA driver: " + nvml.value("reason", std::string("NVML not available"));
+    if (no_gpu_reason) *no_gpu_reason = host::no_gpu_reason(nvml_snap);
     return all;
   }
   if (spec == "all") return all;

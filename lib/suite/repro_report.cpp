@@ -1,22 +1,14 @@
 #include "suite/repro_report.h"
 
+#include "evidence/session_report.h"
 #include "suite/verdict.h"
 
 namespace cudadiag::suite {
 
 using report::json;
 
-report::Report repro_report(const Suite& s, const PlanOptions& popts, const Plan& plan, SuiteOutcome outcome,
-                            const ReproFacts& facts) {
-  auto r = report::new_report(facts.argv, "repro");
-  r.host = facts.host;
-  // Several GPUs: how each pair is connected (PCIe path, NVLink), as NVML tells it.
-  if (facts.nvml_snapshot.contains("topology")) r.host["gpu_topology"] = facts.nvml_snapshot["topology"];
-  r.driver = facts.nvml_snapshot.value("driver", json::object());
-  r.driver["nvml"] = facts.nvml_snapshot.value("nvml", json::object());
-  r.devices = facts.devices;
-  r.environment = report::capture_environment(facts.envp);
-
+report::Report repro_report(report::Report r, const Suite& s, const PlanOptions& popts, const Plan& plan,
+                            SuiteOutcome outcome, const ReproFacts& facts) {
   // CUDA that could not start in the children is an environment problem, not a finding.
   size_t gpu_results = 0, unusable = 0;
   for (const auto& res : outcome.results) {
@@ -26,7 +18,7 @@ report::Report repro_report(const Suite& s, const PlanOptions& popts, const Plan
   }
   const bool gpu_ran = !popts.devices.empty() && !(gpu_results > 0 && unusable == gpu_results);
   r.gpu = json{{"ran", gpu_ran},
-               {"reason", !popts.devices.empty() ? (gpu_ran ? "" : outcome.cuda_unusable) : facts.no_gpu_reason}};
+               {"reason", !popts.devices.empty() ? (gpu_ran ? "" : outcome.cuda_unusable) : popts.no_gpu_reason}};
 
   json section = suite_json(s);
   section["plan"] = json{{"case_runs", plan.total_runs()},          {"children_planned", plan.batches.size()},
@@ -42,8 +34,7 @@ report::Report repro_report(const Suite& s, const PlanOptions& popts, const Plan
   for (const auto& d : popts.devices) devs.push_back(json{{"index", d.index}, {"uuid", d.uuid}, {"name", d.name}});
   section["devices"] = devs;
   if (facts.wants_sanitizer)
-    section["sanitizer"] =
-        json{{"found", facts.sanitizer.found}, {"path", facts.sanitizer.path}, {"reason", facts.sanitizer.reason}};
+    section["sanitizer"] = evidence::sanitizer_json(facts.sanitizer.found, facts.sanitizer.path, facts.sanitizer.reason);
   r.extra["suite"] = section;
 
   r.results = std::move(outcome.results);

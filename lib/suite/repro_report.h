@@ -12,19 +12,15 @@
 
 namespace cudadiag::suite {
 
+// What the command decided before the suite ran, beyond the plan.
 struct ReproFacts {
-  std::vector<std::string> argv;
-  char** envp = nullptr;
-  report::json host = report::json::object();  // host::host_json()
-  report::json nvml_snapshot = report::json::object();
-  report::json devices = report::json::array();  // merged device views
-  std::string no_gpu_reason;                     // from device selection
   bool wants_sanitizer = false;
   profiles::SanitizerTool sanitizer;
   int jobs = 1;
 };
 
-report::Report repro_report(const Suite& s, const PlanOptions& popts, const Plan& plan, SuiteOutcome outcome,
-                            const ReproFacts& facts);
+// `r`: the session's report as evidence::start_session_report began it.
+report::Report repro_report(report::Report r, const Suite& s, const PlanOptions& popts, const Plan& plan,
+                            SuiteOutcome outcome, const ReproFacts& facts);
 
 }  // namespace cudadiag::suite

@@ -5,6 +5,8 @@
 #include <set>
 
 #include "compare/compare.h"
+#include "evidence/session_report.h"
+#include "host/host_facts.h"
 #include "run/run_report.h"
 #include "run_fixtures.h"
 
@@ -37,12 +39,18 @@ compare::LoadedReport run_report_of(const std::string& host, const std::string& 
   opts.run.command = {"/usr/bin/python3", "train.py"};
   opts.command_as_given = {"python3", "train.py"};
   opts.run.interposer_path = "/opt/cudadiag/bin/libcudadiag_fence.so";
+  const auto host_facts = host::host_facts_from(
+      report::json{{"hostname", host}, {"kernel", "6.8.0"}},
+      report::json{{"nvml", {{"available", true}}},
+                   {"driver", {{"version", driver}}},
+                   {"devices", report::json::array({report::json{
+                                   {"index", 0}, {"name", "NVIDIA H100 80GB HBM3"}, {"uuid", "GPU-" + host}}})}});
   RunFacts facts;
-  facts.argv = {"cudadiag", "run", "--repeat", "1", "--", "python3", "train.py"};
-  facts.host = report::json{{"hostname", host}, {"kernel", "6.8.0"}};
-  facts.nvml_snapshot = report::json{{"nvml", {{"available", true}}}, {"driver", {{"version", driver}}}};
-  facts.devices = report::json::array({report::json{{"index", 0}, {"name", "NVIDIA H100 80GB HBM3"}, {"uuid", "GPU-" + host}}});
-  const auto r = run_report(opts, outcome_of(observations), facts);
+  facts.no_gpu_reason = host_facts.no_gpu_reason;
+  const auto r = run_report(
+      evidence::start_session_report({{"cudadiag", "run", "--repeat", "1", "--", "python3", "train.py"}, "run", nullptr,
+                                      &host_facts}),
+      opts, outcome_of(observations), facts);
   return compare::load_report_text(report::to_json(r).dump(), host + ".json");
 }
 
@@ -133,4 +141,17 @@ TEST_CASE("compare tests a rung's failure rate over its repeats", "[run_compare]
   CHECK(native.hosts[1].failures == 0);
   REQUIRE(native.rate_tests.size() == 1);
   CHECK(native.rate_tests[0].significant);
+}
+
+TEST_CASE("run says why the GPU part could not run in repro's words, from the same host facts", "[run_report]") {
+  const auto host_facts = host::host_facts_from(report::json::object(),
+                                                report::json{{"nvml", {{"available", false}, {"reason", "no libnvidia-ml"}}}});
+  RunFacts facts;
+  facts.no_gpu_reason = host_facts.no_gpu_reason;
+  SessionOptions opts;
+  opts.run.command = {"/usr/bin/python3", "train.py"};
+  const auto r = run_report(evidence::start_session_report({{"cudadiag", "run"}, "run", nullptr, &host_facts}), opts,
+                            outcome_of({exited(Rung::native, 0, "")}), facts);
+  CHECK(r.gpu["ran"] == false);
+  CHECK(r.gpu["reason"] == "no NVIDIA driver: no libnvidia-ml");  // repro's select_devices says the same
 }

@@ -186,7 +186,7 @@ TEST_CASE("session: a stop request ends the running child and keeps it apart", "
 
   // The report keeps the cut run as skipped, marked interrupted, exit 1.
   run::RunFacts facts;
-  const auto r = run_report(o, out, facts);
+  const auto r = run_report(report::new_report({"cudadiag", "run"}, "run"), o, out, facts);
   REQUIRE(r.results.size() == 1);
   CHECK(r.results[0].outcome == report::Outcome::skipped);
   CHECK_THAT(r.results[0].reason, Catch::StartsWith("interrupted"));
@@ -235,7 +235,7 @@ TEST_CASE("session: a long --repeat series keeps the output of the runs the repo
 
   // The report shows the first failing run, with its output, and counts all 40.
   run::RunFacts facts;
-  const auto r = run_report(o, out, facts);
+  const auto r = run_report(report::new_report({"cudadiag", "run"}, "run"), o, out, facts);
   const auto j = report::to_json(r);
   REQUIRE(j["results"].size() == 1);
   CHECK(j["results"][0]["details"]["shown_repeat"] == 3);
@@ -267,7 +267,7 @@ TEST_CASE("session: a descendant in a session of its own ends with the run's dea
   CHECK(child.strays[0].command == "sleep");
 
   run::RunFacts facts;
-  const auto j = report::to_json(run_report(o, out, facts));
+  const auto j = report::to_json(run_report(report::new_report({"cudadiag", "run"}, "run"), o, out, facts));
   CHECK(report::validate_report(j).empty());
   const auto& strays = j["results"][0]["child"]["strays"];
   REQUIRE(strays.size() == 1);
@@ -302,8 +302,7 @@ TEST_CASE("session: a program that never uses CUDA is clean under the real inter
 
   // The report validates against the schema.
   run::RunFacts facts;
-  facts.argv = {"cudadiag", "run", "--", "/bin/true"};
-  const auto r = run_report(o, out, facts);
+  const auto r = run_report(report::new_report({"cudadiag", "run", "--", "/bin/true"}, "run"), o, out, facts);
   const auto j = report::to_json(r);
   CHECK(report::validate_report(j).empty());
   CHECK(j["verdict"]["status"] == "clean");
