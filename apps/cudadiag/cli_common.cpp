@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "evidence/interruption.h"
 #include "report/redact.h"
 #include "report/render.h"
 #include "runner/runner.h"
@@ -147,11 +148,7 @@ void emit_text(const std::string& text, const CommonOptions& opts) {
 
 void mark_interrupted(report::Report& r) {
   if (!stop_requested()) return;
-  r.invocation["interrupted"] = true;
-  const std::string why = "interrupted by " + runner::signal_name(stop_signal()) + ": results so far only";
-  for (const auto& reason : r.verdict.reasons)
-    if (reason.rfind("interrupted", 0) == 0) return;
-  r.verdict.reasons.push_back(why);
+  evidence::record_interruption(r, true, "interrupted by " + runner::signal_name(stop_signal()) + ": results so far only");
 }
 
 void emit_report(report::Report& r, const CommonOptions& opts, const report::RedactionInputs& secrets) {

@@ -20,6 +20,7 @@
 #include "suite/executor.h"
 #include "util/errors.h"
 #include "util/exit_codes.h"
+#include "evidence/interruption.h"
 #include "util/interrupt.h"
 #include "util/log.h"
 
@@ -149,10 +150,10 @@ void run_attention(AttentionOptions& o) {
   reject_invalid(std::numeric_limits<size_t>::max());
 
   const bool any_to_run = std::any_of(results.begin(), results.end(), [](const auto& x) { return !x; });
-  if (!any_to_run) r.gpu = json{{"ran", false}, {"reason", "not needed: every configuration was rejected on the host"}};
+  if (!any_to_run) r.gpu = {false, "not needed: every configuration was rejected on the host"};
   if (any_to_run) {
     const auto probe = run_cuda_probe(inv.self_exe, std::chrono::milliseconds(static_cast<long long>(o.timeout_s * 1000)));
-    r.gpu = json{{"ran", probe.ran}, {"reason", probe.reason}};
+    r.gpu = {probe.ran, probe.reason};
     r.driver = probe.driver;
     if (probe.devices.is_array()) r.devices = probe.devices;
     if (!probe.ran) spdlog::warn("GPU part could not run: {}", probe.reason);
@@ -175,7 +176,7 @@ void run_attention(AttentionOptions& o) {
                    c.result.reason.empty() ? "" : " (" + c.result.reason + ")");
     });
     for (const auto& c : ex.cases()) results[static_cast<size_t>(c.spec.index)] = c.result;
-    r.invocation["interrupted"] = ex.interrupted();
+    evidence::record_interruption(r, ex.interrupted());
   }
 
   for (size_t i = 0; i < configs.size(); ++i) {
@@ -187,7 +188,7 @@ void run_attention(AttentionOptions& o) {
   r.verdict = at::attention_verdict(r.results, r.gpu);
   report::finish_report(r);
   emit_text(render_with_sweep(r, o.common), o.common);
-  set_exit_code(report::exit_code_for(r.verdict.status, r.invocation.value("interrupted", false)));
+  set_exit_code(report::exit_code_for(r.verdict.status, r.invocation.interrupted.value_or(false)));
 }
 
 }  // namespace

@@ -106,7 +106,7 @@ void run_env(const EnvOptions& opts) {
   // Several GPUs: how each pair is connected (PCIe path, NVLink), as NVML tells it.
   if (nvml_snap.contains("topology")) r.host["gpu_topology"] = nvml_snap["topology"];
   r.environment = report::capture_environment(inv.envp);
-  r.gpu = json{{"ran", probe.ran}, {"reason", probe.reason}};
+  r.gpu = {probe.ran, probe.reason};
   set_verdict(r, probe, kernel_log);
   if (!probe.ran) spdlog::warn("GPU part could not run: {}", probe.reason);
 

@@ -121,7 +121,7 @@ void run_run(const RunCliOptions& o) {
   emit_report(r, o.common, secrets);
   spdlog::info("verdict: {} ({} runs, {:.1f} s)", report::to_string(r.verdict.status), outcome.runs.size(),
                outcome.wall_ms / 1000.0);
-  set_exit_code(run::run_exit_code(outcome));
+  set_exit_code(run::exit_code_of(outcome.verdict, outcome.stopped));
 }
 
 }  // namespace

@@ -102,8 +102,7 @@ void run_tma(const TmaOptions& o) {
 
   auto r = report::new_report(invocation().argv, "tma");
   r.environment = report::capture_environment(invocation().envp);
-  r.gpu = json{{"ran", gpu_ran}};
-  if (!gpu_ran) r.gpu["reason"] = o.host_only ? "--host-only" : gpu_line;
+  r.gpu = {gpu_ran, gpu_ran ? std::nullopt : std::optional<std::string>(o.host_only ? "--host-only" : gpu_line)};
   auto judged = tma::judge_items(items, o.table, !o.host_only, gpu_ran);
   r.results = std::move(judged.results);
   r.verdict = judged.verdict;

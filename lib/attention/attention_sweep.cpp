@@ -128,7 +128,7 @@ std::string render_sweep_table(const json& rows, bool markdown) {
   return out.str();
 }
 
-report::Verdict attention_verdict(const std::vector<report::Result>& results, const report::json& gpu) {
+report::Verdict attention_verdict(const std::vector<report::Result>& results, const report::GpuStatus& gpu) {
   report::Verdict v;
   bool all_met = true;
   for (const auto& r : results) {
@@ -141,11 +141,11 @@ report::Verdict attention_verdict(const std::vector<report::Result>& results, co
   const bool wanted = std::any_of(results.begin(), results.end(), [](const report::Result& r) {
     return r.outcome != report::Outcome::invalid_config || r.device != "host";
   });
-  const bool gpu_ran = gpu.value("ran", false);
+  const bool gpu_ran = gpu.ran;
   v.status = !all_met               ? report::VerdictStatus::findings
              : gpu_ran || !wanted   ? report::VerdictStatus::ok
                                     : report::VerdictStatus::no_gpu;
-  if (wanted && !gpu_ran) v.reasons.push_back("the GPU part could not run: " + gpu.value("reason", std::string()));
+  if (wanted && !gpu_ran) v.reasons.push_back("the GPU part could not run: " + gpu.reason.value_or(""));
   return v;
 }
 

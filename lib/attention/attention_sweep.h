@@ -28,6 +28,6 @@ std::string render_sweep_table(const json& rows, bool markdown);
 // `attention`: ok when every configuration behaved as a healthy device does (judged
 // results), findings when one did not, no_gpu when a configuration needed the GPU and
 // the GPU part could not run (`gpu` is the report's gpu section).
-report::Verdict attention_verdict(const std::vector<report::Result>& results, const json& gpu);
+report::Verdict attention_verdict(const std::vector<report::Result>& results, const report::GpuStatus& gpu);
 
 }  // namespace cudadiag::attention

@@ -273,7 +273,7 @@ json comparison_json(const Comparison& c, const CompareOptions& options) {
 report::Report comparison_report(const Comparison& c, const CompareOptions& options,
                                  const std::vector<std::string>& argv) {
   auto r = report::new_report(argv, "compare");
-  r.gpu = report::json{{"ran", false}, {"reason", "compare reads reports; it runs nothing on a GPU"}};
+  r.gpu = {false, "compare reads reports; it runs nothing on a GPU"};
   r.extra["comparison"] = comparison_json(c, options);
   r.verdict.status = c.verdict.status;
   r.verdict.reasons = c.verdict.reasons;

@@ -232,7 +232,7 @@ std::string render_compare_md(const report::Report& r) {
     for (const auto& n : notes) out << "- " << printable(text_of(n)) << "\n";
     out << "\n";
   }
-  out << "<sub>cudadiag " << r.tool.value("version", "") << " (" << r.tool.value("git_revision", "")
+  out << "<sub>cudadiag " << r.tool.version << " (" << r.tool.git_revision
       << ")</sub>\n";
   return out.str();
 }

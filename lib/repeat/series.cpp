@@ -47,22 +47,30 @@ RunRef Series::record_error(bool sticky) {
   return run;
 }
 
-report::RepeatStats Series::stats(double seconds) const {
+report::RepeatStats repeat_stats(const std::map<std::string, int>& histogram, int failures, double seconds) {
   report::RepeatStats s;
-  s.runs = recorded_;
-  for (const auto& [outcome, n] : counts_) {
-    s.histogram[std::string(report::to_string(outcome))] = n;
-    if (outcome != report::Outcome::ok) s.failures += n;
-  }
-  s.failure_rate = recorded_ ? static_cast<double>(s.failures) / recorded_ : 0.0;
-  const auto ci = stats::wilson_interval(s.failures, recorded_);
+  for (const auto& [outcome, n] : histogram) s.runs += n;
+  s.histogram = histogram;
+  s.failures = failures;
+  s.failure_rate = s.runs ? static_cast<double>(failures) / s.runs : 0.0;
+  const auto ci = stats::wilson_interval(failures, s.runs);
   s.ci_low = ci.low;
   s.ci_high = ci.high;
   if (seconds > 0) {
     s.seconds = seconds;
-    s.runs_per_second = recorded_ / seconds;
+    s.runs_per_second = s.runs / seconds;
   }
   return s;
+}
+
+report::RepeatStats Series::stats(double seconds) const {
+  std::map<std::string, int> histogram;
+  int failures = 0;
+  for (const auto& [outcome, n] : counts_) {
+    histogram[std::string(report::to_string(outcome))] = n;
+    if (outcome != report::Outcome::ok) failures += n;
+  }
+  return repeat_stats(histogram, failures, seconds);
 }
 
 }  // namespace cudadiag::repeat

@@ -28,6 +28,11 @@ struct RunRef {
   std::uint64_t seed = 0;
 };
 
+// The statistics of any series of runs (a family's repeats in one child, a `run` rung's
+// repeats): runs (the histogram's total), failures, the rate and its 95% Wilson interval;
+// seconds > 0: the series' wall time, and runs per second from it.
+report::RepeatStats repeat_stats(const std::map<std::string, int>& histogram, int failures, double seconds = 0);
+
 class Series {
  public:
   // runs: the series' length (at least 1; a replay runs once whatever it says);

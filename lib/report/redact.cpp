@@ -347,8 +347,7 @@ Redaction redact(json& doc, const RedactionInputs& inputs) {
 void redact(Report& r, const RedactionInputs& inputs) {
   RedactionContext ctx(inputs);
   // Pass 1 in the order the document lists the members.
-  for (json* section : {&r.tool, &r.invocation, &r.host, &r.driver, &r.devices, &r.environment, &r.gpu})
-    ctx.remember(*section);
+  for (json* section : {&r.host, &r.driver, &r.devices, &r.environment}) ctx.remember(*section);
   for (auto& res : r.results) remember(res, ctx);
   ctx.remember(r.summary);
   ctx.remember(r.extra);
@@ -357,8 +356,13 @@ void redact(Report& r, const RedactionInputs& inputs) {
   ctx.seal();
 
   ctx.scrub(r.schema_version);
-  for (json* section : {&r.tool, &r.invocation, &r.host, &r.driver, &r.devices, &r.environment, &r.gpu})
-    ctx.scrub(*section);
+  for (std::string* s : {&r.tool.name, &r.tool.version, &r.tool.git_revision, &r.tool.cuda_toolkit}) ctx.scrub(*s);
+  for (auto& arch : r.tool.architectures) ctx.scrub(arch);
+  for (std::string* s : {&r.invocation.command, &r.invocation.started_at}) ctx.scrub(*s);
+  for (auto& arg : r.invocation.argv) ctx.scrub(arg);
+  if (r.invocation.finished_at) ctx.scrub(*r.invocation.finished_at);
+  for (json* section : {&r.host, &r.driver, &r.devices, &r.environment}) ctx.scrub(*section);
+  if (r.gpu.reason) ctx.scrub(*r.gpu.reason);
   for (auto& res : r.results) redact(res, ctx);
   ctx.scrub(r.summary);
   for (auto& reason : r.verdict.reasons) ctx.scrub(reason);

@@ -163,18 +163,18 @@ std::vector<Fact> header(const Report& r) {
   }
   const std::string driver = driver_line(r.driver);
   if (!driver.empty()) out.push_back({"driver", driver});
-  if (r.gpu.is_object() && r.gpu.contains("ran") && r.gpu["ran"] == false) {
-    const std::string reason = str(r.gpu, "reason");
+  if (!r.gpu.ran) {
+    const std::string reason = r.gpu.reason.value_or("");
     out.push_back({"gpu part", "did not run" + (reason.empty() ? "" : ": " + reason)});
   }
-  std::string tool = str(r.tool, "name");
+  std::string tool = r.tool.name;
   if (tool.empty()) tool = "cudadiag";
-  tool += " " + str(r.tool, "version");
-  const std::string rev = str(r.tool, "git_revision");
-  const std::string cuda = str(r.tool, "cuda_toolkit");
+  tool += " " + r.tool.version;
+  const std::string rev = r.tool.git_revision;
+  const std::string cuda = r.tool.cuda_toolkit;
   const std::string extra = join({rev.empty() ? "" : "rev " + rev, cuda.empty() ? "" : "CUDA " + cuda}, ", ");
   out.push_back({"tool", extra.empty() ? tool : tool + " (" + extra + ")"});
-  const std::string started = str(r.invocation, "started_at");
+  const std::string started = r.invocation.started_at;
   if (!started.empty()) out.push_back({"started", started});
   if (r.redaction && r.redaction->applied) out.push_back({"redacted", join(r.redaction->covers, ", ")});
   return out;
@@ -319,9 +319,7 @@ std::vector<Fact> summary(const Report& r) {
   out.push_back({"results", results});
   out.push_back({"expectations", std::to_string(met) + " met, " + std::to_string(unmet) + " unmet, " +
                                      std::to_string(unjudged) + " not judged"});
-  const std::string took = str(r.invocation, "duration_ms");
-  if (!took.empty() && r.invocation["duration_ms"].is_number())
-    out.push_back({"took", format_duration(r.invocation["duration_ms"].get<double>())});
+  if (r.invocation.duration_ms) out.push_back({"took", format_duration(*r.invocation.duration_ms)});
   return out;
 }
 

@@ -93,7 +93,7 @@ void write_details(std::ostringstream& out, const Report& r) {
 
 std::string render_markdown(const Report& r) {
   std::ostringstream out;
-  const std::string command = printable(r.invocation.value("command", std::string("report")));
+  const std::string command = printable(r.invocation.command.empty() ? std::string("report") : r.invocation.command);
   const std::string status(to_string(r.verdict.status));
   out << "## cudadiag " << command << ": **" << status << "**\n\n";
   write_bullets(out, facts::header(r));

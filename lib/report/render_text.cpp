@@ -117,7 +117,7 @@ void write_details(std::ostringstream& out, const Report& r, const Painter& pain
 std::string render_text(const Report& r, bool color) {
   const Painter paint(color);
   std::ostringstream out;
-  const std::string command = printable(r.invocation.value("command", std::string("report")));
+  const std::string command = printable(r.invocation.command.empty() ? std::string("report") : r.invocation.command);
   const std::string status(to_string(r.verdict.status));
   out << paint("cudadiag " + command, kBold) << ": " << paint(status, verdict_colour(r.verdict.status)) << "\n";
   write_facts(out, facts::header(r), "  ");

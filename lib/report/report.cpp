@@ -91,6 +91,31 @@ json to_json(const RepeatStats& r) {
   return j;
 }
 
+json to_json(const Tool& t) {
+  return json{{"name", t.name},
+              {"version", t.version},
+              {"git_revision", t.git_revision},
+              {"cuda_toolkit", t.cuda_toolkit},
+              {"architectures", t.architectures}};
+}
+
+json to_json(const Invocation& i) {
+  json j = json::object();
+  if (!i.command.empty()) j["command"] = i.command;
+  j["argv"] = i.argv;
+  if (!i.started_at.empty()) j["started_at"] = i.started_at;
+  if (i.finished_at) j["finished_at"] = *i.finished_at;
+  if (i.duration_ms) j["duration_ms"] = *i.duration_ms;
+  if (i.interrupted) j["interrupted"] = *i.interrupted;
+  return j;
+}
+
+json to_json(const GpuStatus& g) {
+  json j{{"ran", g.ran}};
+  if (g.reason) j["reason"] = *g.reason;
+  return j;
+}
+
 json to_json(const Result& r) {
   json j;
   j["case_id"] = r.case_id;
@@ -120,13 +145,13 @@ json to_json(const Result& r) {
 json to_json(const Report& r) {
   json j;
   j["schema_version"] = r.schema_version;
-  j["tool"] = r.tool;
-  j["invocation"] = r.invocation;
+  j["tool"] = to_json(r.tool);
+  j["invocation"] = to_json(r.invocation);
   j["host"] = r.host;
   j["driver"] = r.driver;
   j["devices"] = r.devices;
   j["environment"] = r.environment;
-  j["gpu"] = r.gpu;
+  j["gpu"] = to_json(r.gpu);
   json results = json::array();
   for (const auto& res : r.results) results.push_back(to_json(res));
   j["results"] = std::move(results);
@@ -296,18 +321,45 @@ Report report_from_json(const json& j, const std::string& source) {
   rd.object(j, "");
   Report r;
   r.schema_version = rd.string(rd.required(j, "schema_version", ""), "/schema_version");
-  r.tool = read_section(rd, j, "tool", true,
-                        {{"name", T::string}, {"version", T::string}, {"git_revision", T::string},
-                         {"cuda_toolkit", T::string}});
-  r.invocation = read_section(rd, j, "invocation", true,
-                              {{"command", T::string}, {"argv", T::strings}, {"started_at", T::string},
-                               {"finished_at", T::string}, {"duration_ms", T::number}});
+  {
+    const json tool = read_section(rd, j, "tool", true,
+                                   {{"name", T::string}, {"version", T::string}, {"git_revision", T::string},
+                                    {"cuda_toolkit", T::string}});
+    auto& t = r.tool;
+    t.name = tool.value("name", std::string());
+    t.version = tool.value("version", std::string());
+    t.git_revision = tool.value("git_revision", std::string());
+    t.cuda_toolkit = tool.value("cuda_toolkit", std::string());
+    // An array of names; reports of older builds wrote one string ("80;90"), kept whole.
+    if (const auto it = tool.find("architectures"); it != tool.end()) {
+      if (it->is_string()) t.architectures = {it->get<std::string>()};
+      for (const auto& a : *it)
+        if (it->is_array() && a.is_string()) t.architectures.push_back(a.get<std::string>());
+    }
+  }
+  {
+    const json inv = read_section(rd, j, "invocation", true,
+                                  {{"command", T::string}, {"argv", T::strings}, {"started_at", T::string},
+                                   {"finished_at", T::string}, {"duration_ms", T::number},
+                                   {"interrupted", T::boolean}});
+    auto& i = r.invocation;
+    i.command = inv.value("command", std::string());
+    if (inv.contains("argv")) i.argv = inv["argv"].get<std::vector<std::string>>();
+    i.started_at = inv.value("started_at", std::string());
+    if (inv.contains("finished_at")) i.finished_at = inv["finished_at"].get<std::string>();
+    if (inv.contains("duration_ms")) i.duration_ms = inv["duration_ms"].get<double>();
+    if (inv.contains("interrupted")) i.interrupted = inv["interrupted"].get<bool>();
+  }
   r.host = read_section(rd, j, "host", true, {{"hostname", T::string}});
   r.driver = read_section(rd, j, "driver", true);
   r.devices = read_section(rd, j, "devices", false,
                            {{"index", T::integer}, {"uuid", T::string}, {"name", T::string}});
   r.environment = read_section(rd, j, "environment", true);
-  r.gpu = read_section(rd, j, "gpu", true, {{"ran", T::boolean}, {"reason", T::string}});
+  {
+    const json gpu = read_section(rd, j, "gpu", true, {{"ran", T::boolean}, {"reason", T::string}});
+    r.gpu.ran = gpu.value("ran", false);
+    r.gpu.reason = gpu.contains("reason") ? std::optional<std::string>(gpu["reason"].get<std::string>()) : std::nullopt;
+  }
   const json& results = rd.array(rd.required(j, "results", ""), "/results");
   for (std::size_t i = 0; i < results.size(); ++i)
     r.results.push_back(read_result(rd, results[i], JsonReader::element_pointer("/results", i)));
@@ -355,18 +407,13 @@ std::string now_iso8601() {
 Report new_report(const std::vector<std::string>& argv, const std::string& command) {
   Report r;
   const auto& b = build_info();
-  r.tool = json{{"name", "cudadiag"},
-                {"version", b.version},
-                {"git_revision", b.git_revision},
-                {"cuda_toolkit", b.cuda_toolkit},
-                {"architectures", b.architectures}};
-  r.invocation = json{{"command", command}, {"argv", argv}, {"started_at", now_iso8601()}};
-  r.gpu = json{{"ran", false}, {"reason", "not attempted"}};
+  r.tool = Tool{"cudadiag", b.version, b.git_revision, b.cuda_toolkit, b.architectures};
+  r.invocation = Invocation{command, argv, now_iso8601(), std::nullopt, std::nullopt, std::nullopt};
   return r;
 }
 
 void finish_report(Report& r) {
-  r.invocation["finished_at"] = now_iso8601();
+  r.invocation.finished_at = now_iso8601();
   json by_outcome = json::object();
   int met = 0, unmet = 0, unjudged = 0;
   for (const auto& res : r.results) {

@@ -135,15 +135,40 @@ struct Redaction {
   std::vector<std::string> covers;
 };
 
+// The cudadiag build that wrote the report.
+struct Tool {
+  std::string name = "cudadiag";
+  std::string version;
+  std::string git_revision;
+  std::string cuda_toolkit;
+  std::vector<std::string> architectures;  // sm_90, compute_90, ...
+};
+
+// How cudadiag was called, and when.
+struct Invocation {
+  std::string command;  // repro, run, env, ...
+  std::vector<std::string> argv;
+  std::string started_at;                 // ISO-8601 UTC (now_iso8601)
+  std::optional<std::string> finished_at;  // finish_report
+  std::optional<double> duration_ms;
+  std::optional<bool> interrupted;         // evidence::record_interruption; none: the command does not say
+};
+
+// Whether the GPU part could run: {"ran": bool, "reason": "..."}.
+struct GpuStatus {
+  bool ran = false;
+  std::optional<std::string> reason;  // none: the command gave no reason (one that ran, mostly)
+};
+
 struct Report {
   std::string schema_version = kSchemaVersion;
-  json tool = json::object();
-  json invocation = json::object();
+  Tool tool;
+  Invocation invocation;
   json host = json::object();
   json driver = json::object();
   json devices = json::array();
   json environment = json::object();
-  json gpu = json::object();  // {"ran": bool, "reason": "..."}: whether the GPU part could run
+  GpuStatus gpu{false, "not attempted"};
   std::vector<Result> results;
   json summary = json::object();
   Verdict verdict;
@@ -161,6 +186,9 @@ json to_json(const ErrorInfo& e);
 json to_json(const ChildInfo& c);
 json to_json(const FaultingBuffer& f);
 json to_json(const RepeatStats& r);
+json to_json(const GpuStatus& g);
+json to_json(const Invocation& i);
+json to_json(const Tool& t);
 json to_json(const Result& r);
 json to_json(const Report& r);
 

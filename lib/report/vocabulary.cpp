@@ -84,9 +84,10 @@ const std::vector<VerdictStatus>& statuses_of(std::string_view command) {
   return none;
 }
 
-int exit_code_for(VerdictStatus s, bool interrupted) {
+int exit_code_for(VerdictStatus s, bool interrupted, bool cuda_could_not_start) {
   using V = VerdictStatus;
   if (interrupted) return kExitFindings;
+  if (cuda_could_not_start) return kExitEnvironment;
   switch (s) {
     case V::healthy:
     case V::ok:

@@ -86,7 +86,8 @@ const std::vector<VerdictStatus>& statuses_of(std::string_view command);
 
 // The exit code of every command for its verdict (README "Exit codes"): 0 healthy, ok,
 // same, clean; 1 findings of any kind, or an interrupted run; 2 a command that could not
-// be started; 3 the GPU part could not run.
-int exit_code_for(VerdictStatus s, bool interrupted = false);
+// be started; 3 the GPU part could not run, or CUDA could not start in the program run
+// ran (run's inconclusive verdict when nothing was tested).
+int exit_code_for(VerdictStatus s, bool interrupted = false, bool cuda_could_not_start = false);
 
 }  // namespace cudadiag::report

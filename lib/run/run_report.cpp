@@ -4,11 +4,11 @@
 
 #include <fmt/format.h>
 
+#include "evidence/interruption.h"
 #include "evidence/session_report.h"
 #include "run/to_result.h"
-#include "stats/wilson.h"
+#include "repeat/series.h"
 #include "report/vocabulary.h"
-#include "util/exit_codes.h"
 #include "util/utf8.h"
 
 namespace cudadiag::run {
@@ -145,23 +145,20 @@ report::Result rung_result(const std::vector<const SessionRun*>& runs) {
     }
   report::Result r = to_result(shown->observation, shown->judgement);
   r.params.erase("repeat");
-  report::RepeatStats s;
+  std::map<std::string, int> histogram;
+  int failures = 0;
   json each = json::array();
   for (const auto* run : runs) {
-    ++s.runs;
     const report::Result one = to_result(run->observation, run->judgement);
     const std::string outcome(report::to_string(one.outcome));
-    ++s.histogram[outcome];
-    if (run->judgement.failed()) ++s.failures;
+    ++histogram[outcome];
+    if (run->judgement.failed()) ++failures;
     each.push_back(json{{"repeat", run->judgement.repeat_index},
                         {"outcome", outcome},
                         {"run_outcome", to_string(run->judgement.outcome)},
                         {"duration_ms", run->observation.child.wall_ms}});
   }
-  s.failure_rate = s.runs ? static_cast<double>(s.failures) / s.runs : 0.0;
-  const auto ci = stats::wilson_interval(s.failures, s.runs);
-  s.ci_low = ci.low;
-  s.ci_high = ci.high;
+  const auto s = repeat::repeat_stats(histogram, failures);
   r.repeats = s;
   r.details["shown_repeat"] = shown->judgement.repeat_index;
   r.details["runs"] = each;
@@ -195,11 +192,10 @@ report::Report run_report(report::Report r, const SessionOptions& opts, const Se
                           const RunFacts& facts) {
   r.environment = environment_of(opts, r.environment);
 
-  const bool cuda_unavailable = out.verdict.exit_code == kExitEnvironment;
   std::string no_gpu;
-  if (cuda_unavailable) no_gpu = "CUDA could not start in the program: " + out.verdict.evidence;
+  if (out.verdict.cuda_could_not_start) no_gpu = "CUDA could not start in the program: " + out.verdict.evidence;
   else no_gpu = facts.no_gpu_reason;
-  r.gpu = json{{"ran", no_gpu.empty()}, {"reason", to_valid_utf8(no_gpu)}};
+  r.gpu = {no_gpu.empty(), to_valid_utf8(no_gpu)};
 
   std::vector<std::pair<Rung, std::vector<const SessionRun*>>> by_rung;  // in ladder order
   for (const auto& run : out.runs) {
@@ -211,15 +207,11 @@ report::Report run_report(report::Report r, const SessionOptions& opts, const Se
   for (const auto& obs : out.interrupted) r.results.push_back(interrupted_result(obs));
   r.extra["run"] = run_section(opts, out);
   r.extra["run"]["sanitizer"] = sanitizer_json(opts, facts);
-  r.invocation["interrupted"] = out.stopped;
   r.verdict = to_report_verdict(out.verdict);
-  if (out.stopped) r.verdict.reasons.insert(r.verdict.reasons.begin(), "interrupted: the verdict covers the runs that finished");
+  evidence::record_interruption(r, out.stopped, "interrupted: the verdict covers the runs that finished",
+                                evidence::ReasonAt::front);
   report::finish_report(r);
   return r;
-}
-
-int run_exit_code(const SessionOutcome& outcome) {
-  return outcome.stopped ? report::exit_code_for(report::VerdictStatus::inconclusive, true) : outcome.verdict.exit_code;
 }
 
 }  // namespace cudadiag::run

@@ -25,8 +25,4 @@ struct RunFacts {
 report::Report run_report(report::Report r, const SessionOptions& opts, const SessionOutcome& outcome,
                           const RunFacts& facts);
 
-// The exit code of the command: the verdict's, or 1 when a stop request cut the session
-// short (what finished is reported, the verdict may lack rungs).
-int run_exit_code(const SessionOutcome& outcome);
-
 }  // namespace cudadiag::run

@@ -2,16 +2,14 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <set>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "evidence/kernel_log.h"
+#include "evidence/memcheck_file.h"
 #include "run/fence_records.h"
 #include "run/ring_reader.h"
-#include "sanitizer/memcheck.h"
-#include "sanitizer/xml.h"
-#include "util/atomic_file.h"
 #include "util/errors.h"
 
 namespace cudadiag::run {
@@ -40,22 +38,6 @@ runner::ChildOutcome run_one(runner::ChildSpec spec, const SessionOptions& opts,
   });
   never_started = !done;
   return out;
-}
-
-// memcheck's XML, or why there is none.
-void read_memcheck(const std::string& xml_path, RunObservation& obs) {
-  std::string xml;
-  try {
-    xml = read_file_or_stdin(xml_path);
-  } catch (const UsageError& e) {
-    obs.sanitizer_error = std::string("compute-sanitizer wrote no XML: ") + e.what();
-    return;
-  }
-  try {
-    obs.sanitizer = sanitizer::parse_memcheck_xml(xml);
-  } catch (const sanitizer::XmlError& e) {
-    obs.sanitizer_error = xml_path + ": unreadable XML: " + e.what();
-  }
 }
 
 // The pid an Xid 31 names: the process whose allocations the fault is attributed to.
@@ -96,15 +78,21 @@ RunObservation observe(const PlannedRun& planned, const SessionOptions& opts, co
       if (std::find(pids.begin(), pids.end(), pid) == pids.end()) pids.push_back(pid);
   }
   if (klog.cursor.readable && child.pid > 0) {
+    const bool failed = child.ending == runner::Ending::exit_code || child.ending == runner::Ending::signal ||
+                        child.ending == runner::Ending::timeout;
     obs.xid = xid_lines_of_run(host::new_xid_lines_since(klog.cursor), pids, host::to_monotonic_us(child.started),
-                               host::to_monotonic_us(child.finished));
+                               host::to_monotonic_us(child.finished), failed);
   }
   if (rings) {
     auto judged = log_for_judging(*rings, faulting_pid(obs.xid));
     obs.interposer = std::move(judged.log);
     obs.interposer_error = std::move(judged.error);
   }
-  if (planned.rung == Rung::sanitizer && child.ending != runner::Ending::spawn_failed) read_memcheck(planned.sanitizer_xml, obs);
+  if (planned.rung == Rung::sanitizer && child.ending != runner::Ending::spawn_failed) {
+    auto file = evidence::read_memcheck_file(planned.sanitizer_xml);
+    obs.sanitizer = std::move(file.report);
+    obs.sanitizer_error = evidence::problem_text(file, planned.sanitizer_xml);
+  }
   return obs;
 }
 
@@ -182,19 +170,9 @@ runner::ChildSpec child_spec_for(const PlannedRun& run, const SessionOptions& op
 }
 
 std::vector<host::XidEvent> xid_lines_of_run(const std::vector<host::XidEvent>& events, const std::vector<int>& pids,
-                                             std::uint64_t start_us, std::uint64_t end_us) {
-  std::vector<host::XidEvent> out;
-  std::set<std::string> seen;  // a line without a pid matches every pid's window
-  const auto key = [](const host::XidEvent& e) {
-    return (e.seq ? std::to_string(*e.seq) : std::string()) + "|" + e.raw;
-  };
-  for (const int pid : pids)
-    for (auto& e : host::attribute_to_pid(events, pid, start_us, end_us))
-      if (seen.insert(key(e)).second) out.push_back(std::move(e));
-  std::stable_sort(out.begin(), out.end(), [](const host::XidEvent& a, const host::XidEvent& b) {
-    return a.seq.value_or(0) < b.seq.value_or(0);
-  });
-  return out;
+                                             std::uint64_t start_us, std::uint64_t end_us, bool failed) {
+  if (pids.empty()) return {};
+  return evidence::xid_lines_of_child(events, pids, evidence::ChildWindow{pids.front(), start_us, end_us}, {}, failed);
 }
 
 SessionOutcome run_session(const SessionOptions& opts_in, const SessionProgress& progress) {

@@ -85,10 +85,12 @@ struct SessionOutcome {
 // unsets, plus what it sets), the deadline (longer under the sanitizer), no result pipe.
 runner::ChildSpec child_spec_for(const PlannedRun& run, const SessionOptions& opts);
 
-// The kernel-log events of one run: lines naming one of `pids`, and lines without a
-// pid logged while it ran (widened by host::attribute_to_pid's slack); each line once.
+// The kernel-log events of one run (evidence/kernel_log.h: the policy repro follows
+// too; runs go one at a time): lines naming one of `pids`, and, when the run failed
+// (`failed`: it exited non-zero, died or timed out), lines without a pid logged while it
+// ran; each line once.
 std::vector<host::XidEvent> xid_lines_of_run(const std::vector<host::XidEvent>& events, const std::vector<int>& pids,
-                                             std::uint64_t start_us, std::uint64_t end_us);
+                                             std::uint64_t start_us, std::uint64_t end_us, bool failed);
 
 // Called as the session goes: before a run starts, and after it was judged.
 struct SessionProgress {

@@ -5,6 +5,10 @@
 
 #include <fmt/format.h>
 
+#include "evidence/cuda_start.h"
+#include "repeat/series.h"
+#include "report/vocabulary.h"
+
 namespace cudadiag::run {
 namespace {
 
@@ -111,13 +115,13 @@ std::string blind_spots(const std::vector<RunJudgement>& runs, const std::vector
   return out;
 }
 
-// Every failing run failed because CUDA found no driver or no device: the machine, not
-// the program.
+// Every failing run failed because CUDA could not start (no driver, no device, a
+// mismatched driver): the machine, not the program.
 bool cuda_unavailable(const std::vector<RunJudgement>& runs) {
   bool any = false;
   for (const auto& j : runs) {
     if (!j.failed()) continue;
-    if (!j.error || j.error->error_class != "no_device") return false;
+    if (!j.error || !evidence::cuda_could_not_start(j.error->error_class)) return false;
     any = true;
   }
   return any;
@@ -136,6 +140,21 @@ const char* to_string(VerdictKind k) {
   return "inconclusive";
 }
 
+report::VerdictStatus status_of(VerdictKind k) {
+  switch (k) {
+    case VerdictKind::exposed: return report::VerdictStatus::exposed;
+    case VerdictKind::clean: return report::VerdictStatus::clean;
+    case VerdictKind::flaky: return report::VerdictStatus::flaky;
+    case VerdictKind::does_not_start: return report::VerdictStatus::does_not_start;
+    case VerdictKind::inconclusive: return report::VerdictStatus::inconclusive;
+  }
+  return report::VerdictStatus::inconclusive;
+}
+
+int exit_code_of(const RunVerdict& v, bool interrupted) {
+  return report::exit_code_for(status_of(v.kind), interrupted, v.cuda_could_not_start);
+}
+
 std::vector<RungStats> rung_stats(const std::vector<RunJudgement>& runs) {
   std::vector<RungStats> out;
   for (const Rung r : all_rungs()) {
@@ -148,7 +167,8 @@ std::vector<RungStats> rung_stats(const std::vector<RunJudgement>& runs) {
       ++s.outcomes[to_string(j.outcome)];
     }
     if (s.runs == 0) continue;
-    s.ci = stats::wilson_interval(s.failures, s.runs);
+    const auto series = repeat::repeat_stats(s.outcomes, s.failures);
+    s.ci = stats::Interval{series.ci_low, series.ci_high};
     out.push_back(std::move(s));
   }
   return out;
@@ -197,7 +217,6 @@ RunVerdict decide_run_verdict(const std::vector<RunJudgement>& runs, const std::
   }
   if (runs.front().outcome == RunOutcome::does_not_start) {
     v.kind = VerdictKind::does_not_start;
-    v.exit_code = 2;
     v.reason = runs.front().reason;
     return v;
   }
@@ -236,7 +255,6 @@ RunVerdict decide_run_verdict(const std::vector<RunJudgement>& runs, const std::
       std::erase(v.notes, "outside the fence: " + escapes.front());  // the reason says it
     } else if (fence_ok || memcheck_ok) {
       v.kind = VerdictKind::clean;
-      v.exit_code = 0;
       v.reason = fmt::format("all {} runs clean; {}", runs.size(),
                              no_cuda    ? "the program never used CUDA (the interposer loaded and saw no CUDA driver "
                                           "call): nothing to fence"
@@ -253,7 +271,7 @@ RunVerdict decide_run_verdict(const std::vector<RunJudgement>& runs, const std::
 
   if (cuda_unavailable(runs)) {
     v.kind = VerdictKind::inconclusive;
-    v.exit_code = 3;
+    v.cuda_could_not_start = true;
     v.reason = "CUDA could not start in the program (no driver or no device here), so nothing was tested: " +
                v.evidence;
     return v;

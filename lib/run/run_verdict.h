@@ -16,15 +16,16 @@
 //                   effective or not run, no sanitizer), only the fence failed and the
 //                   fence may be the cause, the program fails the same way everywhere
 //                   without a CUDA error, or CUDA could not start (no driver, no device)
-// Exit codes: 0 clean; 1 exposed, flaky, inconclusive (findings, or none that can be
-// trusted); 2 does_not_start: a command that does not exist or cannot be executed is
-// an input error, like a file that does not exist; 3 CUDA could not start in the
-// program: the GPU part could not run.
+// Exit codes (report::exit_code_for): 0 clean; 1 exposed, flaky, inconclusive (findings,
+// or none that can be trusted); 2 does_not_start: a command that does not exist or
+// cannot be executed is an input error, like a file that does not exist; 3 CUDA could
+// not start in the program: the GPU part could not run.
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "report/vocabulary.h"
 #include "run/judge.h"
 #include "run/rungs.h"
 #include "stats/wilson.h"
@@ -33,6 +34,8 @@ namespace cudadiag::run {
 
 enum class VerdictKind { exposed, clean, flaky, does_not_start, inconclusive };
 const char* to_string(VerdictKind k);
+// The report's status for a verdict.
+report::VerdictStatus status_of(VerdictKind k);
 
 struct RungStats {
   Rung rung = Rung::native;
@@ -51,7 +54,7 @@ struct RunVerdict {
   VerdictKind kind = VerdictKind::inconclusive;
   std::string reason;    // one line
   std::vector<std::string> notes;  // further lines: rates, fence limits, machine Xids, skipped rungs
-  int exit_code = 1;
+  bool cuda_could_not_start = false;  // every failing run failed because CUDA could not start
   std::optional<Rung> first_exposed_by;
   std::optional<std::size_t> evidence_run;  // index into the runs of the evidence below
   std::string evidence;                     // one line
@@ -60,6 +63,10 @@ struct RunVerdict {
 
 // `runs` in the order they ran; `skipped`: rungs planned but not run, and why.
 RunVerdict decide_run_verdict(const std::vector<RunJudgement>& runs, const std::vector<SkippedRung>& skipped);
+
+// The command's exit code for the verdict (report::exit_code_for: the one rule);
+// `interrupted`: a stop request cut the session short.
+int exit_code_of(const RunVerdict& v, bool interrupted = false);
 
 // Per-rung failure counts with their intervals, in ladder order.
 std::vector<RungStats> rung_stats(const std::vector<RunJudgement>& runs);

@@ -37,17 +37,6 @@ report::Outcome outcome_of(RunOutcome o) {
   return report::Outcome::ok;
 }
 
-report::VerdictStatus status_of(VerdictKind k) {
-  switch (k) {
-    case VerdictKind::exposed: return report::VerdictStatus::exposed;
-    case VerdictKind::clean: return report::VerdictStatus::clean;
-    case VerdictKind::flaky: return report::VerdictStatus::flaky;
-    case VerdictKind::does_not_start: return report::VerdictStatus::does_not_start;
-    case VerdictKind::inconclusive: return report::VerdictStatus::inconclusive;
-  }
-  return report::VerdictStatus::inconclusive;
-}
-
 const char* side_name(FenceSide s) {
   return s == FenceSide::back ? "back" : s == FenceSide::front ? "front" : "none";
 }

@@ -1,27 +1,17 @@
 #include "suite/post_steps.h"
 
 #include <cstdlib>
-#include <fstream>
 #include <map>
-#include <sstream>
 
+#include "evidence/cuda_start.h"
+#include "evidence/memcheck_file.h"
 #include "sanitizer/memcheck.h"
-#include "sanitizer/xml.h"
 #include "suite/xid_attach.h"
 
 namespace cudadiag::suite {
 namespace {
 
 using report::Outcome;
-
-std::string read_whole(const std::string& path, bool& ok) {
-  std::ifstream in(path, std::ios::binary);
-  ok = in.good();
-  if (!ok) return "";
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 std::vector<sanitizer::BufferRange> buffer_ranges(const report::json& buffers) {
   std::vector<sanitizer::BufferRange> out;
@@ -61,20 +51,15 @@ std::vector<sanitizer::BufferRange> buffer_ranges(const report::json& buffers) {
 }  // namespace
 
 void attach_sanitizer(report::Result& r, const std::string& xml_path) {
-  bool ok = false;
-  const std::string xml = read_whole(xml_path, ok);
-  if (!ok) {
-    r.sanitizer = report::json{{"tool", "memcheck"}, {"error", "no XML written (" + xml_path + ")"}};
+  auto file = evidence::read_memcheck_file(xml_path);
+  if (!file.report) {
+    r.sanitizer = report::json{{"tool", "memcheck"}, {"error", evidence::problem_text(file, xml_path)}};
     return;
   }
-  try {
-    auto parsed = sanitizer::parse_memcheck_xml(xml);
-    if (r.child) sanitizer::attach_text_allocations(parsed, r.child->stdout_excerpt.text + r.child->stderr_excerpt.text);
-    sanitizer::attach_nearest_buffers(parsed, buffer_ranges(r.buffers));
-    r.sanitizer = sanitizer::to_json(parsed);
-  } catch (const sanitizer::XmlError& e) {
-    r.sanitizer = report::json{{"tool", "memcheck"}, {"error", std::string("unreadable XML: ") + e.what()}};
-  }
+  auto& parsed = *file.report;
+  if (r.child) sanitizer::attach_text_allocations(parsed, r.child->stdout_excerpt.text + r.child->stderr_excerpt.text);
+  sanitizer::attach_nearest_buffers(parsed, buffer_ranges(r.buffers));
+  r.sanitizer = sanitizer::to_json(parsed);
 }
 
 bool sanitizer_found_access_error(const report::Result& r) {
@@ -86,9 +71,7 @@ bool sanitizer_found_access_error(const report::Result& r) {
 }
 
 std::string skip_if_cuda_unusable(report::Result& r) {
-  if (r.outcome != Outcome::cuda_error || !r.error) return "";
-  const auto& c = r.error->error_class;
-  if (c != "no_device" && c != "driver_mismatch") return "";
+  if (!evidence::cuda_could_not_start(r)) return "";
   const std::string why =
       "CUDA unusable: " + r.error->name + (r.error->message.empty() ? "" : " (" + r.error->message + ")");
   r.outcome = Outcome::skipped;

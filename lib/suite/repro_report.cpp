@@ -1,5 +1,6 @@
 #include "suite/repro_report.h"
 
+#include "evidence/interruption.h"
 #include "evidence/session_report.h"
 #include "suite/verdict.h"
 
@@ -17,8 +18,7 @@ report::Report repro_report(report::Report r, const Suite& s, const PlanOptions&
     if (res.outcome == report::Outcome::skipped && res.reason.rfind("CUDA unusable", 0) == 0) ++unusable;
   }
   const bool gpu_ran = !popts.devices.empty() && !(gpu_results > 0 && unusable == gpu_results);
-  r.gpu = json{{"ran", gpu_ran},
-               {"reason", !popts.devices.empty() ? (gpu_ran ? "" : outcome.cuda_unusable) : popts.no_gpu_reason}};
+  r.gpu = {gpu_ran, !popts.devices.empty() ? (gpu_ran ? "" : outcome.cuda_unusable) : popts.no_gpu_reason};
 
   json section = suite_json(s);
   section["plan"] = json{{"case_runs", plan.total_runs()},          {"children_planned", plan.batches.size()},
@@ -38,10 +38,10 @@ report::Report repro_report(report::Report r, const Suite& s, const PlanOptions&
   r.extra["suite"] = section;
 
   r.results = std::move(outcome.results);
-  r.invocation["interrupted"] = outcome.interrupted;
-  r.verdict = decide_verdict(r.results, outcome.interrupted);
+  r.verdict = decide_verdict(r.results, outcome.interrupted);  // says so among its reasons
+  evidence::record_interruption(r, outcome.interrupted);
   if (!gpu_ran && r.verdict.status != report::VerdictStatus::suspect)
-    r.verdict.reasons.insert(r.verdict.reasons.begin(), "GPU part could not run: " + r.gpu["reason"].get<std::string>());
+    r.verdict.reasons.insert(r.verdict.reasons.begin(), "GPU part could not run: " + r.gpu.reason.value_or(""));
   report::finish_report(r);
   return r;
 }

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "cases/bisect.h"
+#include "evidence/cuda_start.h"
 #include "profiles/profile.h"
 #include "suite/executor.h"
 
@@ -69,15 +70,10 @@ std::string what_happened(const report::Result& r) {
 
 report::Verdict no_gpu_verdict(const report::Report& rep) {
   return report::Verdict{report::VerdictStatus::no_gpu,
-                         {"the GPU part could not run: " + rep.gpu.value("reason", std::string())}};
+                         {"the GPU part could not run: " + rep.gpu.reason.value_or("")}};
 }
 
 }  // namespace
-
-bool gpu_unavailable(const report::Result& r) {
-  return r.outcome == Outcome::cuda_error && r.error &&
-         (r.error->error_class == "no_device" || r.error->error_class == "driver_mismatch");
-}
 
 report::Report run_single_case(const runner::CaseSpec& spec, const SingleCaseOptions& opts) {
   const ChildSettings settings = settings_for(spec, opts);
@@ -87,13 +83,12 @@ report::Report run_single_case(const runner::CaseSpec& spec, const SingleCaseOpt
   auto results = execute({spec}, settings, opts.self_exe, opts.stop);
   if (results.empty()) throw std::runtime_error("the executor returned no result for " + spec.case_id);
   report::Result r = std::move(results.front());
-  if (gpu_unavailable(r)) {
-    rep.gpu = report::json{{"ran", false}, {"reason", r.error->name + " (" + std::to_string(r.error->code) +
-                                                          "): " + r.error->message}};
+  if (evidence::cuda_could_not_start(r)) {
+    rep.gpu = {false, r.error->name + " (" + std::to_string(r.error->code) + "): " + r.error->message};
     r.expected = opts.expected.text();
     r.expectation_met.reset();
   } else {
-    rep.gpu = report::json{{"ran", true}};
+    rep.gpu = {true, std::nullopt};
     cases::judge(r, opts.expected);
     if (opts.bisect && profiles::is_fence(spec.allocator) && !spec.fence_buffers && is_memory_fault(r))
       bisect_fault(r, spec, settings, opts.self_exe, opts.stop);
@@ -105,7 +100,7 @@ report::Report run_single_case(const runner::CaseSpec& spec, const SingleCaseOpt
 
 report::Verdict expectation_verdict(const report::Report& rep) {
   const report::Result& r = rep.results.front();
-  if (gpu_unavailable(r)) return no_gpu_verdict(rep);
+  if (evidence::cuda_could_not_start(r)) return no_gpu_verdict(rep);
   if (r.expectation_met == false)
     return {report::VerdictStatus::findings,
             {r.case_id + ": " + what_happened(r) + ", a healthy host gives " + r.expected}};
@@ -116,7 +111,7 @@ report::Verdict expectation_verdict(const report::Report& rep) {
 
 report::Verdict output_verdict(const report::Report& rep, profiles::Allocator allocator) {
   const report::Result& r = rep.results.front();
-  if (gpu_unavailable(r)) return no_gpu_verdict(rep);
+  if (evidence::cuda_could_not_start(r)) return no_gpu_verdict(rep);
   if (r.outcome == Outcome::ok) return {report::VerdictStatus::ok, {"output matches the CPU reference bit for bit"}};
   // A finding about the configuration; whether a healthy host gives the same is the
   // expectation's business.

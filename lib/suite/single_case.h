@@ -30,10 +30,6 @@ struct SingleCaseOptions {
 // without a verdict.
 report::Report run_single_case(const runner::CaseSpec& spec, const SingleCaseOptions& opts);
 
-// True when the GPU part could not run (no device, driver too old): the report's gpu
-// section says so and the command exits 3.
-bool gpu_unavailable(const report::Result& r);
-
 // `fault`: ok when the outcome is the one a healthy host gives for this setting,
 // findings when not, no_gpu when the GPU part could not run.
 report::Verdict expectation_verdict(const report::Report& rep);

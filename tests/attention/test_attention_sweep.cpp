@@ -55,8 +55,8 @@ TEST_CASE("attention verdict: findings, ok, and no_gpu only when a configuration
   ok.outcome = Outcome::ok;
   ok.expected = "ok";
   ok.expectation_met = true;
-  const json ran{{"ran", true}};
-  const json not_run{{"ran", false}, {"reason", "no driver"}};
+  const cudadiag::report::GpuStatus ran{true, std::nullopt};
+  const cudadiag::report::GpuStatus not_run{false, "no driver"};
   CHECK(attention_verdict({ok}, ran).status == VerdictStatus::ok);
 
   auto wrong = ok;

@@ -22,7 +22,7 @@ cudadiag::report::Report compare_files(const std::vector<std::string>& names) {
 
 TEST_CASE("render: the compare report carries the comparison and the verdict", "[compare][render]") {
   const auto r = compare_files({"driver_good.json", "driver_bad.json"});
-  CHECK(r.invocation["command"] == "compare");
+  CHECK(r.invocation.command == "compare");
   CHECK(r.results.empty());
   CHECK(r.verdict.status == report::VerdictStatus::host_specific);
   const auto& cmp = r.extra.at("comparison");

@@ -176,7 +176,7 @@ TEST_CASE("verdict: other suites and tool versions are a config mismatch", "[com
 
 TEST_CASE("verdict: a config mismatch rides along with a finding", "[compare][verdict]") {
   auto reports = load_fixtures({"driver_good.json", "driver_bad.json"});
-  reports[1].report.tool["version"] = "0.2.0";
+  reports[1].report.tool.version = "0.2.0";
   const auto c = compare_fixtures(reports);
   CHECK(c.verdict.status == report::VerdictStatus::host_specific);
   CHECK(any_contains(c.verdict.reasons, "comparison is weaker: different cudadiag versions"));
@@ -238,7 +238,7 @@ TEST_CASE("verdict: two environment-only reports compare their environments", "[
   auto reports = load_fixtures({"driver_good.json", "driver_bad.json"});
   for (auto& r : reports) {
     r.report.results.clear();
-    r.report.invocation["command"] = "env";
+    r.report.invocation.command = "env";
   }
   const auto c = compare_fixtures(reports);
   CHECK(c.verdict.status == report::VerdictStatus::same);

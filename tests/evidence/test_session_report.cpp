@@ -44,14 +44,15 @@ TEST_CASE("a session report starts with tool, invocation, environment and the ho
   char b[] = "HOME=/root";
   char* envp[] = {a, b, nullptr};
   const auto r = evidence::start_session_report({{"cudadiag", "run", "--", "x"}, "run", envp, &f});
-  CHECK(r.tool["name"] == "cudadiag");
-  CHECK(r.invocation["command"] == "run");
-  CHECK(r.invocation["argv"].size() == 4);
+  CHECK(r.tool.name == "cudadiag");
+  CHECK(r.invocation.command == "run");
+  CHECK(r.invocation.argv.size() == 4);
   CHECK(r.environment == json{{"CUDA_LAUNCH_BLOCKING", "1"}});
   CHECK(r.host == f.host);
   CHECK(r.driver == f.driver);
   CHECK(r.devices == f.devices);
-  CHECK(r.gpu == json{{"ran", false}, {"reason", "not attempted"}});
+  CHECK_FALSE(r.gpu.ran);
+  CHECK(r.gpu.reason == "not attempted");
 
   const auto bare = evidence::start_session_report({{"cudadiag", "compare"}, "compare"});
   CHECK(bare.environment.empty());

@@ -140,3 +140,23 @@ TEST_CASE("the reported run: the first CUDA error raised, else the first failure
   CHECK(s.reported()->index == 5);
   CHECK(s.reported()->seed == repeat::series_seed(9, 5));
 }
+
+TEST_CASE("the statistics of a series come from one builder, whoever counted the runs", "[series]") {
+  // A family's repeats in a child (Series) and a run rung's repeats (run_report) are
+  // both repeat_stats of their histogram.
+  repeat::Series s(3, std::nullopt, 1);
+  s.record(report::Outcome::ok);
+  s.record(report::Outcome::cuda_error);
+  s.record(report::Outcome::ok);
+  const auto from_series = s.stats(0.5);
+  const auto direct = repeat::repeat_stats({{"ok", 2}, {"cuda_error", 1}}, 1, 0.5);
+  CHECK(report::to_json(from_series) == report::to_json(direct));
+  CHECK(direct.runs == 3);
+  CHECK(direct.failures == 1);
+  CHECK(direct.runs_per_second == Approx(6.0));
+  CHECK(direct.ci_low > 0.0);
+  CHECK(direct.ci_high < 1.0);
+  const auto untimed = repeat::repeat_stats({{"crashed", 2}}, 2);
+  CHECK_FALSE(untimed.seconds);
+  CHECK(untimed.failure_rate == 1.0);
+}

@@ -44,7 +44,7 @@ inline report::Report sample_report() {
                                   {"pci_bus_id", "00000000:3B:00.0"},
                                   {"compute_capability", "9.0"}}});
   rep.environment = json{{"CUDA_LAUNCH_BLOCKING", "1"}, {"PYTORCH_NO_CUDA_MEMORY_CACHING", "1"}};
-  rep.gpu = json{{"ran", true}, {"reason", ""}};
+  rep.gpu = {true, ""};
   for (const auto& outcome : all_outcomes()) rep.results.push_back(sample_result(outcome));
 
   // The interesting one: an overrun caught by the fence allocator.

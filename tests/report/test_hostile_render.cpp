@@ -31,7 +31,7 @@ report::Report hostile_report() {
   r.results[1].expectation_met = false;
   r.verdict.reasons.push_back("reason" + evil);
   r.extra["section" + evil] = json{{"key" + evil, "value" + evil}};
-  r.invocation["command"] = "repro" + evil;
+  r.invocation.command = "repro" + evil;
   return r;
 }
 
@@ -88,7 +88,7 @@ TEST_CASE("hostile render: JSON keeps the text, escaped by JSON itself", "[rende
 TEST_CASE("hostile render: invalid UTF-8 becomes U+FFFD instead of losing the report", "[render][hostile]") {
   auto r = test::sample_report();
   r.environment["CUDA_X"] = "a\xff";
-  r.invocation["argv"] = json::array({"cudadiag", "-o", "caf\xe9.json"});
+  r.invocation.argv = {"cudadiag", "-o", "caf\xe9.json"};
   r.results[0].xid = json::array({json{{"process", "py\xc3\x28thon"}}});
   r.results[0].sanitizer = json{{"text", "\xed\xa0\x80 surrogate"}};
   std::string out;

@@ -144,7 +144,7 @@ report::RedactionInputs env_inputs() {
 // the program's output; the hostname in output, argv, an Xid line and paths.
 report::Report run_report_with_secrets() {
   auto r = test::sample_report();
-  r.invocation["argv"] = json::array({"cudadiag", "run", "--redact", "--env", "HF_TOKEN=hf_abc123",
+  r.invocation.argv = std::vector<std::string>({"cudadiag", "run", "--redact", "--env", "HF_TOKEN=hf_abc123",
                                       "--env=CUDA_MODULE_LOADING=ab1", "--", "python", "train.py",
                                       "--log=/scratch/gpu-node-17/run.log"});
   r.environment["CUDA_MODULE_LOADING"] = "ab1";
@@ -171,7 +171,7 @@ TEST_CASE("run's --env values leave no trace in argv, the environment or the pro
   const std::string dump = report::to_json(r).dump();
   CHECK_FALSE(contains_ci(dump, "hf_abc123"));
   CHECK_FALSE(contains_ci(dump, "LOADING=ab1"));  // a short value goes as NAME=VALUE
-  const auto& argv = r.invocation["argv"];
+  const auto& argv = r.invocation.argv;
   CHECK(argv[4] == "HF_TOKEN=" + report::redact_value("hf_abc123"));
   CHECK(argv[5] == "--env=CUDA_MODULE_LOADING=" + report::redact_value("ab1"));
   CHECK(r.environment["CUDA_MODULE_LOADING"] == report::redact_value("ab1"));
@@ -186,7 +186,7 @@ TEST_CASE("the long and the short hostname go in any letter case, wherever they 
   CHECK_FALSE(contains_ci(dump, "gpu-node-17"));
   const std::string short_hash = report::redact_value("gpu-node-17");
   CHECK(r.results[2].xid[0]["message"] == short_hash + ": Out Of Range Address");
-  CHECK(r.invocation["argv"].back() == "--log=/scratch/" + short_hash + "/run.log");
+  CHECK(r.invocation.argv.back() == "--log=/scratch/" + short_hash + "/run.log");
   CHECK(r.results[2].details["log"] == "/scratch/" + short_hash + "_rank0/out.txt");
   CHECK(r.results[2].child->stderr_excerpt.text.find(
             "[rank0]:" + report::redact_value("gpu-node-17.example.com") + ":1234") != std::string::npos);
@@ -213,7 +213,7 @@ TEST_CASE("a hostname that is an ordinary word leaves the report's field names a
   r.results[2].child->stderr_excerpt.text = "running on gpu.cluster.example (gpu)\n";
   report::redact(r);
   // The "gpu" section is still there and read back; the word went from the text.
-  CHECK(r.gpu["ran"] == true);
+  CHECK(r.gpu.ran);
   CHECK(r.results[2].child->stderr_excerpt.text == "running on " + report::redact_value("gpu.cluster.example") +
                                                        " (" + report::redact_value("gpu") + ")\n");
   CHECK(report::validate_report(report::to_json(r)).empty());

@@ -122,7 +122,7 @@ TEST_CASE("text: summary, verdict reasons and extra sections", "[render]") {
 
 TEST_CASE("text: a GPU part that did not run is said in the header", "[render]") {
   auto rep = report::new_report({"cudadiag", "env"}, "env");
-  rep.gpu = json{{"ran", false}, {"reason", "cudaErrorInsufficientDriver"}};
+  rep.gpu = {false, "cudaErrorInsufficientDriver"};
   rep.verdict.status = report::VerdictStatus::no_gpu;
   const auto text = render(rep, Format::text, false);
   CHECK(contains(line_starting(text, "  gpu part"), "did not run: cudaErrorInsufficientDriver"));
@@ -205,7 +205,7 @@ TEST_CASE("text: header facts from the env command's host, driver and device sha
                                   {"visible_to_cuda", true},
                                   {"cuda", {{"compute_capability", "9.0"}}}},
                              json{{"name", "NVIDIA H200"}, {"visible_to_cuda", false}, {"cuda", nullptr}}});
-  rep.gpu = json{{"ran", true}};
+  rep.gpu = {true, std::nullopt};
   rep.verdict.status = report::VerdictStatus::ok;
   const auto text = render(rep, Format::text, false);
   CHECK(contains(line_starting(text, "  host"), "Debian GNU/Linux 12, kernel 6.1.0-18-amd64"));

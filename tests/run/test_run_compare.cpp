@@ -152,6 +152,6 @@ TEST_CASE("run says why the GPU part could not run in repro's words, from the sa
   opts.run.command = {"/usr/bin/python3", "train.py"};
   const auto r = run_report(evidence::start_session_report({{"cudadiag", "run"}, "run", nullptr, &host_facts}), opts,
                             outcome_of({exited(Rung::native, 0, "")}), facts);
-  CHECK(r.gpu["ran"] == false);
-  CHECK(r.gpu["reason"] == "no NVIDIA driver: no libnvidia-ml");  // repro's select_devices says the same
+  CHECK_FALSE(r.gpu.ran);
+  CHECK(r.gpu.reason == "no NVIDIA driver: no libnvidia-ml");  // repro's select_devices says the same
 }

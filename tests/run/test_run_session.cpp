@@ -82,7 +82,7 @@ TEST_CASE("session: the child's spec: environment layers, no result pipe, deadli
   CHECK(child_spec_for(san, o).deadline == 1000s);
 }
 
-TEST_CASE("session: kernel-log lines of a run: its pids, and pid-less lines while it ran", "[run_session]") {
+TEST_CASE("session: kernel-log lines of a run: its pids, and pid-less lines while a failing run ran", "[run_session]") {
   const auto line = [](std::uint64_t seq, std::uint64_t us, const std::string& text) {
     auto e = host::parse_xid_line("4," + std::to_string(seq) + "," + std::to_string(us) + ",c;" + text);
     REQUIRE(e);
@@ -98,12 +98,17 @@ TEST_CASE("session: kernel-log lines of a run: its pids, and pid-less lines whil
       line(13, 5'000'300, "NVRM: Xid (PCI:0000:00:06): 43, pid=999, name=other, channel 0x0000000a"),
       line(14, 90'000'000, "NVRM: Xid (PCI:0000:00:06): 13, Graphics Exception: long after"),
   };
-  const auto got = xid_lines_of_run(events, {111, 222}, 4'000'000, 6'000'000);
+  const auto got = xid_lines_of_run(events, {111, 222}, 4'000'000, 6'000'000, /*failed=*/true);
   REQUIRE(got.size() == 3);  // 31 of 111, the pid-less 13 once, 43 of 222; not 999's, not the late one
   CHECK(got[0].seq == 10u);
   CHECK(got[1].seq == 11u);
   CHECK(got[2].seq == 12u);
   CHECK(got[0].mmu_fault->address == 0x80266be00000ull);
+  // A run that ended without failing gets only the lines naming its pids, as a repro child does.
+  const auto clean = xid_lines_of_run(events, {111, 222}, 4'000'000, 6'000'000, /*failed=*/false);
+  REQUIRE(clean.size() == 2);
+  CHECK(clean[0].seq == 10u);
+  CHECK(clean[1].seq == 12u);
 }
 
 TEST_CASE("session: the environment each rung gives the program", "[run_session]") {
@@ -132,7 +137,7 @@ TEST_CASE("session: a CUDA error in the output exposes the fault; --stop-at-firs
   REQUIRE(out.runs.size() == 1);
   CHECK(out.runs[0].judgement.outcome == RunOutcome::cuda_error);
   CHECK(out.verdict.kind == VerdictKind::exposed);
-  CHECK(out.verdict.exit_code == 1);
+  CHECK(exit_code_of(out.verdict) == 1);
   REQUIRE(out.verdict.first_exposed_by);
   CHECK(*out.verdict.first_exposed_by == Rung::native);
   REQUIRE(skipped(out, Rung::blocking));
@@ -153,7 +158,7 @@ TEST_CASE("session: a command that cannot start stops the ladder", "[run_session
   REQUIRE(out.runs.size() == 1);
   CHECK(out.runs[0].judgement.outcome == RunOutcome::does_not_start);
   CHECK(out.verdict.kind == VerdictKind::does_not_start);
-  CHECK(out.verdict.exit_code == 2);
+  CHECK(exit_code_of(out.verdict) == 2);
   REQUIRE(skipped(out, Rung::blocking));
   CHECK(skipped(out, Rung::blocking)->reason == "the command did not start");
 
@@ -190,8 +195,8 @@ TEST_CASE("session: a stop request ends the running child and keeps it apart", "
   REQUIRE(r.results.size() == 1);
   CHECK(r.results[0].outcome == report::Outcome::skipped);
   CHECK_THAT(r.results[0].reason, Catch::StartsWith("interrupted"));
-  CHECK(r.invocation["interrupted"] == true);
-  CHECK(run_exit_code(out) == 1);
+  CHECK(r.invocation.interrupted == true);
+  CHECK(exit_code_of(out.verdict, out.stopped) == 1);
 
   // Stopped before anything started: nothing runs.
   stop = true;
@@ -290,11 +295,11 @@ TEST_CASE("session: a program that never uses CUDA is clean under the real inter
   CHECK(fence.judgement.outcome == RunOutcome::clean);
   CHECK(fence.judgement.reason == "exited 0 and never used CUDA: nothing to fence");
   CHECK(out.verdict.kind == VerdictKind::clean);
-  CHECK(out.verdict.exit_code == 0);
+  CHECK(exit_code_of(out.verdict) == 0);
   CHECK_THAT(out.verdict.reason, Catch::Contains("never used CUDA"));
   REQUIRE(skipped(out, Rung::sanitizer));  // not for want of compute-sanitizer: nothing was found
   CHECK(skipped(out, Rung::sanitizer)->reason == "--sanitize auto: no earlier rung found anything");
-  CHECK(run_exit_code(out) == 0);
+  CHECK(exit_code_of(out.verdict, out.stopped) == 0);
 
   // A shell script whose programs never use CUDA: the same.
   o.run.command = sh("true; echo done");

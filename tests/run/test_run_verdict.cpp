@@ -42,7 +42,7 @@ TEST_CASE("clean: every run clean and the fence effective") {
                                        judged(fence_clean())};
   const auto v = decide_run_verdict(runs, {{Rung::sanitizer, "--sanitize auto: nothing failed"}});
   CHECK(v.kind == VerdictKind::clean);
-  CHECK(v.exit_code == 0);
+  CHECK(exit_code_of(v) == 0);
   CHECK(v.reason == "all 3 runs clean; the fence was effective in every fenced run");
   CHECK(v.rungs.size() == 3);
   CHECK(has_note(v, "sanitizer did not run: --sanitize auto"));
@@ -53,7 +53,7 @@ TEST_CASE("nothing failed, but nothing could see: inconclusive, never clean") {
   fence.interposer = fenced_log(100000);  // pool: not effective
   auto v = decide_run_verdict({judged(exited(Rung::native, 0)), judged(fence)}, {});
   CHECK(v.kind == VerdictKind::inconclusive);
-  CHECK(v.exit_code == 1);
+  CHECK(exit_code_of(v) == 1);
   CHECK(v.reason.find("nothing could have seen a silent overrun: the fence was not effective") != std::string::npos);
   CHECK(has_note(v, "--sanitize always"));
 
@@ -79,7 +79,7 @@ TEST_CASE("exposed by the fence: the rung, the allocation, the direction, the by
                                        judged(fence_fault())};
   const auto v = decide_run_verdict(runs, {});
   CHECK(v.kind == VerdictKind::exposed);
-  CHECK(v.exit_code == 1);
+  CHECK(exit_code_of(v) == 1);
   REQUIRE(v.first_exposed_by);
   CHECK(*v.first_exposed_by == Rung::fence);
   CHECK(v.evidence_run == 2u);
@@ -141,7 +141,7 @@ TEST_CASE("flaky: the same rung sometimes fails, with Wilson intervals") {
     runs.push_back(judged(i % 3 == 0 ? exited(Rung::native, 1, kIllegalAddress) : exited(Rung::native, 0), i));
   const auto v = decide_run_verdict(runs, {});
   CHECK(v.kind == VerdictKind::flaky);
-  CHECK(v.exit_code == 1);
+  CHECK(exit_code_of(v) == 1);
   REQUIRE(v.rungs.size() == 1);
   CHECK(v.rungs[0].runs == 10);
   CHECK(v.rungs[0].failures == 4);
@@ -190,7 +190,7 @@ TEST_CASE("clean: a program that never used CUDA had nothing to fence") {
   fence.interposer = log;
   const auto v = decide_run_verdict({judged(exited(Rung::native, 0)), judged(fence)}, {});
   CHECK(v.kind == VerdictKind::clean);
-  CHECK(v.exit_code == 0);
+  CHECK(exit_code_of(v) == 0);
   CHECK(v.reason.find("never used CUDA") != std::string::npos);
 }
 
@@ -199,18 +199,18 @@ TEST_CASE("CUDA that cannot start is the machine's: inconclusive, exit 3") {
   const char* no_device = "cudaErrorNoDevice: no CUDA-capable device is detected\n";
   auto v = decide_run_verdict({judged(exited(Rung::native, 1, no_driver)), judged(exited(Rung::blocking, 1, no_device))}, {});
   CHECK(v.kind == VerdictKind::inconclusive);
-  CHECK(v.exit_code == 3);
+  CHECK(exit_code_of(v) == 3);
   CHECK(v.reason.find("CUDA could not start in the program") != std::string::npos);
   // A real fault beside it is not the machine's.
   v = decide_run_verdict({judged(exited(Rung::native, 1, no_driver)), judged(fence_fault())}, {});
   CHECK(v.kind != VerdictKind::inconclusive);
-  CHECK(v.exit_code == 1);
+  CHECK(exit_code_of(v) == 1);
 }
 
 TEST_CASE("does not start: exit code 2") {
   const auto v = decide_run_verdict({judged(exited(Rung::native, 127, "sh: 1: trian.py: not found\n"))}, {});
   CHECK(v.kind == VerdictKind::does_not_start);
-  CHECK(v.exit_code == 2);
+  CHECK(exit_code_of(v) == 2);
   CHECK(v.reason.find("trian.py: not found") != std::string::npos);
   const auto none = decide_run_verdict({}, {{Rung::fence, "the fence interposer was not found"}});
   CHECK(none.kind == VerdictKind::inconclusive);
@@ -237,7 +237,7 @@ TEST_CASE("never clean when a process of the run used CUDA outside the fence, me
   const std::vector<RunJudgement> runs{judged(exited(Rung::native, 0)), judged(escaped), judged(sanitized)};
   const auto v = decide_run_verdict(runs, {});
   CHECK(v.kind == VerdictKind::inconclusive);
-  CHECK(v.exit_code == 1);
+  CHECK(exit_code_of(v) == 1);
   CHECK(v.reason ==
         "no run failed, but a process of the run may have used CUDA outside the fence: process 777 (/usr/bin/sudo): "
         "escaped: a set-user-ID or set-group-ID program (the loader ignores LD_PRELOAD)");
@@ -254,4 +254,19 @@ TEST_CASE("a restored preload and a ring without room are noted; the verdict res
   CHECK(v.kind == VerdictKind::clean);
   CHECK(has_note(v, "fence: process 12 (/usr/bin/env): LD_PRELOAD restored"));
   CHECK(has_note(v, "fence: the ring could not be written: no room in /tmp/x"));
+}
+
+TEST_CASE("a driver that does not match the runtime is CUDA that cannot start, as in repro") {
+  // cudaErrorUnsupportedPtxVersion is of class driver_mismatch: repro skips such a case as
+  // "CUDA unusable" (evidence::cuda_could_not_start), and run's verdict says the same.
+  const char* ptx = "RuntimeError: CUDA error: the provided PTX was compiled with an unsupported toolchain. "
+                    "(cudaErrorUnsupportedPtxVersion)\n";
+  const auto j = judged(exited(Rung::native, 1, ptx));
+  REQUIRE(j.error);
+  CHECK(j.error->error_class == "driver_mismatch");
+  const auto v = decide_run_verdict({j}, {});
+  CHECK(v.kind == VerdictKind::inconclusive);
+  CHECK(v.cuda_could_not_start);
+  CHECK(exit_code_of(v) == 3);
+  CHECK(exit_code_of(v, /*interrupted=*/true) == 1);
 }

@@ -1,6 +1,7 @@
 // Verdicts of the single-case commands (`fault`, `index-select`), decided on the CPU.
 #include <catch2/catch.hpp>
 
+#include "evidence/cuda_start.h"
 #include "suite/single_case.h"
 
 using namespace cudadiag;
@@ -24,7 +25,7 @@ report::Report one(Outcome o, const std::string& expected, std::optional<bool> m
     r.error->surfaced_at = "synchronize";
   }
   rep.results.push_back(r);
-  rep.gpu = report::json{{"ran", true}};
+  rep.gpu = {true, std::nullopt};
   return rep;
 }
 
@@ -45,8 +46,8 @@ TEST_CASE("fault and index-select verdicts: no GPU", "[single_case]") {
   rep.results[0].error->code = 35;
   rep.results[0].error->name = "cudaErrorInsufficientDriver";
   rep.results[0].error->error_class = "no_device";
-  rep.gpu = report::json{{"ran", false}, {"reason", "cudaErrorInsufficientDriver (35)"}};
-  CHECK(suite::gpu_unavailable(rep.results[0]));
+  rep.gpu = {false, "cudaErrorInsufficientDriver (35)"};
+  CHECK(evidence::cuda_could_not_start(rep.results[0]));
   CHECK(suite::expectation_verdict(rep).status == VerdictStatus::no_gpu);
   CHECK(suite::output_verdict(rep, profiles::Allocator::pool).status == VerdictStatus::no_gpu);
   CHECK(report::exit_code_for(VerdictStatus::no_gpu) == 3);
@@ -60,4 +61,22 @@ TEST_CASE("index-select verdict: anything but a matching output is a finding", "
   REQUIRE(v.reasons.size() == 2);
   CHECK(v.reasons[0] == "cuda_error cudaErrorIllegalAddress (700) at synchronize");
   CHECK(v.reasons[1] == "as expected for these parameters under fence-back (error:memory_fault)");
+}
+
+TEST_CASE("CUDA could not start: no device and a mismatched driver, nothing else", "[single_case]") {
+  report::Result r;
+  r.outcome = Outcome::cuda_error;
+  r.error = report::ErrorInfo{};
+  for (const char* cls : {"no_device", "driver_mismatch"}) {
+    r.error->error_class = cls;
+    CHECK(evidence::cuda_could_not_start(r));
+  }
+  r.error->error_class = "memory_fault";
+  CHECK_FALSE(evidence::cuda_could_not_start(r));
+  r.error->error_class = "no_device";
+  r.outcome = Outcome::crashed;
+  CHECK_FALSE(evidence::cuda_could_not_start(r));
+  // The exit code: 3 from the one rule, an interruption first.
+  CHECK(report::exit_code_for(VerdictStatus::inconclusive, false, true) == 3);
+  CHECK(report::exit_code_for(VerdictStatus::inconclusive, true, true) == 1);
 }
