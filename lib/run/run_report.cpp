@@ -146,25 +146,25 @@ report::Result rung_result(const std::vector<const SessionRun*>& runs) {
   report::Result r = to_result(shown->observation, shown->judgement);
   r.params.erase("repeat");
   report::RepeatStats s;
-  json each = json::array();
+  report::Value::List each;
   for (const auto* run : runs) {
     ++s.runs;
     const report::Result one = to_result(run->observation, run->judgement);
     const std::string outcome(report::to_string(one.outcome));
     ++s.histogram[outcome];
     if (run->judgement.failed()) ++s.failures;
-    each.push_back(json{{"repeat", run->judgement.repeat_index},
-                        {"outcome", outcome},
-                        {"run_outcome", to_string(run->judgement.outcome)},
-                        {"duration_ms", run->observation.child.wall_ms}});
+    each.push_back(report::Fields{{"repeat", run->judgement.repeat_index},
+                                  {"outcome", outcome},
+                                  {"run_outcome", to_string(run->judgement.outcome)},
+                                  {"duration_ms", run->observation.child.wall_ms}});
   }
   s.failure_rate = s.runs ? static_cast<double>(s.failures) / s.runs : 0.0;
   const auto ci = stats::wilson_interval(s.failures, s.runs);
   s.ci_low = ci.low;
   s.ci_high = ci.high;
   r.repeats = s;
-  r.details["shown_repeat"] = shown->judgement.repeat_index;
-  r.details["runs"] = each;
+  r.details.set("shown_repeat", shown->judgement.repeat_index);
+  r.details.set("runs", std::move(each));
   return r;
 }
 
@@ -174,7 +174,7 @@ report::Result interrupted_result(const RunObservation& obs) {
   r.outcome = report::Outcome::skipped;
   r.reason = fmt::format("interrupted: ended by the stop request after {:.1f} s", obs.child.wall_ms / 1000.0);
   r.error.reset();
-  r.details["run_outcome"] = "interrupted";
+  r.details.set("run_outcome", "interrupted");
   return r;
 }
 

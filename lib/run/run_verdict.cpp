@@ -117,24 +117,13 @@ bool cuda_unavailable(const std::vector<RunJudgement>& runs) {
   bool any = false;
   for (const auto& j : runs) {
     if (!j.failed()) continue;
-    if (!j.error || j.error->error_class != "no_device") return false;
+    if (!j.error || j.error->error_class != taxonomy::ErrorClass::no_device) return false;
     any = true;
   }
   return any;
 }
 
 }  // namespace
-
-const char* to_string(VerdictKind k) {
-  switch (k) {
-    case VerdictKind::exposed: return "exposed";
-    case VerdictKind::clean: return "clean";
-    case VerdictKind::flaky: return "flaky";
-    case VerdictKind::does_not_start: return "does_not_start";
-    case VerdictKind::inconclusive: return "inconclusive";
-  }
-  return "inconclusive";
-}
 
 std::vector<RungStats> rung_stats(const std::vector<RunJudgement>& runs) {
   std::vector<RungStats> out;

@@ -25,14 +25,16 @@
 #include <string>
 #include <vector>
 
+#include "report/vocabulary.h"
 #include "run/judge.h"
 #include "run/rungs.h"
 #include "stats/wilson.h"
 
 namespace cudadiag::run {
 
-enum class VerdictKind { exposed, clean, flaky, does_not_start, inconclusive };
-const char* to_string(VerdictKind k);
+// The verdict of a run: one of report::statuses_of("run") (exposed, clean, flaky,
+// does_not_start, inconclusive), the report's own vocabulary.
+using VerdictKind = report::VerdictStatus;
 
 struct RungStats {
   Rung rung = Rung::native;

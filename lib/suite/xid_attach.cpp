@@ -40,7 +40,7 @@ size_t attach_xid(std::vector<report::Result>& results, const std::vector<host::
       }
     }
     if (attached.empty()) continue;
-    r.xid = host::to_json(attached);
+    r.xid = host::to_xid_lines(attached);
     ++n;
   }
   return n;

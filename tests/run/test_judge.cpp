@@ -108,7 +108,7 @@ TEST_CASE("Xid lines of the pid are evidence even when the program says nothing"
   REQUIRE(j.error);
   CHECK(j.error->source == "xid");
   CHECK(j.error->name == "Xid 31");
-  CHECK(j.error->error_class == "memory_fault");
+  CHECK(j.error->error_class == cudadiag::taxonomy::ErrorClass::memory_fault);
   REQUIRE(j.mmu_fault);
   CHECK(j.mmu_fault->address == 0x7f3c1f600000ULL);
   CHECK(j.mmu_fault->access == cudadiag::host::MmuAccess::read);
@@ -229,7 +229,7 @@ TEST_CASE("sanitizer rung: memcheck's report is evidence, its text adds distance
   j = judge_run(o);
   CHECK(j.outcome == RunOutcome::cuda_error);
   CHECK(j.error->source == "sanitizer");
-  CHECK(j.error->error_class == "memory_fault");
+  CHECK(j.error->error_class == cudadiag::taxonomy::ErrorClass::memory_fault);
   CHECK(j.error->kernel == "oob_write");
 
   // A clean report.

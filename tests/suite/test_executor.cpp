@@ -38,12 +38,12 @@ suite::ChildSettings fake_options() {
   o.deadline = 5000ms;
   o.grace = 300ms;
   o.profile = "test-profile";
-  o.device = "GPU-fake";
+  o.device = report::Device::gpu("GPU-fake");
   o.device_index = 2;
   return o;
 }
 
-int pid_of(const report::Result& r) { return r.details.value("pid", -1); }
+int pid_of(const report::Result& r) { return static_cast<int>(r.details.int_or("pid", -1)); }
 
 std::vector<report::Result> run_batch(const std::vector<runner::CaseSpec>& batch, const suite::ChildSettings& opts,
                                     const std::string& self = FAKE_CHILD) {
@@ -111,10 +111,10 @@ TEST_CASE("executor: an ok batch runs in one child", "[executor]") {
     const auto& r = results[i];
     CHECK(r.case_id == batch[i].case_id);
     CHECK(r.outcome == report::Outcome::ok);
-    CHECK(r.kernel == "fault");
+    CHECK(r.kernel == cases::Family::fault);
     CHECK(r.allocator == profiles::Allocator::direct);
     CHECK(r.profile == "test-profile");
-    CHECK(r.device == "GPU-fake");
+    CHECK(r.device == report::Device::gpu("GPU-fake"));
     CHECK(r.device_index == 2);
     CHECK(r.params == batch[i].params);
     CHECK(r.duration_ms == Approx(0.5));

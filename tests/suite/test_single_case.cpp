@@ -44,7 +44,7 @@ TEST_CASE("fault and index-select verdicts: no GPU", "[single_case]") {
   auto rep = one(Outcome::cuda_error, "ok", std::nullopt);
   rep.results[0].error->code = 35;
   rep.results[0].error->name = "cudaErrorInsufficientDriver";
-  rep.results[0].error->error_class = "no_device";
+  rep.results[0].error->error_class = taxonomy::ErrorClass::no_device;
   rep.gpu = report::json{{"ran", false}, {"reason", "cudaErrorInsufficientDriver (35)"}};
   CHECK(suite::gpu_unavailable(rep.results[0]));
   CHECK(suite::expectation_verdict(rep).status == VerdictStatus::no_gpu);

@@ -13,7 +13,7 @@ report::Result judged(const std::string& id, const std::string& outcome, const s
   report::Result r;
   r.case_id = id;
   r.profile = profile;
-  r.device = "GPU-aaa";
+  r.device = report::Device::gpu("GPU-aaa");
   r.outcome = *report::parse_outcome(outcome);
   if (outcome == "cuda_error") {
     r.error = report::ErrorInfo{};
