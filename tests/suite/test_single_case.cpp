@@ -20,7 +20,7 @@ report::Report one(Outcome o, const std::string& expected, std::optional<bool> m
     r.error = report::ErrorInfo{};
     r.error->code = 700;
     r.error->name = "cudaErrorIllegalAddress";
-    r.error->error_class = "memory_fault";
+    r.error->error_class = cudadiag::taxonomy::ErrorClass::memory_fault;
     r.error->surfaced_at = "synchronize";
   }
   rep.results.push_back(r);

@@ -19,7 +19,7 @@ report::Result judged(const std::string& id, const std::string& outcome, const s
     r.error = report::ErrorInfo{};
     r.error->code = 700;
     r.error->name = "cudaErrorIllegalAddress";
-    r.error->error_class = "memory_fault";
+    r.error->error_class = cudadiag::taxonomy::ErrorClass::memory_fault;
   }
   cases::judge(r, cases::Expectation::parse(expected));
   return r;
