@@ -38,7 +38,7 @@ bool leaves_context_unusable(const report::Result& r) {
   if (r.outcome != report::Outcome::cuda_error || !r.error) return false;
   gpu::CudaFailure f;
   f.code = r.error->code;
-  f.driver = r.error->source == "driver";
+  f.driver = r.error->source == taxonomy::ErrorSource::driver;
   return child::is_sticky(f);
 }
 

@@ -8,6 +8,7 @@ CaseFactory factory_for(cases::Family f) {
     case cases::Family::index_select: return make_index_select_run;
     case cases::Family::attention: return make_attention_run;
     case cases::Family::tma: return make_tma_run;
+    case cases::Family::program: break;  // `run`'s results: never a child of ours
   }
   return nullptr;
 }

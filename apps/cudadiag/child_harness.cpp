@@ -74,7 +74,7 @@ report::ErrorInfo error_info(const gpu::CudaFailure& f) {
   report::ErrorInfo e;
   e.code = f.code;
   e.name = f.name;
-  e.source = f.driver ? "driver" : "runtime";
+  e.source = f.driver ? taxonomy::ErrorSource::driver : taxonomy::ErrorSource::runtime;
   e.message = f.message;
   e.surfaced_at = f.surfaced_at;
   e.api_call = f.api_call;
@@ -83,33 +83,29 @@ report::ErrorInfo error_info(const gpu::CudaFailure& f) {
   return e;
 }
 
-json launch_log_json(const gpu::Session& s, size_t tail) {
-  json out = json::array();
+std::vector<report::LaunchRecord> launch_log_of(const gpu::Session& s, size_t tail) {
+  std::vector<report::LaunchRecord> out;
   const auto& launches = s.launches();
   const size_t first = launches.size() > tail ? launches.size() - tail : 0;
   for (size_t i = first; i < launches.size(); ++i) {
     const auto& l = launches[i];
-    out.push_back(json{{"seq", l.seq},
-                       {"kernel", l.kernel},
-                       {"grid", {l.grid[0], l.grid[1], l.grid[2]}},
-                       {"block", {l.block[0], l.block[1], l.block[2]}},
-                       {"dynamic_smem", l.dynamic_smem},
-                       {"buffers", l.buffers}});
+    report::LaunchRecord r;
+    r.seq = l.seq;
+    r.kernel = l.kernel;
+    r.grid = {l.grid[0], l.grid[1], l.grid[2]};
+    r.block = {l.block[0], l.block[1], l.block[2]};
+    r.dynamic_smem = l.dynamic_smem;
+    r.buffers = l.buffers;
+    out.push_back(std::move(r));
   }
   return out;
 }
 
-json buffers_json(const gpu::Session& s) {
-  json out = json::array();
-  char range[64];
-  for (const auto& b : s.buffers()) {
-    std::snprintf(range, sizeof range, "0x%llx-0x%llx", b.address, b.address + b.bytes);
-    out.push_back(json{{"name", b.name},
-                       {"bytes", b.bytes},
-                       {"range", range},
-                       {"allocator", profiles::to_string(b.mode)},
-                       {"freed", b.freed}});
-  }
+std::vector<report::BufferRecord> buffers_of(const gpu::Session& s) {
+  std::vector<report::BufferRecord> out;
+  for (const auto& b : s.buffers())
+    out.push_back(report::BufferRecord{b.name, b.bytes, report::AddressRange{b.address, b.address + b.bytes},
+                                       profiles::Allocator(b.mode), b.freed});
   return out;
 }
 
@@ -149,8 +145,8 @@ Trial run_alone(CaseRun& c, std::uint64_t seed) {
 report::Result run_case(const runner::CaseSpec& spec, CaseFactory factory) {
   report::Result r;
   r.case_id = spec.case_id;
-  r.kernel = std::string(cases::to_string(spec.family));
-  r.params = spec.params;
+  r.kernel = spec.family;
+  r.params = report::fields_from_json(spec.params);
   r.allocator = spec.allocator;
 
   std::unique_ptr<CaseRun> run;
@@ -159,7 +155,7 @@ report::Result run_case(const runner::CaseSpec& spec, CaseFactory factory) {
   } catch (const InvalidConfig& e) {
     r.outcome = Outcome::invalid_config;
     r.reason = e.what();
-    r.details = e.details();
+    r.details = report::fields_from_json(e.details());
     return r;
   } catch (const std::invalid_argument& e) {
     r.outcome = Outcome::invalid_config;
@@ -211,25 +207,27 @@ report::Result run_case(const runner::CaseSpec& spec, CaseFactory factory) {
     r.reason = shown->reason;
     r.error = shown->error;
   }
-  r.details = run->facts();
-  if (shown) merge_into(r.details, shown->details);
-  if (const auto reported = series.reported()) r.details["seed"] = reported->seed;
-  if (series.replay()) r.details["replayed"] = true;
-  else r.details["series_seed"] = series.base();
+  // The families report their facts as JSON objects; they become the result's details here.
+  json details = run->facts();
+  if (shown) merge_into(details, shown->details);
+  if (const auto reported = series.reported()) details["seed"] = reported->seed;
+  if (series.replay()) details["replayed"] = true;
+  else details["series_seed"] = series.base();
   if (const auto& f = series.first_failure())
-    r.details["first_failure"] = json{{"run", f->index}, {"seed", f->seed}, {"replay", repeat::replay_hint(f->seed)}};
-  if (!kept.host_check.is_null()) r.details["host_check"] = kept.host_check;
+    details["first_failure"] = json{{"run", f->index}, {"seed", f->seed}, {"replay", repeat::replay_hint(f->seed)}};
+  if (!kept.host_check.is_null()) details["host_check"] = kept.host_check;
   if (!series.stopped()) {
     try {
-      merge_into(r.details, run->summary());
+      merge_into(details, run->summary());
     } catch (const gpu::CudaError& e) {
-      r.details["summary_error"] = e.failure().name + " at " + e.failure().api_call;
+      details["summary_error"] = e.failure().name + " at " + e.failure().api_call;
     }
   }
+  r.details = report::fields_from_json(details);
   r.repeats = series.stats(seconds);
   if (const gpu::Session* s = run->session()) {
-    r.launch_log = launch_log_json(*s);
-    r.buffers = buffers_json(*s);
+    r.launch_log = launch_log_of(*s);
+    r.buffers = buffers_of(*s);
   }
   return r;
 }

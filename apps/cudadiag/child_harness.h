@@ -95,8 +95,8 @@ report::Result run_case(const runner::CaseSpec& spec, CaseFactory factory);
 
 // Helpers for families.
 report::ErrorInfo error_info(const gpu::CudaFailure& f);
-json launch_log_json(const gpu::Session& s, size_t tail = 16);
-json buffers_json(const gpu::Session& s);
+std::vector<report::LaunchRecord> launch_log_of(const gpu::Session& s, size_t tail = 16);
+std::vector<report::BufferRecord> buffers_of(const gpu::Session& s);
 // A session with the spec's allocator; for fault bisection (spec.fence_buffers) the
 // named buffers keep the fence and every other one is direct.
 std::unique_ptr<gpu::Session> open_session(const runner::CaseSpec& spec);

@@ -141,7 +141,8 @@ bool use_color(const CommonOptions& opts) {
 
 void emit_text(const std::string& text, const CommonOptions& opts) {
   // A report that cannot go where asked is kept in a private file named in the error.
-  const char* extension = opts.format == "json" ? "json" : opts.format == "md" ? "md" : "txt";
+  const report::Format format = report::parse_format(opts.format);
+  const char* extension = format == report::Format::json ? "json" : format == report::Format::md ? "md" : "txt";
   write_report(opts.output, text, extension);
   if (!opts.output.empty() && opts.output != "-") spdlog::info("wrote {}", printable(opts.output));
 }

@@ -82,10 +82,10 @@ runner::CaseSpec spec_of(const at::AttentionConfig& c, const AttentionOptions& o
 report::Result rejected(const runner::CaseSpec& spec, const suite::ChildSettings& settings,
                         const std::vector<std::string>& why) {
   report::Result r = suite::make_result(spec, settings);
-  r.device = "host";
+  r.device = report::Device::host_only();
   r.outcome = report::Outcome::invalid_config;
   r.reason = why.front();
-  r.details["reasons"] = why;
+  r.details.set("reasons", report::value_from_json(report::json(why)));
   return r;
 }
 

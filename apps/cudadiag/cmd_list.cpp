@@ -8,6 +8,7 @@
 #include "cases/catalog.h"
 #include "cli_common.h"
 #include "commands.h"
+#include "report/render.h"
 #include "util/errors.h"
 #include "util/exit_codes.h"
 
@@ -104,9 +105,11 @@ void run_list(const ListOptions& o) {
   configure_logging(o.common);
   const auto list = selected(o);
   std::string text;
-  if (o.common.format == "json") text = render_json(list);
-  else if (o.common.format == "md") text = render_md(list);
-  else text = render_text(list);
+  switch (report::parse_format(o.common.format)) {
+    case report::Format::json: text = render_json(list); break;
+    case report::Format::md: text = render_md(list); break;
+    case report::Format::text: text = render_text(list); break;
+  }
   emit_text(text, o.common);
   set_exit_code(kExitOk);
 }

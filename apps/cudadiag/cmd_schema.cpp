@@ -7,6 +7,7 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "report/json_document.h"
+#include "report/render.h"
 #include "report/schema.h"
 #include "util/errors.h"
 #include "util/log.h"
@@ -38,17 +39,17 @@ std::vector<std::string> check_report(const json& doc) {
 }
 
 std::string render_validation(const std::string& path, const json& doc, const std::vector<std::string>& errors,
-                              const std::string& format) {
+                              report::Format format) {
   const std::string version =
       doc.is_object() && doc.contains("schema_version") && doc["schema_version"].is_string()
           ? doc["schema_version"].get<std::string>()
           : "";
-  if (format == "json") {
+  if (format == report::Format::json) {
     json j{{"file", path}, {"valid", errors.empty()}, {"schema_version", version},
            {"checked_against", report::kSchemaVersion}, {"errors", errors}};
     return report::dump_json(j, 2) + "\n";
   }
-  const bool md = format == "md";
+  const bool md = format == report::Format::md;
   std::string out = md ? "### " : "";
   if (errors.empty()) {
     out += printable(path) + ": valid cudadiag report (schema_version " + printable(version) + ")\n";
@@ -65,7 +66,7 @@ void run_validate(const SchemaOptions& opts) {
   const json doc = report::load_json_document(opts.validate_path);
   const auto errors = check_report(doc);
   // The schema itself defaults to JSON; a validation verdict is for people unless asked.
-  const std::string format = opts.format_given ? opts.common.format : "text";
+  const report::Format format = opts.format_given ? report::parse_format(opts.common.format) : report::Format::text;
   emit_text(render_validation(opts.validate_path, doc, errors, format), opts.common);
   set_exit_code(errors.empty() ? kExitOk : kExitFindings);
 }
@@ -75,7 +76,7 @@ void run_schema(const SchemaOptions& opts) {
   if (!opts.validate_path.empty()) return run_validate(opts);
   std::string text = report::report_schema_text();
   if (text.empty() || text.back() != '\n') text += '\n';
-  if (opts.common.format == "md") text = "```json\n" + text + "```\n";
+  if (report::parse_format(opts.common.format) == report::Format::md) text = "```json\n" + text + "```\n";
   emit_text(text, opts.common);
   set_exit_code(kExitOk);
 }

@@ -62,12 +62,13 @@ std::vector<TileConfig> plan_sweep(const std::string& filter) {
 json sweep_rows(const std::vector<report::Result>& results) {
   json rows = json::array();
   for (const auto& r : results) {
-    json row{{"block_m", r.params.value("block_m", 0)},
-             {"block_n", r.params.value("block_n", 0)},
-             {"warps", r.params.value("warps", 0)},
+    json row{{"block_m", r.params.int_or("block_m", 0)},
+             {"block_n", r.params.int_or("block_n", 0)},
+             {"warps", r.params.int_or("warps", 0)},
              {"outcome", report::to_string(r.outcome)}};
     row["failure_rate"] = r.repeats ? json(r.repeats->failure_rate) : json(nullptr);
-    row["max_rel_err"] = r.details.contains("max_rel_err") ? r.details["max_rel_err"] : json(nullptr);
+    const report::Value* err = r.details.find("max_rel_err");
+    row["max_rel_err"] = err ? report::to_json(*err) : json(nullptr);
     row["time_ms"] = r.duration_ms;
     row["reason"] = r.reason;
     if (r.error) row["reason"] = r.error->name;
@@ -139,7 +140,7 @@ report::Verdict attention_verdict(const std::vector<report::Result>& results, co
   }
   // The GPU part was wanted when any configuration got past the host checks.
   const bool wanted = std::any_of(results.begin(), results.end(), [](const report::Result& r) {
-    return r.outcome != report::Outcome::invalid_config || r.device != "host";
+    return r.outcome != report::Outcome::invalid_config || !r.device.is_host();
   });
   const bool gpu_ran = gpu.ran;
   v.status = !all_met               ? report::VerdictStatus::findings

@@ -78,11 +78,11 @@ std::optional<report::FaultingBuffer> reported_buffer(const Bisection& f) {
   return report::FaultingBuffer{f.name, f.bytes, f.direction, f.extra_runs};
 }
 
-report::json bisection_json(const Bisection& f) {
-  report::json j{{"found", f.found}, {"extra_runs", f.extra_runs}};
-  if (f.found) j["buffer"] = f.name;
-  if (!f.note.empty()) j["note"] = f.note;
-  return j;
+report::Fields bisection_fields(const Bisection& f) {
+  report::Fields d{{"found", f.found}, {"extra_runs", f.extra_runs}};
+  if (f.found) d.set("buffer", f.name);
+  if (!f.note.empty()) d.set("note", f.note);
+  return d;
 }
 
 }  // namespace cudadiag::cases

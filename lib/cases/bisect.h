@@ -43,6 +43,6 @@ Bisection bisect(const std::vector<std::string>& buffers, const FaultProbe& faul
 // result.faulting_buffer: {name, bytes, direction, extra_runs} when found, else null.
 std::optional<report::FaultingBuffer> reported_buffer(const Bisection& f);
 // result.details.bisection: {found, extra_runs, buffer?, note?}, found or not.
-report::json bisection_json(const Bisection& f);
+report::Fields bisection_fields(const Bisection& f);
 
 }  // namespace cudadiag::cases

@@ -14,6 +14,7 @@ KernelFamily registration(Family f) {
     case Family::index_select: return index_select_family();
     case Family::attention: return attention_family();
     case Family::tma: return tma_family();
+    case Family::program: break;  // `run`'s results: no catalog entry
   }
   throw std::logic_error("family without a registration");
 }

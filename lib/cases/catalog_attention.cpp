@@ -117,9 +117,9 @@ std::vector<CaseDef> attention_cases() {
 report::Result evaluate_on_host(const CaseDef& d) {
   report::Result r;
   r.case_id = d.id;
-  r.kernel = std::string(to_string(d.family));
-  r.params = d.params;
-  r.device = "host";
+  r.kernel = d.family;
+  r.params = report::fields_from_json(d.params);
+  r.device = report::Device::host_only();
   const auto why = attention::validate_attention(attention::attention_config_from_json(d.params), attention::kSmemOptinH100);
   if (why.empty()) {
     r.outcome = report::Outcome::skipped;
@@ -127,7 +127,7 @@ report::Result evaluate_on_host(const CaseDef& d) {
   } else {
     r.outcome = report::Outcome::invalid_config;
     r.reason = why.front();
-    r.details["reasons"] = why;
+    r.details.set("reasons", report::value_from_json(report::json(why)));
   }
   return r;
 }

@@ -96,9 +96,9 @@ std::vector<CaseDef> tma_cases() {
 report::Result evaluate_on_host(const CaseDef& c) {
   report::Result r;
   r.case_id = c.id;
-  r.kernel = std::string(to_string(c.family));
-  r.params = c.params;
-  r.device = "host";
+  r.kernel = c.family;
+  r.params = report::fields_from_json(c.params);
+  r.device = report::Device::host_only();
   const auto v = tma::validate(tma::descriptor_from_json(c.params.at("descriptor")));
   r.outcome = v.valid() ? report::Outcome::host_valid : report::Outcome::host_invalid;
   for (const auto& f : v.findings)
@@ -106,7 +106,7 @@ report::Result evaluate_on_host(const CaseDef& c) {
       r.reason = f.rule + ": " + f.message;
       break;
     }
-  r.details["validator"] = tma::to_json(v);
+  r.details.set("validator", report::value_from_json(tma::to_json(v)));
   return r;
 }
 

@@ -30,10 +30,10 @@ bool is_class_name(const std::string& s) {
 
 // An error class leaves the context usable when the taxonomy knows it and none of its
 // errors is sticky (invalid_value, launch_config: yes; memory_fault: no).
-bool class_keeps_context(const std::string& error_class) {
-  if (!taxonomy::is_known_class(error_class)) return false;
+bool class_keeps_context(std::optional<taxonomy::ErrorClass> error_class) {
+  if (!error_class) return false;
   for (const auto& e : taxonomy::all())
-    if (e.error_class == error_class && e.sticky) return false;
+    if (e.error_class == *error_class && e.sticky) return false;
   return true;
 }
 
@@ -45,7 +45,8 @@ bool Expectation::Alternative::matches(const report::Result& r) const {
     case Kind::outcome: return r.outcome == outcome;
     case Kind::silent: return r.outcome == Outcome::ok || r.outcome == Outcome::mismatch;
     case Kind::any_error: return r.outcome == Outcome::cuda_error;
-    case Kind::error_class: return r.outcome == Outcome::cuda_error && r.error && r.error->error_class == error_class;
+    case Kind::error_class: return r.outcome == Outcome::cuda_error && r.error && error_class &&
+                                   r.error->error_class == *error_class;
     case Kind::error_code: return r.outcome == Outcome::cuda_error && r.error && r.error->code == code;
   }
   return false;
@@ -75,7 +76,7 @@ Expectation Expectation::parse(const std::string& text) {
       a.code = std::stoi(alt.substr(6));
     } else if (alt.rfind("error:", 0) == 0 && is_class_name(alt.substr(6))) {
       a.kind = Kind::error_class;
-      a.error_class = alt.substr(6);
+      a.error_class = taxonomy::parse_error_class(alt.substr(6));
     } else {
       throw std::invalid_argument("unknown expectation '" + alt +
                                   "' (expected an outcome, silent, error, error:<class>, "

@@ -40,7 +40,9 @@ class Expectation {
   struct Alternative {
     enum class Kind { outcome, silent, any_error, error_class, error_code, any } kind = Kind::any;
     report::Outcome outcome = report::Outcome::ok;
-    std::string error_class;
+    // error:<class>: the class, or none for a well-formed word the taxonomy does not
+    // know (it matches no error).
+    std::optional<taxonomy::ErrorClass> error_class;
     int code = 0;
     bool matches(const report::Result& r) const;
   };

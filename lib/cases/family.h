@@ -10,14 +10,25 @@
 
 namespace cudadiag::cases {
 
-enum class Family : std::uint8_t { fault, index_select, attention, tma };
+// `program`: the user's program under `cudadiag run` (a report's result.kernel), no
+// catalog family: suites and the child protocol name the other four only.
+enum class Family : std::uint8_t { fault, index_select, attention, tma, program };
 
 inline constexpr ChoiceTable<Family, 4> kFamilies{{{Family::fault, "fault"},
                                                    {Family::index_select, "index_select"},
                                                    {Family::attention, "attention"},
                                                    {Family::tma, "tma"}}};
+// Every value of a report's result.kernel.
+inline constexpr ChoiceTable<Family, 5> kKernels{{{Family::fault, "fault"},
+                                                  {Family::index_select, "index_select"},
+                                                  {Family::attention, "attention"},
+                                                  {Family::tma, "tma"},
+                                                  {Family::program, "program"}}};
 
-constexpr std::string_view to_string(Family f) { return choice_name(kFamilies, f); }
+constexpr std::string_view to_string(Family f) { return choice_name(kKernels, f); }
+// A catalog family (suites, the child protocol).
 constexpr std::optional<Family> parse_family(std::string_view text) { return parse_choice(kFamilies, text); }
+// A report's result.kernel.
+constexpr std::optional<Family> parse_kernel(std::string_view text) { return parse_choice(kKernels, text); }
 
 }  // namespace cudadiag::cases

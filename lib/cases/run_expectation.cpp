@@ -1,5 +1,7 @@
 #include "cases/run_expectation.h"
 
+#include "profiles/profile.h"
+
 namespace cudadiag::cases {
 
 Expectation expectation_for_run(const CaseDef& c, profiles::Allocator a, bool blocking) {
@@ -15,7 +17,9 @@ void add_blocking_variants(std::map<std::string, std::string>& expected) {
   const std::map<std::string, std::string> plain = expected;
   for (const auto& [profile, expectation] : plain) {
     if (profile == "*" || profile.rfind("blocking", 0) == 0) continue;
-    const std::string blocking = profile == "default" ? "blocking" : "blocking+" + profile;
+    // The catalog keys its expectations by profile name: "default" gains "blocking" alone.
+    const bool is_default = profiles::parse_base_profile(profile) == profiles::BaseProfile::plain;
+    const std::string blocking = is_default ? "blocking" : "blocking+" + profile;
     expected.emplace(blocking, expectation);
   }
 }

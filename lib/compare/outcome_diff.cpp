@@ -36,6 +36,12 @@ const char* to_string(CaseKind k) {
   return "agree";
 }
 
+std::optional<CaseKind> parse_case_kind(std::string_view text) {
+  for (const CaseKind k : {CaseKind::agree, CaseKind::host_specific, CaseKind::flaky, CaseKind::common_failure})
+    if (text == to_string(k)) return k;
+  return std::nullopt;
+}
+
 const char* to_string(Counted c) {
   return c == Counted::failures ? "failed runs (a failure expected at a rate)" : "runs that missed the expectation";
 }

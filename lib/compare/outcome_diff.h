@@ -91,6 +91,8 @@ enum class CaseKind {
   common_failure,  // fails the same way on every host: the code or the configuration
 };
 const char* to_string(CaseKind k);
+// The kind a comparison section names ("host_specific", ...); nullopt for another word.
+std::optional<CaseKind> parse_case_kind(std::string_view text);
 
 struct CaseAnalysis {
   PairKey key;

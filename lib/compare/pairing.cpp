@@ -40,8 +40,9 @@ std::optional<std::size_t> device_index_of(std::string_view device, int device_i
 }
 
 std::string device_position(const report::Result& r, const report::json& devices) {
-  if (const auto i = device_index_of(r.device, r.device_index, devices)) return "gpu" + std::to_string(*i);
-  return r.device.empty() || r.device == "host" ? "host" : "gpu?";
+  if (const auto i = device_index_of(r.device.is_gpu() ? r.device.uuid : std::string(), r.device_index, devices))
+    return "gpu" + std::to_string(*i);
+  return r.device.is_gpu() ? "gpu?" : "host";
 }
 
 std::size_t PairedCase::present() const {

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "compare/host_list.h"
+#include "compare/outcome_diff.h"
 #include "compare/render_fleet.h"
 #include "compare/render_tables.h"
 #include "util/printable.h"
@@ -108,11 +109,16 @@ std::vector<Row> baseline_table(const json& cmp) {
   return rows;
 }
 
-std::string status_colored(const std::string& status, bool color) {
-  if (!color) return status;
-  const char* code = status == "same" ? "32" : status == "host_specific" ? "31" : "33";
-  return fmt::format("\033[1;{}m{}\033[0m", code, status);
+std::string status_colored(report::VerdictStatus status, bool color) {
+  const std::string word(report::to_string(status));
+  if (!color) return word;
+  const char* code = status == report::VerdictStatus::same            ? "32"
+                     : status == report::VerdictStatus::host_specific ? "31"
+                                                                      : "33";
+  return fmt::format("\033[1;{}m{}\033[0m", code, word);
 }
+
+CaseKind kind_of(const json& c) { return parse_case_kind(c.value("kind", "")).value_or(CaseKind::agree); }
 
 }  // namespace
 
@@ -122,24 +128,25 @@ std::string summary_sentence(const report::Report& r) {
   const auto paired = cmp.value("paired_results", 0);
   std::size_t specific = 0, flaky = 0;
   for (const auto& c : member_or_empty(cmp, "outcome_diff")) {
-    specific += c.value("kind", "") == "host_specific";
-    flaky += c.value("kind", "") == "flaky";
+    specific += kind_of(c) == CaseKind::host_specific;
+    flaky += kind_of(c) == CaseKind::flaky;
   }
-  const std::string status(report::to_string(r.verdict.status));
+  using report::VerdictStatus;
+  const VerdictStatus status = r.verdict.status;
   std::string s;
-  if (status == "same") {
+  if (status == VerdictStatus::same) {
     s = fmt::format("No difference that matters between {} reports ({} paired results).", n, paired);
-  } else if (status == "host_specific") {
+  } else if (status == VerdictStatus::host_specific) {
     s = fmt::format("{} case(s) fail only on some hosts (or fail differently there).", specific);
     const auto& suspects = member_or_empty(cmp, "suspects");
     s += suspects.empty() ? " No recorded environment difference lines up with them."
                           : " Most likely suspect: " + suspects[0].value("field", "") + ".";
-  } else if (status == "flaky") {
+  } else if (status == VerdictStatus::flaky) {
     s = fmt::format("{} case(s) fail at a rate, and the hosts do not differ significantly.", flaky);
-  } else if (status == "config_mismatch") {
+  } else if (status == VerdictStatus::config_mismatch) {
     s = "The reports were not produced under the same conditions: the comparison is weaker.";
   } else {
-    s = "Verdict: " + status + ".";
+    s = "Verdict: " + std::string(report::to_string(status)) + ".";
   }
   if (fleet_layout(n)) s += " " + fleet_sentence(cmp);
   return s;
@@ -240,7 +247,7 @@ std::string render_compare_md(const report::Report& r) {
 std::string render_compare_text(const report::Report& r, bool color) {
   const json& cmp = comparison_of(r);
   std::ostringstream out;
-  out << "cudadiag compare: " << status_colored(std::string(report::to_string(r.verdict.status)), color) << "\n" << printable(summary_sentence(r)) << "\n";
+  out << "cudadiag compare: " << status_colored(r.verdict.status, color) << "\n" << printable(summary_sentence(r)) << "\n";
   for (const auto& reason : r.verdict.reasons) out << "  - " << printable(reason) << "\n";
   if (is_fleet(cmp)) {
     for (const auto& s : fleet_sections(cmp)) text_section(out, s);

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "compare/host_list.h"
+#include "compare/outcome_diff.h"
 
 namespace cudadiag::compare {
 namespace {
@@ -102,7 +103,7 @@ Section outcomes(const json& cmp) {
   Section s{"Failing or differing outcomes", {"case", "outcome: hosts (example)", "kind"}, {}, "", "", false};
   std::size_t shown = 0, common = 0;
   for (const auto& c : member_or_empty(cmp, "outcome_diff")) {
-    if (c.value("kind", "") == "common_failure") {
+    if (parse_case_kind(c.value("kind", "")) == CaseKind::common_failure) {
       ++common;
       continue;
     }

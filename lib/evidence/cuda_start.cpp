@@ -2,8 +2,8 @@
 
 namespace cudadiag::evidence {
 
-bool cuda_could_not_start(std::string_view error_class) {
-  return error_class == "no_device" || error_class == "driver_mismatch";
+bool cuda_could_not_start(taxonomy::ErrorClass error_class) {
+  return error_class == taxonomy::ErrorClass::no_device || error_class == taxonomy::ErrorClass::driver_mismatch;
 }
 
 bool cuda_could_not_start(const report::Result& r) {

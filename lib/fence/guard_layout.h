@@ -18,9 +18,12 @@
 
 namespace cudadiag::fence {
 
+// Where the guard of a fenced allocation sits. The values are the ring format's
+// (lib/fence/ring_format.h stores them in a byte).
 enum class Side : std::uint8_t {
-  back,   // the buffer ends at the guard: an overrun faults
-  front,  // the buffer starts right after the guard: an underrun faults
+  back = 0,   // the buffer ends at the guard: an overrun faults
+  front = 1,  // the buffer starts right after the guard: an underrun faults
+  none = 2,   // not fenced: handed to the driver's own allocator
 };
 
 constexpr std::uint64_t round_up(std::uint64_t v, std::uint64_t m) { return (v + m - 1) / m * m; }

@@ -31,6 +31,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "fence/guard_layout.h"
+
 namespace cudadiag::ring {
 
 inline constexpr std::uint64_t kMagic = 0x00474e4952464443ull;  // "CDFRING\0"
@@ -88,8 +90,8 @@ constexpr const char* event_text(EventKind k) {
 // Whether a process of this kind may have used CUDA outside the fence.
 constexpr bool event_escapes(EventKind k) { return k != EventKind::none && k != EventKind::preload_restored; }
 
-// Where the guard of a fenced allocation sits; `none`: not fenced.
-enum class Side : std::uint8_t { back = 0, front = 1, none = 2 };
+// Where the guard of a fenced allocation sits; `none`: not fenced (lib/fence/guard_layout.h).
+using Side = fence::Side;
 
 // Entry points the interposer records, by code (slot fields `api`, `free_api`).
 enum class Api : std::uint16_t {

@@ -369,19 +369,28 @@ std::vector<XidEvent> attribute_to_pid(const std::vector<XidEvent>& events, int 
   return out;
 }
 
-report::json to_json(const XidEvent& e) {
+report::XidLine to_xid_line(const XidEvent& e) {
   const auto m = xid_meaning(e.xid);
-  report::json j;
-  j["timestamp_us"] = e.timestamp_us ? report::json(*e.timestamp_us) : report::json(nullptr);
-  j["pci"] = e.pci;
-  j["xid"] = e.xid;
-  j["pid"] = e.pid ? report::json(*e.pid) : report::json(nullptr);
-  j["process"] = e.process_name.empty() ? report::json(nullptr) : report::json(e.process_name);
-  j["message"] = e.message;
-  j["meaning"] = std::string(m.summary);
-  j["points_to"] = std::string(m.points_to);
-  return j;
+  report::XidLine x;
+  x.timestamp_us = e.timestamp_us;
+  x.pci = e.pci;
+  x.xid = e.xid;
+  x.pid = e.pid;
+  if (!e.process_name.empty()) x.process = e.process_name;
+  x.message = e.message;
+  x.meaning = std::string(m.summary);
+  x.points_to = std::string(m.points_to);
+  return x;
 }
+
+std::vector<report::XidLine> to_xid_lines(const std::vector<XidEvent>& events) {
+  std::vector<report::XidLine> out;
+  out.reserve(events.size());
+  for (const auto& e : events) out.push_back(to_xid_line(e));
+  return out;
+}
+
+report::json to_json(const XidEvent& e) { return report::to_json(to_xid_line(e)); }
 
 report::json to_json(const std::vector<XidEvent>& events) {
   report::json out = report::json::array();

@@ -95,6 +95,9 @@ std::uint64_t monotonic_now_us();
 std::uint64_t to_monotonic_us(std::chrono::system_clock::time_point t);
 
 // {timestamp_us, pci, xid, pid, process, message, meaning, points_to}
+// The report's Xid line for an event (with what its number usually means).
+report::XidLine to_xid_line(const XidEvent& e);
+std::vector<report::XidLine> to_xid_lines(const std::vector<XidEvent>& events);
 report::json to_json(const XidEvent& e);
 report::json to_json(const std::vector<XidEvent>& events);
 

@@ -26,26 +26,21 @@ std::vector<std::string> split(const std::string& text, char sep) {
 std::string known_list() { return base_profile_list(); }
 
 // Base profile -> its settings. "default" contributes nothing, so "default+fence" is "fence".
-Profile base(const std::string& name) {
+Profile base(BaseProfile b) {
   Profile p;
-  p.name = name;
-  p.parts = {name};
-  if (name == "default") {
-    p.allocator = AllocatorRule::keep;
-  } else if (name == "blocking") {
-    p.env_set["CUDA_LAUNCH_BLOCKING"] = "1";
-  } else if (name == "nocache") {
-    p.allocator = AllocatorRule::direct;
-    // Our kernels do not use PyTorch; the variable is set so that the report's
-    // environment records the equivalent PyTorch setting.
-    p.env_set["PYTORCH_NO_CUDA_MEMORY_CACHING"] = "1";
-  } else if (name == "fence") {
-    p.allocator = AllocatorRule::fence;
-  } else if (name == "sanitizer") {
-    p.sanitizer = true;
-  } else {
-    throw std::invalid_argument("unknown profile '" + name + "' (known: " + known_list() +
-                                "; combine with '+', e.g. blocking+fence)");
+  p.name = std::string(to_string(b));
+  p.parts = {b};
+  switch (b) {
+    case BaseProfile::plain: p.allocator = AllocatorRule::keep; break;
+    case BaseProfile::blocking: p.env_set["CUDA_LAUNCH_BLOCKING"] = "1"; break;
+    case BaseProfile::nocache:
+      p.allocator = AllocatorRule::direct;
+      // Our kernels do not use PyTorch; the variable is set so that the report's
+      // environment records the equivalent PyTorch setting.
+      p.env_set["PYTORCH_NO_CUDA_MEMORY_CACHING"] = "1";
+      break;
+    case BaseProfile::fence: p.allocator = AllocatorRule::fence; break;
+    case BaseProfile::sanitizer: p.sanitizer = true; break;
   }
   return p;
 }
@@ -62,8 +57,7 @@ const char* to_string(AllocatorRule a) {
 }
 
 const std::vector<std::string>& base_profile_names() {
-  static const std::vector<std::string> names = {"default", "blocking", "nocache", "fence",
-                                                 "sanitizer"};
+  static const std::vector<std::string> names = choice_names(kBaseProfiles);
   return names;
 }
 
@@ -73,13 +67,15 @@ std::string base_profile_list() {
   return s;
 }
 
-std::string describe_base_profile(const std::string& name) {
-  if (name == "default") return "pool allocator (like PyTorch's caching allocator)";
-  if (name == "blocking") return "CUDA_LAUNCH_BLOCKING=1, pool allocator";
-  if (name == "nocache") return "one cudaMalloc per buffer (PYTORCH_NO_CUDA_MEMORY_CACHING=1)";
-  if (name == "fence") return "buffers flush against unmapped memory: an overrun faults at once";
-  if (name == "sanitizer")
-    return "child runs under compute-sanitizer memcheck (when installed), one cudaMalloc per buffer";
+std::string describe_base_profile(BaseProfile b) {
+  switch (b) {
+    case BaseProfile::plain: return "pool allocator (like PyTorch's caching allocator)";
+    case BaseProfile::blocking: return "CUDA_LAUNCH_BLOCKING=1, pool allocator";
+    case BaseProfile::nocache: return "one cudaMalloc per buffer (PYTORCH_NO_CUDA_MEMORY_CACHING=1)";
+    case BaseProfile::fence: return "buffers flush against unmapped memory: an overrun faults at once";
+    case BaseProfile::sanitizer:
+      return "child runs under compute-sanitizer memcheck (when installed), one cudaMalloc per buffer";
+  }
   return "";
 }
 
@@ -90,14 +86,14 @@ Profile parse_profile(const std::string& text) {
   std::vector<std::string> unknown;
   for (const auto& part : split(t, '+')) {
     if (part.empty()) throw std::invalid_argument("profile '" + t + "': empty part");
-    const auto known = base_profile_names();
-    if (std::find(known.begin(), known.end(), part) == known.end()) {
+    const auto known = parse_base_profile(part);
+    if (!known) {
       unknown.push_back(part);
       continue;
     }
-    if (std::find(out.parts.begin(), out.parts.end(), part) != out.parts.end())
+    if (std::find(out.parts.begin(), out.parts.end(), *known) != out.parts.end())
       throw std::invalid_argument("profile '" + t + "': '" + part + "' appears twice");
-    const Profile b = base(part);
+    const Profile b = base(*known);
     if (b.allocator != AllocatorRule::keep && out.allocator != AllocatorRule::keep &&
         b.allocator != out.allocator) {
       throw std::invalid_argument("profile '" + t + "': '" + part + "' sets allocator " +
@@ -107,7 +103,7 @@ Profile parse_profile(const std::string& text) {
     if (b.allocator != AllocatorRule::keep) out.allocator = b.allocator;
     for (const auto& [k, v] : b.env_set) out.env_set[k] = v;
     out.sanitizer = out.sanitizer || b.sanitizer;
-    out.parts.push_back(part);
+    out.parts.push_back(*known);
   }
   if (!unknown.empty()) {
     std::string names;
@@ -124,9 +120,9 @@ Profile parse_profile(const std::string& text) {
   }
   // "default" adds nothing when combined: "default+fence" is the fence profile.
   if (out.parts.size() > 1) {
-    out.parts.erase(std::remove(out.parts.begin(), out.parts.end(), "default"), out.parts.end());
+    out.parts.erase(std::remove(out.parts.begin(), out.parts.end(), BaseProfile::plain), out.parts.end());
   }
-  for (const auto& p : out.parts) out.name += (out.name.empty() ? "" : "+") + p;
+  for (const auto p : out.parts) out.name += (out.name.empty() ? "" : "+") + std::string(to_string(p));
   return out;
 }
 
@@ -155,13 +151,13 @@ Allocator allocator_for(const Profile& p, Allocator fence_side) {
 std::string profile_name_for_run(Allocator a, bool blocking, Allocator fence_side) {
   std::string base;
   switch (a) {
-    case Allocator::pool: base = "default"; break;
-    case Allocator::direct: base = "nocache"; break;
+    case Allocator::pool: base = to_string(BaseProfile::plain); break;
+    case Allocator::direct: base = to_string(BaseProfile::nocache); break;
     case Allocator::fence_back:
-    case Allocator::fence_front: base = a == fence_side ? "fence" : std::string(to_string(a)); break;
+    case Allocator::fence_front: base = a == fence_side ? to_string(BaseProfile::fence) : to_string(a); break;
   }
   if (!blocking) return base;
-  return base == "default" ? "blocking" : "blocking+" + base;
+  return a == Allocator::pool ? "blocking" : "blocking+" + base;
 }
 
 }  // namespace cudadiag::profiles

@@ -4,13 +4,29 @@
 // "blocking+sanitizer". Pure; nothing here starts a process.
 // The sanitizer uses the direct allocator unless another part picks one: memcheck cannot
 // see an overrun that stays inside a pool slab.
+#include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "profiles/allocator.h"
+#include "util/choices.h"
 
 namespace cudadiag::profiles {
+
+// The base profiles; `plain` is the one named "default".
+enum class BaseProfile : std::uint8_t { plain, blocking, nocache, fence, sanitizer };
+inline constexpr ChoiceTable<BaseProfile, 5> kBaseProfiles{{{BaseProfile::plain, "default"},
+                                                            {BaseProfile::blocking, "blocking"},
+                                                            {BaseProfile::nocache, "nocache"},
+                                                            {BaseProfile::fence, "fence"},
+                                                            {BaseProfile::sanitizer, "sanitizer"}}};
+constexpr std::string_view to_string(BaseProfile b) { return choice_name(kBaseProfiles, b); }
+constexpr std::optional<BaseProfile> parse_base_profile(std::string_view text) {
+  return parse_choice(kBaseProfiles, text);
+}
 
 // Which allocator the profile gives a case: keep the default (pool), direct, or the
 // case's own fence side (fence-back, or fence-front for underruns).
@@ -19,7 +35,7 @@ const char* to_string(AllocatorRule a);
 
 struct Profile {
   std::string name;                            // canonical: base names joined by '+'
-  std::vector<std::string> parts;              // base profiles it is made of
+  std::vector<BaseProfile> parts;              // base profiles it is made of
   std::map<std::string, std::string> env_set;  // set in the child before CUDA starts
   AllocatorRule allocator = AllocatorRule::keep;
   bool sanitizer = false;                      // child runs under compute-sanitizer memcheck
@@ -28,7 +44,7 @@ struct Profile {
 // The base profiles, in a stable order: default, blocking, nocache, fence, sanitizer.
 const std::vector<std::string>& base_profile_names();
 // One line per base profile, for --help and errors.
-std::string describe_base_profile(const std::string& name);
+std::string describe_base_profile(BaseProfile b);
 // "default, blocking, nocache, fence, sanitizer".
 std::string base_profile_list();
 

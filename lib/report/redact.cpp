@@ -170,9 +170,33 @@ void RedactionContext::remember(json& v) {
   }
 }
 
+void RedactionContext::remember(Fields& f) {
+  std::vector<std::string> names;
+  for (const auto& m : f.items()) names.push_back(m.name);
+  for (const auto& key : names) {
+    Value& member = *f.find(key);
+    if (const std::string* text = member.string(); text && key == "hostname") {
+      member = hash_hostname(*text);
+    } else if (text && is_identifying_key(key)) {
+      member = hash_and_remember(*text);
+    } else if (Fields* inner = member.fields()) {
+      remember(*inner);
+    } else if (const Value::List* list = member.list()) {
+      Value::List items = *list;
+      for (auto& item : items)
+        if (Fields* inner = item.fields()) remember(*inner);
+      member = Value(std::move(items));
+    }
+  }
+}
+
 void RedactionContext::remember_device(std::string& device) {
   if (device.empty() || device == "host") return;  // "host" identifies nothing
   device = hash_and_remember(device);
+}
+
+void RedactionContext::remember_device(Device& device) {
+  if (device.is_gpu()) remember_device(device.uuid);
 }
 
 void RedactionContext::remember_env_values(json& env) const {
@@ -209,6 +233,30 @@ void RedactionContext::scrub(json& v) const {
     }
     v = std::move(out);
   }
+}
+
+void RedactionContext::scrub(Value& v) const {
+  if (const std::string* text = v.string()) {
+    std::string s = *text;
+    scrub(s);
+    v = Value(std::move(s));
+  } else if (const Value::List* list = v.list()) {
+    Value::List items = *list;
+    for (auto& item : items) scrub(item);
+    v = Value(std::move(items));
+  } else if (Fields* inner = v.fields()) {
+    scrub(*inner);
+  }
+}
+
+void RedactionContext::scrub(Fields& f) const {
+  Fields out;
+  for (const auto& m : f.items()) {
+    Value member = m.value;
+    scrub(member);
+    out.set(scrub_key(m.name), std::move(member));
+  }
+  f = std::move(out);
 }
 
 Redaction RedactionContext::covered() const {
@@ -282,25 +330,47 @@ std::string RedactionContext::scrub_text(const std::string& text, bool is_key) c
 }
 
 void remember(Result& r, RedactionContext& ctx) {
+  // Of the typed members only params and details carry names of their own; launches,
+  // buffers, Xid lines and memcheck's findings have no identifying member.
   ctx.remember(r.params);
-  ctx.remember(r.launch_log);
-  ctx.remember(r.buffers);
-  ctx.remember(r.xid);
-  ctx.remember(r.sanitizer);
   ctx.remember(r.details);
 }
 
+namespace {
+
+void scrub_frames(std::vector<sanitizer::Frame>& frames, const RedactionContext& ctx) {
+  for (auto& f : frames)
+    for (std::string* s : {&f.function, &f.file, &f.module, &f.pc}) ctx.scrub(*s);
+}
+
+void scrub_memcheck(sanitizer::MemcheckReport& m, const RedactionContext& ctx) {
+  for (auto& f : m.findings) {
+    for (std::string* s : {&f.record_kind, &f.level, &f.message, &f.space, &f.direction, &f.address, &f.error,
+                           &f.kernel, &f.device_function, &f.pc, &f.file})
+      ctx.scrub(*s);
+    if (auto& n = f.nearest)
+      for (std::string* s : {&n->relation, &n->address, &n->buffer}) ctx.scrub(*s);
+    if (auto& a = f.api)
+      for (std::string* s : {&a->call, &a->error_name, &a->description}) ctx.scrub(*s);
+    scrub_frames(f.host_frames, ctx);
+    scrub_frames(f.device_frames, ctx);
+  }
+}
+
+}  // namespace
+
+// Every string member; enums (kernel family, error class and source, child ending,
+// allocator), numbers and address ranges are not text and stay as they are.
 void redact(Result& r, const RedactionContext& ctx) {
   ctx.scrub(r.case_id);
-  ctx.scrub(r.kernel);
   ctx.scrub(r.params);
   ctx.scrub(r.profile);
-  ctx.scrub(r.device);
+  if (r.device.is_gpu()) ctx.scrub(r.device.uuid);
   ctx.scrub(r.expected);
   ctx.scrub(r.reason);
   if (auto& e = r.error) {
-    for (std::string* s : {&e->name, &e->error_class, &e->surfaced_at, &e->source, &e->api_call, &e->meaning,
-                           &e->next_step, &e->message, &e->location, &e->last_kernel})
+    for (std::string* s : {&e->name, &e->surfaced_at, &e->api_call, &e->meaning, &e->next_step, &e->message,
+                           &e->location, &e->last_kernel})
       ctx.scrub(*s);
   }
   if (auto& rs = r.repeats) {
@@ -309,7 +379,6 @@ void redact(Result& r, const RedactionContext& ctx) {
     rs->histogram = std::move(histogram);
   }
   if (auto& c = r.child) {
-    ctx.scrub(c->ending);
     ctx.scrub(c->signal_name);
     ctx.scrub(c->stdout_excerpt.text);
     ctx.scrub(c->stderr_excerpt.text);
@@ -318,14 +387,26 @@ void redact(Result& r, const RedactionContext& ctx) {
       ctx.scrub(stray.note);
     }
   }
-  ctx.scrub(r.launch_log);
-  ctx.scrub(r.buffers);
+  for (auto& l : r.launch_log) {
+    ctx.scrub(l.kernel);
+    if (l.buffers)
+      for (auto& b : *l.buffers) ctx.scrub(b);
+    if (l.api) ctx.scrub(*l.api);
+  }
+  for (auto& b : r.buffers) ctx.scrub(b.name);
   if (auto& f = r.faulting_buffer) {
     ctx.scrub(f->name);
     ctx.scrub(f->direction);
   }
-  ctx.scrub(r.xid);
-  ctx.scrub(r.sanitizer);
+  for (auto& x : r.xid) {
+    for (std::string* s : {&x.pci, &x.message, &x.meaning, &x.points_to}) ctx.scrub(*s);
+    if (x.process) ctx.scrub(*x.process);
+  }
+  if (auto& s = r.sanitizer) {
+    ctx.scrub(s->tool);
+    ctx.scrub(s->error);
+    if (s->memcheck) scrub_memcheck(*s->memcheck, ctx);
+  }
   ctx.scrub(r.details);
 }
 
@@ -349,7 +430,6 @@ void redact(Report& r, const RedactionInputs& inputs) {
   // Pass 1 in the order the document lists the members.
   for (json* section : {&r.host, &r.driver, &r.devices, &r.environment}) ctx.remember(*section);
   for (auto& res : r.results) remember(res, ctx);
-  ctx.remember(r.summary);
   ctx.remember(r.extra);
   for (auto& res : r.results) ctx.remember_device(res.device);
   ctx.remember_env_values(r.environment);
@@ -364,7 +444,6 @@ void redact(Report& r, const RedactionInputs& inputs) {
   for (json* section : {&r.host, &r.driver, &r.devices, &r.environment}) ctx.scrub(*section);
   if (r.gpu.reason) ctx.scrub(*r.gpu.reason);
   for (auto& res : r.results) redact(res, ctx);
-  ctx.scrub(r.summary);
   for (auto& reason : r.verdict.reasons) ctx.scrub(reason);
   ctx.scrub(r.extra);
   r.redaction = ctx.covered();

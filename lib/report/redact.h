@@ -34,8 +34,10 @@ class RedactionContext {
 
   // Pass 1. Hashes the identifying members anywhere in `v` and remembers their values.
   void remember(json& v);
+  void remember(Fields& f);
   // A result's device (a UUID; "host" identifies nothing): hashed and remembered.
   void remember_device(std::string& device);
+  void remember_device(Device& device);
   // The environment section's value of each --env NAME, whatever its length.
   void remember_env_values(json& environment) const;
   // Between the passes: longest values first, so that a hostname that contains another
@@ -47,6 +49,9 @@ class RedactionContext {
   void scrub(std::string& text) const;
   std::string scrub_key(const std::string& key) const;
   void scrub(json& v) const;
+  // Named members: names as keys, strings as values, lists and members inside as well.
+  void scrub(Fields& f) const;
+  void scrub(Value& v) const;
 
   // What the redaction covers (report.redaction.covers).
   Redaction covered() const;

@@ -35,13 +35,6 @@ std::string join(const std::vector<std::string>& parts, const std::string& sep) 
   return out;
 }
 
-std::string dims(const json& d) {
-  if (!d.is_array()) return "?";
-  std::vector<std::string> parts;
-  for (const auto& v : d) parts.push_back(scalar_text(v));
-  return "(" + join(parts, ",") + ")";
-}
-
 std::string host_line(const json& host) {
   std::string line = str(host, "hostname");
   std::vector<std::string> extra{str(host, "os")};
@@ -79,23 +72,21 @@ std::string driver_line(const json& driver) {
   return line;
 }
 
+std::string dims(const std::array<std::uint64_t, 3>& d) {
+  return "(" + std::to_string(d[0]) + "," + std::to_string(d[1]) + "," + std::to_string(d[2]) + ")";
+}
+
 std::string last_launch(const Result& r) {
-  if (!r.launch_log.is_array() || r.launch_log.empty()) return "";
+  if (r.launch_log.empty()) return "";
   const auto& l = r.launch_log.back();
-  std::string s = str(l, "kernel") + " grid" + dims(l.value("grid", json())) + " block" +
-                  dims(l.value("block", json()));
-  const std::string smem = str(l, "dynamic_smem");
-  if (!smem.empty() && smem != "0") s += " smem " + smem;
-  if (l.contains("buffers") && l["buffers"].is_array() && !l["buffers"].empty()) {
-    std::vector<std::string> names;
-    for (const auto& b : l["buffers"]) names.push_back(scalar_text(b));
-    s += " buffers " + join(names, ", ");
-  }
+  std::string s = l.kernel + " grid" + dims(l.grid) + " block" + dims(l.block);
+  if (l.dynamic_smem != 0) s += " smem " + std::to_string(l.dynamic_smem);
+  if (l.buffers && !l.buffers->empty()) s += " buffers " + join(*l.buffers, ", ");
   return s;
 }
 
 std::string child_line(const ChildInfo& c) {
-  std::string s = "pid " + std::to_string(c.pid) + " ended: " + c.ending;
+  std::string s = "pid " + std::to_string(c.pid) + " ended: " + std::string(to_string(c.ending));
   if (c.signal) s += " " + (c.signal_name.empty() ? "signal" : c.signal_name) + " (" + std::to_string(*c.signal) + ")";
   if (c.exit_code) s += ", exit code " + std::to_string(*c.exit_code);
   if (c.killed_after_grace) s += ", killed after the grace period";
@@ -105,17 +96,14 @@ std::string child_line(const ChildInfo& c) {
   return s;
 }
 
-std::string sanitizer_line(const json& s) {
-  if (!s.is_object()) return "";
-  std::string line = str(s, "tool");
-  const std::string errors = str(s, "errors");
-  if (!errors.empty()) line += (line.empty() ? "" : ": ") + errors + " error(s)";
-  if (s.contains("findings") && s["findings"].is_array() && !s["findings"].empty()) {
-    const auto& f = s["findings"].front();
-    std::string first = str(f, "kind");
-    if (first.empty()) first = str(f, "message");
-    if (!first.empty()) line += "; first: " + first;
-  }
+std::string sanitizer_line(const std::optional<SanitizerFindings>& s) {
+  if (!s) return "";
+  std::string line = s->tool;
+  if (!s->memcheck) return line;
+  const auto& m = *s->memcheck;
+  const long long errors = m.error_count ? *m.error_count : static_cast<long long>(m.findings.size());
+  line += (line.empty() ? "" : ": ") + std::to_string(errors) + " error(s)";
+  if (!m.findings.empty() && !m.findings.front().message.empty()) line += "; first: " + m.findings.front().message;
   return line;
 }
 
@@ -190,7 +178,7 @@ Row row(const Result& r) {
   row.met = r.expectation_met;
   if (r.error) {
     row.error = r.error->name.empty() ? "error " + std::to_string(r.error->code) : r.error->name;
-    if (!r.error->error_class.empty()) row.error += " (" + r.error->error_class + ")";
+    row.error += " (" + std::string(taxonomy::to_string(r.error->error_class)) + ")";
   } else if (r.child && r.child->signal) {
     row.error = r.child->signal_name.empty() ? "signal " + std::to_string(*r.child->signal) : r.child->signal_name;
   }
@@ -217,7 +205,9 @@ std::vector<Fact> detail_facts(const Result& r) {
   if (r.error) {
     const auto& e = *r.error;
     std::string err = std::to_string(e.code) + " " + e.name;
-    const std::string cls = join({e.error_class, e.sticky ? "sticky" : "not sticky", e.source}, ", ");
+    const std::string cls = join({std::string(taxonomy::to_string(e.error_class)), e.sticky ? "sticky" : "not sticky",
+                                  e.source ? std::string(taxonomy::to_string(*e.source)) : std::string()},
+                                 ", ");
     err += " (" + cls + ")";
     if (!e.message.empty()) err += ": " + e.message;
     out.push_back({"error", err});
@@ -251,25 +241,20 @@ std::vector<Fact> detail_facts(const Result& r) {
   if (r.child) out.push_back({"child", child_line(*r.child)});
   const std::string san = sanitizer_line(r.sanitizer);
   if (!san.empty()) out.push_back({"sanitizer", san});
-  if (r.details.is_object() && !r.details.empty()) {
-    for (auto& f : flatten_section(r.details, 8)) out.push_back({"detail " + f.label, f.value});
+  if (!r.details.empty()) {
+    for (auto& f : flatten_section(to_json(r.details), 8)) out.push_back({"detail " + f.label, f.value});
   }
   return out;
 }
 
 std::vector<std::string> xid_lines(const Result& r) {
   std::vector<std::string> out;
-  if (!r.xid.is_array()) return out;
   for (const auto& x : r.xid) {
-    std::string line = "Xid " + str(x, "xid");
-    const std::string pid = str(x, "pid");
-    if (!pid.empty()) line += " (pid " + pid + ")";
-    const std::string msg = str(x, "message");
-    if (!msg.empty()) line += ": " + msg;
-    const std::string meaning = str(x, "meaning");
-    if (!meaning.empty()) line += " - " + meaning;
-    const std::string to = str(x, "points_to");
-    if (!to.empty()) line += " [points to " + to + "]";
+    std::string line = "Xid " + std::to_string(x.xid);
+    if (x.pid) line += " (pid " + std::to_string(*x.pid) + ")";
+    if (!x.message.empty()) line += ": " + x.message;
+    if (!x.meaning.empty()) line += " - " + x.meaning;
+    if (!x.points_to.empty()) line += " [points to " + x.points_to + "]";
     out.push_back(line);
   }
   return out;

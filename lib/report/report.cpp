@@ -1,10 +1,15 @@
 #include "report/report.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cinttypes>
+#include <cstdio>
 #include <ctime>
 #include <stdexcept>
 
 #include "report/json_reader.h"
+
+#include <limits>
 #include "util/build_info.h"
 
 namespace cudadiag::report {
@@ -39,14 +44,56 @@ std::optional<SemVer> parse_semver(const std::string& text) {
   return v;
 }
 
+Device parse_device(const std::string& text) {
+  if (text.empty()) return Device{};
+  if (text == "host") return Device::host_only();
+  return Device::gpu(text);
+}
+
+std::string to_string(const Device& d) {
+  switch (d.kind) {
+    case Device::Kind::unset: return "";
+    case Device::Kind::host: return "host";
+    case Device::Kind::gpu: return d.uuid;
+  }
+  return "";
+}
+
+std::optional<AddressRange> parse_address_range(std::string_view text) {
+  auto hex = [](std::string_view t, std::uint64_t& out) {
+    if (t.size() < 3 || t[0] != '0' || (t[1] != 'x' && t[1] != 'X') || t.size() > 18) return false;
+    out = 0;
+    for (const char c : t.substr(2)) {
+      int d;
+      if (c >= '0' && c <= '9') d = c - '0';
+      else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
+      else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
+      else return false;
+      out = out * 16 + static_cast<std::uint64_t>(d);
+    }
+    return true;
+  };
+  const auto dash = text.find('-');
+  if (dash == std::string_view::npos) return std::nullopt;
+  AddressRange r;
+  if (!hex(text.substr(0, dash), r.begin) || !hex(text.substr(dash + 1), r.end)) return std::nullopt;
+  return r;
+}
+
+std::string to_string(const AddressRange& r) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "0x%" PRIx64 "-0x%" PRIx64, r.begin, r.end);
+  return buf;
+}
+
 std::string dump_json(const json& j, int indent) {
   return j.dump(indent, ' ', false, json::error_handler_t::replace);
 }
 
 json to_json(const ErrorInfo& e) {
-  json j{{"code", e.code}, {"name", e.name}, {"class", e.error_class}, {"sticky", e.sticky},
+  json j{{"code", e.code}, {"name", e.name}, {"class", taxonomy::to_string(e.error_class)}, {"sticky", e.sticky},
          {"surfaced_at", e.surfaced_at}};
-  put_if(j, "source", e.source);
+  if (e.source) j["source"] = taxonomy::to_string(*e.source);
   put_if(j, "api_call", e.api_call);
   put_if(j, "meaning", e.meaning);
   put_if(j, "next_step", e.next_step);
@@ -57,7 +104,7 @@ json to_json(const ErrorInfo& e) {
 }
 
 json to_json(const ChildInfo& c) {
-  json j{{"pid", c.pid}, {"ending", c.ending}};
+  json j{{"pid", c.pid}, {"ending", to_string(c.ending)}};
   if (c.exit_code) j["exit_code"] = *c.exit_code;
   if (c.signal) j["signal"] = *c.signal;
   put_if(j, "signal_name", c.signal_name);
@@ -116,14 +163,51 @@ json to_json(const GpuStatus& g) {
   return j;
 }
 
+json to_json(const LaunchRecord& l) {
+  json j{{"seq", l.seq},
+         {"kernel", l.kernel},
+         {"grid", {l.grid[0], l.grid[1], l.grid[2]}},
+         {"block", {l.block[0], l.block[1], l.block[2]}},
+         {"dynamic_smem", l.dynamic_smem}};
+  if (l.buffers) j["buffers"] = *l.buffers;
+  if (l.api) j["api"] = *l.api;
+  return j;
+}
+
+json to_json(const BufferRecord& b) {
+  json j{{"name", b.name}, {"bytes", b.bytes}};
+  if (b.range) j["range"] = to_string(*b.range);
+  if (b.allocator) j["allocator"] = profiles::to_string(*b.allocator);
+  if (b.freed) j["freed"] = *b.freed;
+  return j;
+}
+
+json to_json(const XidLine& x) {
+  json j;
+  j["timestamp_us"] = x.timestamp_us ? json(*x.timestamp_us) : json(nullptr);
+  j["pci"] = x.pci;
+  j["xid"] = x.xid;
+  j["pid"] = x.pid ? json(*x.pid) : json(nullptr);
+  j["process"] = x.process ? json(*x.process) : json(nullptr);
+  j["message"] = x.message;
+  j["meaning"] = x.meaning;
+  j["points_to"] = x.points_to;
+  return j;
+}
+
+json to_json(const SanitizerFindings& s) {
+  if (s.memcheck) return sanitizer::to_json(*s.memcheck);
+  return json{{"tool", s.tool}, {"error", s.error}};
+}
+
 json to_json(const Result& r) {
   json j;
   j["case_id"] = r.case_id;
-  j["kernel"] = r.kernel;
-  j["params"] = r.params;
+  j["kernel"] = cases::to_string(r.kernel);
+  j["params"] = to_json(r.params);
   j["profile"] = r.profile;
   if (r.allocator) j["allocator"] = profiles::to_string(*r.allocator);
-  j["device"] = r.device;
+  j["device"] = to_string(r.device);
   if (r.device_index >= 0) j["device_index"] = r.device_index;
   j["outcome"] = to_string(r.outcome);
   j["expected"] = r.expected;
@@ -133,13 +217,35 @@ json to_json(const Result& r) {
   j["duration_ms"] = r.duration_ms;
   if (r.repeats) j["repeats"] = to_json(*r.repeats);
   if (r.child) j["child"] = to_json(*r.child);
-  if (!r.launch_log.empty()) j["launch_log"] = r.launch_log;
-  if (!r.buffers.empty()) j["buffers"] = r.buffers;
+  if (!r.launch_log.empty()) {
+    json a = json::array();
+    for (const auto& l : r.launch_log) a.push_back(to_json(l));
+    j["launch_log"] = std::move(a);
+  }
+  if (!r.buffers.empty()) {
+    json a = json::array();
+    for (const auto& b : r.buffers) a.push_back(to_json(b));
+    j["buffers"] = std::move(a);
+  }
   if (r.faulting_buffer) j["faulting_buffer"] = to_json(*r.faulting_buffer);
-  if (!r.xid.empty()) j["xid"] = r.xid;
-  if (!r.sanitizer.is_null()) j["sanitizer"] = r.sanitizer;
-  if (!r.details.empty()) j["details"] = r.details;
+  if (!r.xid.empty()) {
+    json a = json::array();
+    for (const auto& x : r.xid) a.push_back(to_json(x));
+    j["xid"] = std::move(a);
+  }
+  if (r.sanitizer) j["sanitizer"] = to_json(*r.sanitizer);
+  if (!r.details.empty()) j["details"] = to_json(r.details);
   return j;
+}
+
+json to_json(const Summary& s) {
+  json by_outcome = json::object();
+  for (const auto& [outcome, n] : s.by_outcome) by_outcome[std::string(to_string(outcome))] = n;
+  return json{{"total", s.total},
+              {"by_outcome", by_outcome},
+              {"expectations_met", s.expectations_met},
+              {"expectations_unmet", s.expectations_unmet},
+              {"not_judged", s.not_judged}};
 }
 
 json to_json(const Report& r) {
@@ -155,7 +261,7 @@ json to_json(const Report& r) {
   json results = json::array();
   for (const auto& res : r.results) results.push_back(to_json(res));
   j["results"] = std::move(results);
-  j["summary"] = r.summary;
+  j["summary"] = r.summary ? to_json(*r.summary) : json::object();
   j["verdict"] = json{{"status", to_string(r.verdict.status)}, {"reasons", r.verdict.reasons}};
   if (r.redaction) j["redaction"] = json{{"applied", r.redaction->applied}, {"covers", r.redaction->covers}};
   for (const auto& [k, v] : r.extra.items()) j[k] = v;
@@ -169,8 +275,21 @@ ErrorInfo read_error(const JsonReader& rd, const json& j, const std::string& p) 
   ErrorInfo e;
   e.code = rd.int_or(j, "code", p, 0);
   e.name = rd.string_or(j, "name", p);
-  e.source = rd.string_or(j, "source", p);
-  e.error_class = rd.string_or(j, "class", p);
+  if (const json* v = rd.find(j, "source", p)) {
+    const std::string sp = JsonReader::member_pointer(p, "source");
+    const std::string text = rd.string(*v, sp);
+    if (!text.empty()) {
+      const auto source = taxonomy::parse_error_source(text);
+      if (!source) rd.fail(sp, "unknown source '" + text + "' (runtime or driver)");
+      e.source = *source;
+    }
+  }
+  {
+    const std::string text = rd.string_or(j, "class", p, "unknown");
+    const auto cls = taxonomy::parse_error_class(text);
+    if (!cls) rd.fail(JsonReader::member_pointer(p, "class"), "unknown error class '" + text + "'");
+    e.error_class = *cls;
+  }
   e.sticky = rd.boolean_or(j, "sticky", p, false);
   e.surfaced_at = rd.string_or(j, "surfaced_at", p);
   e.api_call = rd.string_or(j, "api_call", p);
@@ -222,7 +341,12 @@ ChildInfo read_child(const JsonReader& rd, const json& j, const std::string& p) 
   rd.object(j, p);
   ChildInfo c;
   c.pid = rd.int_or(j, "pid", p, 0);
-  c.ending = rd.string_or(j, "ending", p);
+  {
+    const std::string text = rd.string_or(j, "ending", p, "spawn_failed");
+    const auto ending = parse_child_ending(text);
+    if (!ending) rd.fail(JsonReader::member_pointer(p, "ending"), "unknown ending '" + text + "'");
+    c.ending = *ending;
+  }
   if (rd.find(j, "exit_code", p)) c.exit_code = rd.int_or(j, "exit_code", p, 0);
   if (rd.find(j, "signal", p)) c.signal = rd.int_or(j, "signal", p, 0);
   c.signal_name = rd.string_or(j, "signal_name", p);
@@ -240,6 +364,165 @@ ChildInfo read_child(const JsonReader& rd, const json& j, const std::string& p) 
   return c;
 }
 
+std::array<std::uint64_t, 3> read_dim3(const JsonReader& rd, const json& j, const std::string& p) {
+  rd.array(j, p);
+  if (j.size() != 3) rd.fail(p, "expected 3 numbers, got " + std::to_string(j.size()));
+  std::array<std::uint64_t, 3> out{};
+  for (std::size_t i = 0; i < 3; ++i) out[i] = rd.unsigned_integer(j[i], JsonReader::element_pointer(p, i));
+  return out;
+}
+
+LaunchRecord read_launch(const JsonReader& rd, const json& j, const std::string& p) {
+  rd.object(j, p);
+  LaunchRecord l;
+  l.seq = rd.unsigned_or(j, "seq", p, 0);
+  l.kernel = rd.string_or(j, "kernel", p);
+  if (const json* v = rd.find(j, "grid", p)) l.grid = read_dim3(rd, *v, JsonReader::member_pointer(p, "grid"));
+  if (const json* v = rd.find(j, "block", p)) l.block = read_dim3(rd, *v, JsonReader::member_pointer(p, "block"));
+  l.dynamic_smem = rd.unsigned_or(j, "dynamic_smem", p, 0);
+  if (const json* v = rd.find(j, "buffers", p)) l.buffers = rd.strings(*v, JsonReader::member_pointer(p, "buffers"));
+  if (const json* v = rd.find(j, "api", p)) l.api = rd.string(*v, JsonReader::member_pointer(p, "api"));
+  return l;
+}
+
+BufferRecord read_buffer(const JsonReader& rd, const json& j, const std::string& p) {
+  rd.object(j, p);
+  BufferRecord b;
+  b.name = rd.string_or(j, "name", p);
+  b.bytes = rd.unsigned_or(j, "bytes", p, 0);
+  if (const json* v = rd.find(j, "range", p)) {
+    const std::string rp = JsonReader::member_pointer(p, "range");
+    const std::string text = rd.string(*v, rp);
+    b.range = parse_address_range(text);
+    if (!b.range) rd.fail(rp, "expected \"0x<start>-0x<end>\", got \"" + text + "\"");
+  }
+  if (const json* v = rd.find(j, "allocator", p)) {
+    const std::string ap = JsonReader::member_pointer(p, "allocator");
+    const std::string text = rd.string(*v, ap);
+    b.allocator = profiles::parse_allocator(text);
+    if (!b.allocator) rd.fail(ap, "unknown allocator '" + text + "'");
+  }
+  if (const json* v = rd.find(j, "freed", p)) b.freed = rd.boolean(*v, JsonReader::member_pointer(p, "freed"));
+  return b;
+}
+
+XidLine read_xid(const JsonReader& rd, const json& j, const std::string& p) {
+  rd.object(j, p);
+  XidLine x;
+  if (const json* v = rd.find(j, "timestamp_us", p); v && !v->is_null())
+    x.timestamp_us = rd.unsigned_integer(*v, JsonReader::member_pointer(p, "timestamp_us"));
+  x.pci = rd.string_or(j, "pci", p);
+  x.xid = rd.int_or(j, "xid", p, 0);
+  if (const json* v = rd.find(j, "pid", p); v && !v->is_null()) x.pid = rd.int_or(j, "pid", p, 0);
+  if (const json* v = rd.find(j, "process", p); v && !v->is_null())
+    x.process = rd.string(*v, JsonReader::member_pointer(p, "process"));
+  x.message = rd.string_or(j, "message", p);
+  x.meaning = rd.string_or(j, "meaning", p);
+  x.points_to = rd.string_or(j, "points_to", p);
+  return x;
+}
+
+std::optional<std::array<long long, 3>> read_xyz(const JsonReader& rd, const json& j, const char* key,
+                                                 const std::string& p) {
+  const json* v = rd.find(j, key, p);
+  if (!v) return std::nullopt;
+  const std::string xp = JsonReader::member_pointer(p, key);
+  rd.array(*v, xp);
+  if (v->size() != 3) rd.fail(xp, "expected 3 numbers, got " + std::to_string(v->size()));
+  std::array<long long, 3> out{};
+  for (std::size_t i = 0; i < 3; ++i)
+    out[i] = rd.integer((*v)[i], JsonReader::element_pointer(xp, i), std::numeric_limits<long long>::min(),
+                        std::numeric_limits<long long>::max());
+  return out;
+}
+
+std::optional<long long> read_long(const JsonReader& rd, const json& j, const char* key, const std::string& p) {
+  const json* v = rd.find(j, key, p);
+  if (!v || v->is_null()) return std::nullopt;
+  return rd.integer(*v, JsonReader::member_pointer(p, key), std::numeric_limits<long long>::min(),
+                    std::numeric_limits<long long>::max());
+}
+
+sanitizer::Frame read_frame(const JsonReader& rd, const json& j, const std::string& p) {
+  rd.object(j, p);
+  sanitizer::Frame f;
+  f.function = rd.string_or(j, "function", p);
+  f.file = rd.string_or(j, "file", p);
+  f.line = read_long(rd, j, "line", p);
+  f.module = rd.string_or(j, "module", p);
+  f.pc = rd.string_or(j, "pc", p);
+  return f;
+}
+
+sanitizer::Finding read_finding(const JsonReader& rd, const json& j, const std::string& p) {
+  rd.object(j, p);
+  sanitizer::Finding f;
+  f.message = rd.string_or(j, "kind", p);
+  f.record_kind = rd.string_or(j, "record", p);
+  f.level = rd.string_or(j, "level", p);
+  f.kernel = rd.string_or(j, "kernel", p);
+  f.device_function = rd.string_or(j, "device_function", p);
+  f.error = rd.string_or(j, "error", p);
+  f.pc = rd.string_or(j, "pc", p);
+  f.file = rd.string_or(j, "file", p);
+  f.line = read_long(rd, j, "line", p);
+  f.thread = read_xyz(rd, j, "thread", p);
+  f.block = read_xyz(rd, j, "block", p);
+  f.address = rd.string_or(j, "address", p);
+  if (const json* a = rd.find(j, "access", p)) {
+    const std::string ap = JsonReader::member_pointer(p, "access");
+    rd.object(*a, ap);
+    f.space = rd.string_or(*a, "space", ap);
+    f.direction = rd.string_or(*a, "direction", ap);
+    f.access_size = read_long(rd, *a, "size", ap);
+  }
+  if (const json* n = rd.find(j, "nearest_allocation", p)) {
+    const std::string np = JsonReader::member_pointer(p, "nearest_allocation");
+    rd.object(*n, np);
+    sanitizer::NearestAllocation near;
+    near.distance_bytes = read_long(rd, *n, "distance_bytes", np).value_or(0);
+    near.relation = rd.string_or(*n, "relation", np);
+    near.address = rd.string_or(*n, "address", np);
+    near.buffer = rd.string_or(*n, "buffer", np);
+    near.size = read_long(rd, *n, "size", np);
+    f.nearest = near;
+  }
+  if (const json* a = rd.find(j, "api", p)) {
+    const std::string ap = JsonReader::member_pointer(p, "api");
+    rd.object(*a, ap);
+    sanitizer::ApiError api;
+    api.call = rd.string_or(*a, "call", ap);
+    api.error_name = rd.string_or(*a, "error_name", ap);
+    if (const auto code = read_long(rd, *a, "code", ap)) api.code = static_cast<int>(*code);
+    api.description = rd.string_or(*a, "description", ap);
+    f.api = api;
+  }
+  for (const auto& [key, out] : {std::pair{"host_frames", &f.host_frames}, std::pair{"device_frames", &f.device_frames}}) {
+    const json frames = rd.array_or_empty(j, key, p);
+    const std::string fp = JsonReader::member_pointer(p, key);
+    for (std::size_t i = 0; i < frames.size(); ++i) out->push_back(read_frame(rd, frames[i], JsonReader::element_pointer(fp, i)));
+  }
+  return f;
+}
+
+SanitizerFindings read_sanitizer(const JsonReader& rd, const json& j, const std::string& p) {
+  rd.object(j, p);
+  SanitizerFindings s;
+  s.tool = rd.string_or(j, "tool", p, "memcheck");
+  if (const json* e = rd.find(j, "error", p); e && !rd.find(j, "findings", p)) {
+    s.error = rd.string(*e, JsonReader::member_pointer(p, "error"));
+    return s;
+  }
+  sanitizer::MemcheckReport m;
+  const json findings = rd.array_or_empty(j, "findings", p);
+  const std::string fp = JsonReader::member_pointer(p, "findings");
+  for (std::size_t i = 0; i < findings.size(); ++i)
+    m.findings.push_back(read_finding(rd, findings[i], JsonReader::element_pointer(fp, i)));
+  m.error_count = read_long(rd, j, "errors", p);
+  s.memcheck = std::move(m);
+  return s;
+}
+
 // A member that holds an object or null (absent reads as null).
 const json* object_or_null(const JsonReader& rd, const json& j, const char* key, const std::string& p) {
   const json* v = rd.find(j, key, p);
@@ -251,8 +534,14 @@ Result read_result(const JsonReader& rd, const json& j, const std::string& p) {
   rd.object(j, p);
   Result r;
   r.case_id = rd.string(rd.required(j, "case_id", p), JsonReader::member_pointer(p, "case_id"));
-  r.kernel = rd.string(rd.required(j, "kernel", p), JsonReader::member_pointer(p, "kernel"));
-  r.params = rd.object_or_empty(j, "params", p);
+  {
+    const std::string kp = JsonReader::member_pointer(p, "kernel");
+    const std::string text = rd.string(rd.required(j, "kernel", p), kp);
+    const auto kernel = cases::parse_kernel(text);
+    if (!kernel) rd.fail(kp, "unknown kernel '" + text + "'");
+    r.kernel = *kernel;
+  }
+  r.params = fields_from_json(rd.object_or_empty(j, "params", p));
   r.profile = rd.string_or(j, "profile", p, "default");
   if (const json* v = rd.find(j, "allocator", p)) {
     const std::string ap = JsonReader::member_pointer(p, "allocator");
@@ -261,7 +550,7 @@ Result read_result(const JsonReader& rd, const json& j, const std::string& p) {
     if (!a) rd.fail(ap, "unknown allocator '" + text + "'");
     r.allocator = *a;
   }
-  r.device = rd.string_or(j, "device", p);
+  r.device = parse_device(rd.string_or(j, "device", p));
   r.device_index = rd.int_or(j, "device_index", p, -1);
   {
     const std::string op = JsonReader::member_pointer(p, "outcome");
@@ -279,13 +568,28 @@ Result read_result(const JsonReader& rd, const json& j, const std::string& p) {
   if (const json* v = object_or_null(rd, j, "repeats", p))
     r.repeats = read_repeats(rd, *v, JsonReader::member_pointer(p, "repeats"));
   if (const json* v = object_or_null(rd, j, "child", p)) r.child = read_child(rd, *v, JsonReader::member_pointer(p, "child"));
-  r.launch_log = rd.array_or_empty(j, "launch_log", p);
-  r.buffers = rd.array_or_empty(j, "buffers", p);
+  {
+    const json launches = rd.array_or_empty(j, "launch_log", p);
+    const std::string lp = JsonReader::member_pointer(p, "launch_log");
+    for (std::size_t i = 0; i < launches.size(); ++i)
+      r.launch_log.push_back(read_launch(rd, launches[i], JsonReader::element_pointer(lp, i)));
+  }
+  {
+    const json buffers = rd.array_or_empty(j, "buffers", p);
+    const std::string bp = JsonReader::member_pointer(p, "buffers");
+    for (std::size_t i = 0; i < buffers.size(); ++i)
+      r.buffers.push_back(read_buffer(rd, buffers[i], JsonReader::element_pointer(bp, i)));
+  }
   if (const json* v = object_or_null(rd, j, "faulting_buffer", p))
     r.faulting_buffer = read_faulting_buffer(rd, *v, JsonReader::member_pointer(p, "faulting_buffer"));
-  r.xid = rd.array_or_empty(j, "xid", p);
-  if (const json* v = rd.find(j, "sanitizer", p)) r.sanitizer = *v;
-  r.details = rd.object_or_empty(j, "details", p);
+  {
+    const json xid = rd.array_or_empty(j, "xid", p);
+    const std::string xp = JsonReader::member_pointer(p, "xid");
+    for (std::size_t i = 0; i < xid.size(); ++i) r.xid.push_back(read_xid(rd, xid[i], JsonReader::element_pointer(xp, i)));
+  }
+  if (const json* v = object_or_null(rd, j, "sanitizer", p))
+    r.sanitizer = read_sanitizer(rd, *v, JsonReader::member_pointer(p, "sanitizer"));
+  r.details = fields_from_json(rd.object_or_empty(j, "details", p));
   return r;
 }
 
@@ -363,7 +667,21 @@ Report report_from_json(const json& j, const std::string& source) {
   const json& results = rd.array(rd.required(j, "results", ""), "/results");
   for (std::size_t i = 0; i < results.size(); ++i)
     r.results.push_back(read_result(rd, results[i], JsonReader::element_pointer("/results", i)));
-  r.summary = read_section(rd, j, "summary", true);
+  if (const json* v = rd.find(j, "summary", ""); v && !rd.object(*v, "/summary").empty()) {
+    Summary s;
+    s.total = rd.unsigned_or(*v, "total", "/summary", 0);
+    const json by = rd.object_or_empty(*v, "by_outcome", "/summary");
+    for (const auto& [name, n] : by.items()) {
+      const std::string op = JsonReader::member_pointer("/summary/by_outcome", name);
+      const auto outcome = parse_outcome(name);
+      if (!outcome) rd.fail(op, "unknown outcome '" + name + "'");
+      s.by_outcome.emplace_back(*outcome, rd.int_or(by, name, "/summary/by_outcome", 0));
+    }
+    s.expectations_met = rd.int_or(*v, "expectations_met", "/summary", 0);
+    s.expectations_unmet = rd.int_or(*v, "expectations_unmet", "/summary", 0);
+    s.not_judged = rd.int_or(*v, "not_judged", "/summary", 0);
+    r.summary = std::move(s);
+  }
   if (const json* v = rd.find(j, "verdict", "")) {
     rd.object(*v, "/verdict");
     const std::string text = rd.string_or(*v, "status", "/verdict");
@@ -414,24 +732,21 @@ Report new_report(const std::vector<std::string>& argv, const std::string& comma
 
 void finish_report(Report& r) {
   r.invocation.finished_at = now_iso8601();
-  json by_outcome = json::object();
-  int met = 0, unmet = 0, unjudged = 0;
+  Summary s;
+  s.total = r.results.size();
   for (const auto& res : r.results) {
-    const std::string name(to_string(res.outcome));
-    by_outcome[name] = by_outcome.value(name, 0) + 1;
+    auto it = std::find_if(s.by_outcome.begin(), s.by_outcome.end(), [&](const auto& e) { return e.first == res.outcome; });
+    if (it == s.by_outcome.end()) s.by_outcome.emplace_back(res.outcome, 1);
+    else ++it->second;
     if (!res.expectation_met) {
-      ++unjudged;
+      ++s.not_judged;
     } else if (*res.expectation_met) {
-      ++met;
+      ++s.expectations_met;
     } else {
-      ++unmet;
+      ++s.expectations_unmet;
     }
   }
-  r.summary["total"] = r.results.size();
-  r.summary["by_outcome"] = by_outcome;
-  r.summary["expectations_met"] = met;
-  r.summary["expectations_unmet"] = unmet;
-  r.summary["not_judged"] = unjudged;
+  r.summary = std::move(s);
 }
 
 bool is_allowlisted_env(const std::string& name) {

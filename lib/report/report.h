@@ -5,16 +5,22 @@
 //   schema_version, tool, invocation, host, driver, devices, environment,
 //   gpu, results, summary, verdict; redaction when --redact was given.
 // The JSON Schema in lib/report/report.schema.json describes every key written here.
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "cases/family.h"
 #include "profiles/allocator.h"
+#include "report/value.h"
 #include "report/vocabulary.h"
+#include "sanitizer/memcheck.h"
+#include "taxonomy/taxonomy.h"
 
 namespace cudadiag::report {
 
@@ -36,8 +42,8 @@ std::optional<SemVer> parse_semver(const std::string& text);
 struct ErrorInfo {
   int code = 0;
   std::string name;         // cudaErrorIllegalAddress / CUDA_ERROR_ILLEGAL_ADDRESS
-  std::string source;       // "runtime" or "driver"
-  std::string error_class;  // taxonomy class: memory_fault, misaligned, device_assert, ...
+  std::optional<taxonomy::ErrorSource> source;  // none: not said (annotate_error infers it)
+  taxonomy::ErrorClass error_class = taxonomy::ErrorClass::unknown;
   bool sticky = false;
   std::string surfaced_at;  // launch | synchronize | memcpy | malloc | free | encode | ...
   std::string api_call;     // the exact API call, e.g. "cudaDeviceSynchronize"
@@ -58,7 +64,7 @@ struct StreamExcerpt {
 // How the child process ended (lib/runner decodes it).
 struct ChildInfo {
   int pid = 0;
-  std::string ending;  // result | exit | signal | timeout | no_result | spawn_failed
+  ChildEnding ending = ChildEnding::spawn_failed;
   std::optional<int> exit_code;
   std::optional<int> signal;
   std::string signal_name;  // SIGSEGV, SIGABRT, ...
@@ -99,13 +105,79 @@ struct RepeatStats {
   std::optional<double> runs_per_second;
 };
 
+// Where a result ran: a GPU named by its UUID, the host alone (host-only cases), or not
+// said. JSON: the UUID, "host", or "".
+struct Device {
+  enum class Kind : std::uint8_t { unset, host, gpu };
+  Kind kind = Kind::unset;
+  std::string uuid;  // kind gpu
+
+  static Device host_only() { return Device{Kind::host, {}}; }
+  static Device gpu(std::string uuid) { return Device{Kind::gpu, std::move(uuid)}; }
+  bool is_host() const { return kind == Kind::host; }
+  bool is_gpu() const { return kind == Kind::gpu; }
+  bool operator==(const Device& o) const { return kind == o.kind && uuid == o.uuid; }
+};
+// The JSON edge: "host" is the host, "" unset, anything else a GPU's UUID.
+Device parse_device(const std::string& text);
+std::string to_string(const Device& d);
+
+// One kernel launch of the launch log. The child harness names the buffers a launch
+// was given; `run` names the launch API the interposer saw.
+struct LaunchRecord {
+  std::uint64_t seq = 0;
+  std::string kernel;
+  std::array<std::uint64_t, 3> grid{};
+  std::array<std::uint64_t, 3> block{};
+  std::uint64_t dynamic_smem = 0;
+  std::optional<std::vector<std::string>> buffers;
+  std::optional<std::string> api;
+};
+
+// [begin, end) of device memory.
+struct AddressRange {
+  std::uint64_t begin = 0;
+  std::uint64_t end = 0;
+};
+// "0x<begin>-0x<end>" (the report's form); nullopt for anything else.
+std::optional<AddressRange> parse_address_range(std::string_view text);
+std::string to_string(const AddressRange& r);
+
+// A named device buffer of a case.
+struct BufferRecord {
+  std::string name;
+  std::uint64_t bytes = 0;
+  std::optional<AddressRange> range;
+  std::optional<profiles::Allocator> allocator;
+  std::optional<bool> freed;
+};
+
+// A kernel-log Xid line tied to the child, with what its number usually means.
+struct XidLine {
+  std::optional<std::uint64_t> timestamp_us;  // CLOCK_MONOTONIC, when the line has one
+  std::string pci;
+  int xid = 0;
+  std::optional<int> pid;
+  std::optional<std::string> process;
+  std::string message;
+  std::string meaning;
+  std::string points_to;  // application | hardware | driver | unknown
+};
+
+// What compute-sanitizer found: its parsed report, or why there is none.
+struct SanitizerFindings {
+  std::string tool = "memcheck";
+  std::optional<sanitizer::MemcheckReport> memcheck;
+  std::string error;  // evidence::problem_text(): why memcheck is none
+};
+
 struct Result {
   std::string case_id;
-  std::string kernel;     // index_select | fault | attention | tma | ...
-  json params = json::object();
+  cases::Family kernel = cases::Family::fault;
+  Fields params;
   std::string profile = "default";  // canonical profile name (profiles::Profile::name)
   std::optional<profiles::Allocator> allocator;  // none for host-only cases
-  std::string device;     // device UUID, or "host" for host-only cases
+  Device device;
   int device_index = -1;
   Outcome outcome = Outcome::no_result;
   std::string expected;   // expectation expression; "" when none
@@ -115,12 +187,21 @@ struct Result {
   double duration_ms = 0.0;
   std::optional<RepeatStats> repeats;
   std::optional<ChildInfo> child;
-  json launch_log = json::array();     // tail of the launch log: kernel, grid, block, smem, buffers
-  json buffers = json::array();        // named buffers with address ranges and allocator
+  std::vector<LaunchRecord> launch_log;  // tail of the launch log
+  std::vector<BufferRecord> buffers;     // named buffers with address ranges and allocator
   std::optional<FaultingBuffer> faulting_buffer;
-  json xid = json::array();            // kernel-log Xid lines attributed to this child
-  json sanitizer = nullptr;            // parsed compute-sanitizer findings
-  json details = json::object();       // kernel-specific facts (mismatch count, first bad element, ...)
+  std::vector<XidLine> xid;              // kernel-log Xid lines attributed to this child
+  std::optional<SanitizerFindings> sanitizer;
+  Fields details;                        // kernel-specific facts (mismatch count, first bad element, ...)
+};
+
+// The counts finish_report takes over the results.
+struct Summary {
+  std::uint64_t total = 0;
+  std::vector<std::pair<Outcome, int>> by_outcome;  // in the order the outcomes first appear
+  int expectations_met = 0;
+  int expectations_unmet = 0;
+  int not_judged = 0;
 };
 
 struct Verdict {
@@ -170,7 +251,7 @@ struct Report {
   json environment = json::object();
   GpuStatus gpu{false, "not attempted"};
   std::vector<Result> results;
-  json summary = json::object();
+  std::optional<Summary> summary;  // none: {} (a report not finished by finish_report)
   Verdict verdict;
   std::optional<Redaction> redaction;
   json extra = json::object();  // command-specific sections (e.g. "comparison", "tma"); merged at top level
@@ -189,7 +270,12 @@ json to_json(const RepeatStats& r);
 json to_json(const GpuStatus& g);
 json to_json(const Invocation& i);
 json to_json(const Tool& t);
+json to_json(const LaunchRecord& l);
+json to_json(const BufferRecord& b);
+json to_json(const XidLine& x);
+json to_json(const SanitizerFindings& s);
 json to_json(const Result& r);
+json to_json(const Summary& s);
 json to_json(const Report& r);
 
 // Read a document back into the model. Every wrong type, missing required member or

@@ -7,14 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "fence/guard_layout.h"
+
 namespace cudadiag::run {
 
-// Where the unmapped guard of a fenced allocation sits.
-enum class FenceSide : std::uint8_t {
-  back,   // the buffer ends flush against the guard: an overrun faults
-  front,  // the buffer starts flush against the guard: an underrun faults
-  none,   // not fenced: handed to the driver's own allocator (see unfenced_reason)
-};
+// Where the unmapped guard of a fenced allocation sits (none: not fenced, see
+// unfenced_reason).
+using FenceSide = fence::Side;
 
 struct AllocationRecord {
   std::uint64_t seq = 0;           // order among all allocation events of the process

@@ -154,7 +154,7 @@ Framework marker_of(sv l) {
 void fill_from_taxonomy(ErrorFinding& f, const taxonomy::ErrorEntry& e) {
   f.code = e.code;
   f.name = std::string(e.name);
-  f.error_class = std::string(e.error_class);
+  f.error_class = e.error_class;
 }
 
 // A CUDA error on the line, named by (in order of precision) a runtime name, a driver
@@ -174,7 +174,7 @@ std::optional<ErrorFinding> cuda_error_of(sv line) {
       fill_from_taxonomy(f, *e);
     } else {
       f.name = !runtime.empty() ? runtime : driver;
-      f.error_class = "unknown";
+      f.error_class = taxonomy::ErrorClass::unknown;
     }
     return f;
   }
@@ -402,7 +402,7 @@ void scan_line(sv line, Stream stream, std::size_t n, StreamState& st, ErrorText
       ErrorFinding f;
       f.kind = FindingKind::sanitizer;
       f.framework = Framework::compute_sanitizer;
-      f.error_class = contains(c, "isaligned") ? "misaligned" : "memory_fault";
+      f.error_class = contains(c, "isaligned") ? taxonomy::ErrorClass::misaligned : taxonomy::ErrorClass::memory_fault;
       f.name = utf8_prefix(trim(c), 128);
       const auto a = sanitizer::parse_access_text(c);
       f.access = AccessDetails{a.space, a.direction, a.size, "", "", "", std::nullopt, std::nullopt, std::nullopt};
@@ -428,7 +428,7 @@ void scan_line(sv line, Stream stream, std::size_t n, StreamState& st, ErrorText
         }
         if (f.name.empty()) {
           f.name = utf8_prefix(api->error_name, 80);
-          f.error_class = "unknown";
+          f.error_class = taxonomy::ErrorClass::unknown;
         }
         if (starts_with(api->error_name, "CUDA_ERROR_")) f.driver_name = utf8_prefix(api->error_name, 80);
         f.api_call = utf8_prefix(api->call, 80);

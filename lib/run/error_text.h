@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "sanitizer/memcheck.h"
+#include "taxonomy/taxonomy.h"
 
 namespace cudadiag::run {
 
@@ -85,7 +86,7 @@ struct ErrorFinding {
   std::optional<int> code;      // cudaError_t value
   std::string name;             // cudaErrorIllegalAddress (or the name as written when unknown)
   std::string driver_name;      // CUDA_ERROR_ILLEGAL_ADDRESS when the text used it
-  std::string error_class;      // memory_fault, misaligned, device_assert, ... ("" for other kinds)
+  std::optional<taxonomy::ErrorClass> error_class;  // memory_fault, misaligned, ... (none for other kinds)
   std::string api_call;         // "cudaDeviceSynchronize" when the text names the call
   std::string kernel;           // when the text names the kernel
   std::string signal_name;      // signal: SIGSEGV, SIGABRT, ...

@@ -25,7 +25,7 @@ CudaErrorEvidence from_finding(const ErrorFinding& f) {
   e.name = f.name;
   e.driver_name = f.driver_name;
   e.error_class = f.error_class;
-  e.source = "output";
+  e.source = EvidenceSource::output;
   e.framework = f.framework;
   e.line = f.line;
   e.api_call = f.api_call;
@@ -38,7 +38,7 @@ std::optional<CudaErrorEvidence> from_memcheck(const sanitizer::MemcheckReport& 
   for (const auto& f : r.findings) {
     if (f.level == "Warning") continue;
     CudaErrorEvidence e;
-    e.source = "sanitizer";
+    e.source = EvidenceSource::sanitizer;
     e.framework = Framework::compute_sanitizer;
     e.kernel = utf8_prefix(f.kernel, 256);
     if (f.api) {
@@ -47,15 +47,16 @@ std::optional<CudaErrorEvidence> from_memcheck(const sanitizer::MemcheckReport& 
       if (t) {
         e.code = t->code;
         e.name = std::string(t->name);
-        e.error_class = std::string(t->error_class);
+        e.error_class = t->error_class;
       } else {
         e.name = utf8_prefix(f.api->error_name, 80);
-        e.error_class = "unknown";
+        e.error_class = taxonomy::ErrorClass::unknown;
       }
       e.api_call = utf8_prefix(f.api->call, 80);
     } else {
       e.name = utf8_prefix(f.message.empty() ? f.record_kind : f.message, 128);
-      e.error_class = f.message.find("isaligned") != std::string::npos ? "misaligned" : "memory_fault";
+      e.error_class = f.message.find("isaligned") != std::string::npos ? taxonomy::ErrorClass::misaligned
+                                                                        : taxonomy::ErrorClass::memory_fault;
     }
     e.line = utf8_prefix(f.message, kMaxLineExcerpt);
     return e;
@@ -73,9 +74,9 @@ std::optional<CudaErrorEvidence> from_xid(const std::vector<host::XidEvent>& eve
   }
   if (!best) return std::nullopt;
   CudaErrorEvidence e;
-  e.source = "xid";
+  e.source = EvidenceSource::xid;
   e.name = "Xid " + std::to_string(best->xid);
-  e.error_class = best->xid == 31 ? "memory_fault" : "unknown";
+  e.error_class = best->xid == 31 ? taxonomy::ErrorClass::memory_fault : taxonomy::ErrorClass::unknown;
   e.line = utf8_prefix(best->message, kMaxLineExcerpt);
   return e;
 }
@@ -145,7 +146,7 @@ void attribute(const RunObservation& obs, RunJudgement& j) {
   j.attribution = attribute_fault(*obs.interposer, address, AddressPrecision::page);
   j.fence_suspicion = ring_suspicion(obs.interposer->ring, j);
   if (!j.fence_suspicion) j.fence_suspicion = fence_suspicion(obs.interposer->summary, *j.attribution);
-  if (!j.fence_suspicion && j.error && j.error->error_class == "out_of_memory") {
+  if (!j.fence_suspicion && j.error && j.error->error_class == taxonomy::ErrorClass::out_of_memory) {
     j.fence_suspicion =
         "out of memory under the fence: each fenced allocation maps whole granules (2 MiB on current GPUs), so a "
         "program with many small allocations needs far more memory; this error can be the fence's";
@@ -223,11 +224,12 @@ RunJudgement judge_run(const RunObservation& obs) {
   if (j.error) {
     j.outcome = RunOutcome::cuda_error;
     const auto* f = j.text.first_cuda();
-    j.reason = fmt::format("{} ({}) in {}{}, {}", j.error->name, j.error->error_class.empty() ? "unknown" : j.error->error_class,
-                           j.error->source == "output" && f ? "its output, " + where(*f)
-                           : j.error->source == "sanitizer" ? std::string("memcheck's report")
-                                                            : std::string("the kernel log"),
-                           j.error->framework != Framework::unknown && j.error->source == "output"
+    j.reason = fmt::format("{} ({}) in {}{}, {}", j.error->name,
+                           taxonomy::to_string(j.error->error_class.value_or(taxonomy::ErrorClass::unknown)),
+                           j.error->source == EvidenceSource::output && f ? "its output, " + where(*f)
+                           : j.error->source == EvidenceSource::sanitizer ? std::string("memcheck's report")
+                                                                          : std::string("the kernel log"),
+                           j.error->framework != Framework::unknown && j.error->source == EvidenceSource::output
                                ? fmt::format(" ({})", to_string(j.error->framework))
                                : std::string(),
                            ending_text(j, c));

@@ -45,13 +45,17 @@ struct RunObservation {
 enum class RunOutcome { clean, cuda_error, crashed, exit_code, timeout, does_not_start, fence_not_effective };
 const char* to_string(RunOutcome o);
 
+// Where the CUDA error of a run was found: the program's output, memcheck's report, or
+// a kernel-log Xid line.
+enum class EvidenceSource : std::uint8_t { output, sanitizer, xid };
+
 // What names the CUDA error of a cuda_error run, and where it was found.
 struct CudaErrorEvidence {
   std::optional<int> code;   // cudaError_t value, when known
   std::string name;          // cudaErrorIllegalAddress, "Invalid __global__ write ...", "Xid 31"
   std::string driver_name;   // CUDA_ERROR_... when the text used it
-  std::string error_class;   // taxonomy class
-  std::string source;        // "output" | "sanitizer" | "xid"
+  std::optional<taxonomy::ErrorClass> error_class;
+  EvidenceSource source = EvidenceSource::output;
   Framework framework = Framework::unknown;
   std::string line;          // the line, finding or Xid message it came from
   std::string api_call;

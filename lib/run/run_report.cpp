@@ -147,21 +147,21 @@ report::Result rung_result(const std::vector<const SessionRun*>& runs) {
   r.params.erase("repeat");
   std::map<std::string, int> histogram;
   int failures = 0;
-  json each = json::array();
+  report::Value::List each;
   for (const auto* run : runs) {
     const report::Result one = to_result(run->observation, run->judgement);
     const std::string outcome(report::to_string(one.outcome));
     ++histogram[outcome];
     if (run->judgement.failed()) ++failures;
-    each.push_back(json{{"repeat", run->judgement.repeat_index},
-                        {"outcome", outcome},
-                        {"run_outcome", to_string(run->judgement.outcome)},
-                        {"duration_ms", run->observation.child.wall_ms}});
+    each.push_back(report::Fields{{"repeat", run->judgement.repeat_index},
+                                  {"outcome", outcome},
+                                  {"run_outcome", to_string(run->judgement.outcome)},
+                                  {"duration_ms", run->observation.child.wall_ms}});
   }
   const auto s = repeat::repeat_stats(histogram, failures);
   r.repeats = s;
-  r.details["shown_repeat"] = shown->judgement.repeat_index;
-  r.details["runs"] = each;
+  r.details.set("shown_repeat", shown->judgement.repeat_index);
+  r.details.set("runs", std::move(each));
   return r;
 }
 
@@ -171,7 +171,7 @@ report::Result interrupted_result(const RunObservation& obs) {
   r.outcome = report::Outcome::skipped;
   r.reason = fmt::format("interrupted: ended by the stop request after {:.1f} s", obs.child.wall_ms / 1000.0);
   r.error.reset();
-  r.details["run_outcome"] = "interrupted";
+  r.details.set("run_outcome", "interrupted");
   return r;
 }
 

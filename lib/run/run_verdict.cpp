@@ -121,7 +121,7 @@ bool cuda_unavailable(const std::vector<RunJudgement>& runs) {
   bool any = false;
   for (const auto& j : runs) {
     if (!j.failed()) continue;
-    if (!j.error || !evidence::cuda_could_not_start(j.error->error_class)) return false;
+    if (!j.error || !j.error->error_class || !evidence::cuda_could_not_start(*j.error->error_class)) return false;
     any = true;
   }
   return any;
@@ -129,30 +129,8 @@ bool cuda_unavailable(const std::vector<RunJudgement>& runs) {
 
 }  // namespace
 
-const char* to_string(VerdictKind k) {
-  switch (k) {
-    case VerdictKind::exposed: return "exposed";
-    case VerdictKind::clean: return "clean";
-    case VerdictKind::flaky: return "flaky";
-    case VerdictKind::does_not_start: return "does_not_start";
-    case VerdictKind::inconclusive: return "inconclusive";
-  }
-  return "inconclusive";
-}
-
-report::VerdictStatus status_of(VerdictKind k) {
-  switch (k) {
-    case VerdictKind::exposed: return report::VerdictStatus::exposed;
-    case VerdictKind::clean: return report::VerdictStatus::clean;
-    case VerdictKind::flaky: return report::VerdictStatus::flaky;
-    case VerdictKind::does_not_start: return report::VerdictStatus::does_not_start;
-    case VerdictKind::inconclusive: return report::VerdictStatus::inconclusive;
-  }
-  return report::VerdictStatus::inconclusive;
-}
-
 int exit_code_of(const RunVerdict& v, bool interrupted) {
-  return report::exit_code_for(status_of(v.kind), interrupted, v.cuda_could_not_start);
+  return report::exit_code_for(v.kind, interrupted, v.cuda_could_not_start);
 }
 
 std::vector<RungStats> rung_stats(const std::vector<RunJudgement>& runs) {

@@ -32,10 +32,9 @@
 
 namespace cudadiag::run {
 
-enum class VerdictKind { exposed, clean, flaky, does_not_start, inconclusive };
-const char* to_string(VerdictKind k);
-// The report's status for a verdict.
-report::VerdictStatus status_of(VerdictKind k);
+// The verdict of a run: one of report::statuses_of("run") (exposed, clean, flaky,
+// does_not_start, inconclusive), the report's own vocabulary.
+using VerdictKind = report::VerdictStatus;
 
 struct RungStats {
   Rung rung = Rung::native;

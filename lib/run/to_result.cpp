@@ -45,8 +45,8 @@ report::ErrorInfo error_info(const CudaErrorEvidence& e, const RunJudgement& j) 
   report::ErrorInfo info;
   info.code = e.code.value_or(-1);  // -1: the evidence names no CUDA error code (Xid, memcheck access record)
   info.name = e.name.empty() ? "unknown" : e.name;
-  info.source = "runtime";
-  info.error_class = e.error_class.empty() ? "unknown" : e.error_class;
+  info.source = taxonomy::ErrorSource::runtime;
+  info.error_class = e.error_class.value_or(taxonomy::ErrorClass::unknown);
   info.surfaced_at = "program";
   info.api_call = e.api_call;
   info.message = e.line;
@@ -74,6 +74,38 @@ json launch_json(const LaunchRecord& l) {
               {"block", {l.block[0], l.block[1], l.block[2]}},
               {"dynamic_smem", l.dynamic_smem},
               {"api", l.api}};
+}
+
+report::LaunchRecord launch_record(const LaunchRecord& l) {
+  report::LaunchRecord r;
+  r.seq = l.seq;
+  r.kernel = to_valid_utf8(l.kernel.empty() ? std::string("?") : l.kernel);
+  r.grid = {l.grid[0], l.grid[1], l.grid[2]};
+  r.block = {l.block[0], l.block[1], l.block[2]};
+  r.dynamic_smem = l.dynamic_smem;
+  r.api = to_valid_utf8(l.api);
+  return r;
+}
+
+void make_valid(std::string& s) { s = to_valid_utf8(s); }
+
+void make_valid(sanitizer::Frame& f) {
+  for (std::string* s : {&f.function, &f.file, &f.module, &f.pc}) make_valid(*s);
+}
+
+// Every string memcheck wrote, as the JSON writer takes it (UTF-8 only).
+void make_valid(sanitizer::MemcheckReport& m) {
+  for (auto& f : m.findings) {
+    for (std::string* s : {&f.record_kind, &f.level, &f.message, &f.space, &f.direction, &f.address, &f.error,
+                           &f.kernel, &f.device_function, &f.pc, &f.file})
+      make_valid(*s);
+    if (f.nearest)
+      for (std::string* s : {&f.nearest->relation, &f.nearest->address, &f.nearest->buffer}) make_valid(*s);
+    if (f.api)
+      for (std::string* s : {&f.api->call, &f.api->error_name, &f.api->description}) make_valid(*s);
+    for (auto& fr : f.host_frames) make_valid(fr);
+    for (auto& fr : f.device_frames) make_valid(fr);
+  }
 }
 
 json attribution_json(const Attribution& a) {
@@ -120,7 +152,7 @@ json finding_json(const ErrorFinding& f) {
          {"line", f.line}};
   if (f.code) j["code"] = *f.code;
   if (!f.name.empty()) j["name"] = f.name;
-  if (!f.error_class.empty()) j["class"] = f.error_class;
+  if (f.error_class) j["class"] = taxonomy::to_string(*f.error_class);
   if (!f.signal_name.empty()) j["signal"] = f.signal_name;
   if (f.assertion) {
     const auto& a = *f.assertion;
@@ -165,8 +197,10 @@ report::Result to_result(const RunObservation& obs, const RunJudgement& j) {
   report::Result r;
   const std::string rung = to_string(j.rung);
   r.case_id = "program." + rung;
-  r.kernel = "program";
-  r.params = json{{"command", obs.command}, {"rung", rung}, {"repeat", j.repeat_index}};
+  r.kernel = cases::Family::program;
+  report::Value::List command;
+  for (const auto& arg : obs.command) command.emplace_back(to_valid_utf8(arg));
+  r.params = report::Fields{{"command", std::move(command)}, {"rung", rung}, {"repeat", j.repeat_index}};
   r.profile = rung;
   if (obs.rung == Rung::fence && obs.interposer) {
     for (const auto& a : obs.interposer->allocations) {
@@ -184,10 +218,18 @@ report::Result to_result(const RunObservation& obs, const RunJudgement& j) {
   }
   r.duration_ms = obs.child.wall_ms;
   r.child = runner::child_info(obs.child);
-  r.xid = host::to_json(obs.xid);
-  if (j.sanitizer) r.sanitizer = sanitizer::to_json(*j.sanitizer);
+  r.xid = host::to_xid_lines(obs.xid);
+  for (auto& x : r.xid) {
+    make_valid(x.pci);
+    make_valid(x.message);
+    if (x.process) make_valid(*x.process);
+  }
+  if (j.sanitizer) {
+    r.sanitizer = report::SanitizerFindings{"memcheck", *j.sanitizer, ""};
+    make_valid(*r.sanitizer->memcheck);
+  }
   if (j.attribution) {
-    for (const auto& l : j.attribution->last_launches) r.launch_log.push_back(launch_json(l));
+    for (const auto& l : j.attribution->last_launches) r.launch_log.push_back(launch_record(l));
     const auto& a = *j.attribution;
     if (a.allocation && a.certain && (a.relation == Relation::past_end || a.relation == Relation::before_start)) {
       report::FaultingBuffer f;
@@ -197,14 +239,15 @@ report::Result to_result(const RunObservation& obs, const RunJudgement& j) {
       r.faulting_buffer = f;
     }
   }
-  r.details = details_json(obs, j);
-  for (json* part : {&r.params, &r.xid, &r.sanitizer, &r.launch_log, &r.details}) make_valid(*part);
+  json details = details_json(obs, j);
+  make_valid(details);
+  r.details = report::fields_from_json(details);
   return r;
 }
 
 report::Verdict to_report_verdict(const RunVerdict& v) {
   report::Verdict out;
-  out.status = status_of(v.kind);
+  out.status = v.kind;
   out.reasons.push_back(to_valid_utf8(v.reason));
   if (!v.evidence.empty() && v.reason.find(v.evidence) == std::string::npos) out.reasons.push_back(to_valid_utf8(v.evidence));
   for (const auto& n : v.notes) out.reasons.push_back(to_valid_utf8(n));

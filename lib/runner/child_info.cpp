@@ -14,7 +14,7 @@ report::StreamExcerpt excerpt_of(const Capture& c) {
 report::ChildInfo child_info(const ChildOutcome& o) {
   report::ChildInfo c;
   c.pid = static_cast<int>(o.pid);
-  c.ending = to_string(o.ending);
+  c.ending = o.ending;
   c.exit_code = o.exit_code;
   c.signal = o.signal;
   c.signal_name = o.signal_name;

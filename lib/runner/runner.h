@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "report/vocabulary.h"
+
 namespace cudadiag::runner {
 
 struct ChildSpec {
@@ -55,15 +57,9 @@ struct StrayProcess {
   std::string note() const;
 };
 
-enum class Ending {
-  result,        // the child wrote a result and exited 0
-  exit_code,     // exited with a non-zero code (or 0 without a result: see no_result)
-  signal,        // killed by a signal it did not expect (SIGSEGV, SIGABRT, ...)
-  timeout,       // passed its deadline and was terminated by us
-  no_result,     // exited 0 but wrote nothing on the result fd
-  spawn_failed,  // posix_spawn failed (executable missing, ...)
-};
-const char* to_string(Ending e);
+// How the child ended: report::ChildEnding (the report's child.ending).
+using Ending = report::ChildEnding;
+using report::to_string;
 
 struct ChildOutcome {
   Ending ending = Ending::spawn_failed;

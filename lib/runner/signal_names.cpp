@@ -27,16 +27,5 @@ std::string signal_name(int sig) {
   return "SIG" + std::to_string(sig);
 }
 
-const char* to_string(Ending e) {
-  switch (e) {
-    case Ending::result: return "result";
-    case Ending::exit_code: return "exit";
-    case Ending::signal: return "signal";
-    case Ending::timeout: return "timeout";
-    case Ending::no_result: return "no_result";
-    case Ending::spawn_failed: return "spawn_failed";
-  }
-  return "unknown";
-}
 
 }  // namespace cudadiag::runner

@@ -57,7 +57,7 @@ void fill_from_line(report::Result& r, const json& line) {
     json full = line;
     full.erase("index");
     if (!full.contains("case_id")) full["case_id"] = r.case_id;
-    if (!full.contains("kernel")) full["kernel"] = r.kernel;
+    if (!full.contains("kernel")) full["kernel"] = cases::to_string(r.kernel);
     report::Result got = report::result_from_json(full);
     r.outcome = got.outcome;
     r.reason = std::move(got.reason);
@@ -136,8 +136,8 @@ report::Result interrupted_result(report::Result r) {
 report::Result make_result(const runner::CaseSpec& spec, const ChildSettings& settings) {
   report::Result r;
   r.case_id = spec.case_id;
-  r.kernel = std::string(cases::to_string(spec.family));
-  r.params = spec.params;
+  r.kernel = spec.family;
+  r.params = report::fields_from_json(spec.params);
   r.profile = settings.profile;
   r.allocator = spec.allocator;
   r.device = settings.device;

@@ -49,7 +49,7 @@ struct ChildSettings {
   size_t capture_limit = 64 * 1024;           // per stream of each child
   // Tags of the results: the profile name and the device they ran under.
   std::string profile = "default";
-  std::string device;
+  report::Device device;
   int device_index = -1;
 };
 

@@ -1,6 +1,5 @@
 #include "suite/post_steps.h"
 
-#include <cstdlib>
 #include <map>
 
 #include "evidence/cuda_start.h"
@@ -13,36 +12,14 @@ namespace {
 
 using report::Outcome;
 
-std::vector<sanitizer::BufferRange> buffer_ranges(const report::json& buffers) {
+std::vector<sanitizer::BufferRange> buffer_ranges(const std::vector<report::BufferRecord>& buffers) {
   std::vector<sanitizer::BufferRange> out;
-  if (!buffers.is_array()) return out;
   for (const auto& b : buffers) {
-    if (!b.is_object()) continue;
+    if (!b.range) continue;
     sanitizer::BufferRange r;
-    r.name = b.value("name", "");
-    auto num = [](const report::json& v) -> unsigned long long {
-      if (v.is_number_unsigned() || v.is_number_integer()) return v.get<unsigned long long>();
-      if (v.is_string()) return std::strtoull(v.get<std::string>().c_str(), nullptr, 0);
-      return 0;
-    };
-    if (b.contains("address")) r.address = num(b["address"]);
-    if (b.contains("bytes")) r.bytes = num(b["bytes"]);
-    // "range": "0xstart-0xend", or [start, end) as numbers or hex strings
-    if (r.address == 0 && b.contains("range")) {
-      const auto& range = b["range"];
-      if (range.is_array() && range.size() == 2) {
-        r.address = num(range[0]);
-        if (r.bytes == 0) r.bytes = num(range[1]) - r.address;
-      } else if (range.is_string()) {
-        const std::string s = range.get<std::string>();
-        const auto dash = s.find('-');
-        if (dash != std::string::npos) {
-          r.address = std::strtoull(s.substr(0, dash).c_str(), nullptr, 0);
-          const auto end = std::strtoull(s.substr(dash + 1).c_str(), nullptr, 0);
-          if (r.bytes == 0 && end > r.address) r.bytes = end - r.address;
-        }
-      }
-    }
+    r.name = b.name;
+    r.address = b.range->begin;
+    r.bytes = b.bytes != 0 ? b.bytes : (b.range->end > b.range->begin ? b.range->end - b.range->begin : 0);
     if (r.address != 0 && r.bytes != 0) out.push_back(r);
   }
   return out;
@@ -53,20 +30,19 @@ std::vector<sanitizer::BufferRange> buffer_ranges(const report::json& buffers) {
 void attach_sanitizer(report::Result& r, const std::string& xml_path) {
   auto file = evidence::read_memcheck_file(xml_path);
   if (!file.report) {
-    r.sanitizer = report::json{{"tool", "memcheck"}, {"error", evidence::problem_text(file, xml_path)}};
+    r.sanitizer = report::SanitizerFindings{"memcheck", std::nullopt, evidence::problem_text(file, xml_path)};
     return;
   }
   auto& parsed = *file.report;
   if (r.child) sanitizer::attach_text_allocations(parsed, r.child->stdout_excerpt.text + r.child->stderr_excerpt.text);
   sanitizer::attach_nearest_buffers(parsed, buffer_ranges(r.buffers));
-  r.sanitizer = sanitizer::to_json(parsed);
+  r.sanitizer = report::SanitizerFindings{"memcheck", std::move(parsed), ""};
 }
 
 bool sanitizer_found_access_error(const report::Result& r) {
-  if (!r.sanitizer.is_object() || !r.sanitizer.contains("findings") || !r.sanitizer["findings"].is_array())
-    return false;
-  for (const auto& f : r.sanitizer["findings"])
-    if (f.is_object() && !f.contains("api")) return true;  // a memory access, not an API record
+  if (!r.sanitizer || !r.sanitizer->memcheck) return false;
+  for (const auto& f : r.sanitizer->memcheck->findings)
+    if (!f.api) return true;  // a memory access, not an API record
   return false;
 }
 
@@ -92,8 +68,8 @@ void judge_result(report::Result& r, const cases::Expectation& e, const profiles
     report::ErrorInfo err;
     err.code = 719;
     err.name = "cudaErrorLaunchFailure";
-    err.source = "runtime";
-    err.error_class = "launch_failure";
+    err.source = taxonomy::ErrorSource::runtime;
+    err.error_class = taxonomy::ErrorClass::launch_failure;
     err.sticky = true;
     caught.error = err;
     r.expectation_met = e.matches(caught);

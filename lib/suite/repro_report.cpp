@@ -13,7 +13,7 @@ report::Report repro_report(report::Report r, const Suite& s, const PlanOptions&
   // CUDA that could not start in the children is an environment problem, not a finding.
   size_t gpu_results = 0, unusable = 0;
   for (const auto& res : outcome.results) {
-    if (res.device == "host" || res.device.empty()) continue;
+    if (!res.device.is_gpu()) continue;
     ++gpu_results;
     if (res.outcome == report::Outcome::skipped && res.reason.rfind("CUDA unusable", 0) == 0) ++unusable;
   }

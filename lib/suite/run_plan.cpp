@@ -29,10 +29,10 @@ report::Result host_result(const Suite& s, const PlannedCase& run) {
     r.reason = std::string("host evaluation failed: ") + e.what();
   }
   r.case_id = sc.def.id;
-  r.kernel = std::string(cases::to_string(sc.def.family));
-  r.params = sc.def.params;
+  r.kernel = sc.def.family;
+  r.params = report::fields_from_json(sc.def.params);
   r.profile = run.profile.name;
-  r.device = "host";
+  r.device = report::Device::host_only();
   r.allocator.reset();
   if (r.duration_ms == 0.0) r.duration_ms = ms_since(h0);
   return r;
@@ -47,10 +47,10 @@ std::shared_ptr<const ChildSettings> settings_for(const Batch& b, const Plan& pl
   s->profile = first.profile.name;
   if (b.device_slot >= 0) {
     const auto& d = opts.devices[static_cast<size_t>(b.device_slot)];
-    s->device = d.uuid;
+    s->device = report::Device::gpu(d.uuid);
     s->device_index = d.index;
   } else {
-    s->device = "host";
+    s->device = report::Device::host_only();
   }
   if (b.sanitizer) {
     const std::string tool = opts.sanitizer_path, dir = opts.scratch_dir;

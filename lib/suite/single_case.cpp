@@ -25,7 +25,7 @@ ChildSettings settings_for(const runner::CaseSpec& spec, const SingleCaseOptions
 }
 
 bool is_memory_fault(const report::Result& r) {
-  return r.outcome == Outcome::cuda_error && r.error && r.error->error_class == "memory_fault";
+  return r.outcome == Outcome::cuda_error && r.error && r.error->error_class == taxonomy::ErrorClass::memory_fault;
 }
 
 // Buffer names in allocation order, once each.
@@ -33,8 +33,7 @@ std::vector<std::string> buffer_names(const report::Result& r) {
   std::vector<std::string> names;
   std::set<std::string> seen;
   for (const auto& b : r.buffers)
-    if (b.contains("name") && b["name"].is_string() && seen.insert(b["name"].get<std::string>()).second)
-      names.push_back(b["name"].get<std::string>());
+    if (seen.insert(b.name).second) names.push_back(b.name);
   return names;
 }
 
@@ -54,9 +53,9 @@ void bisect_fault(report::Result& r, const runner::CaseSpec& spec, const ChildSe
   cases::Bisection fb = cases::bisect(names, spec.allocator, probe);
   if (fb.found)
     for (const auto& b : r.buffers)
-      if (b.value("name", "") == fb.name) fb.bytes = b.value("bytes", 0ull);
+      if (b.name == fb.name) fb.bytes = b.bytes;
   r.faulting_buffer = cases::reported_buffer(fb);
-  r.details["bisection"] = cases::bisection_json(fb);
+  r.details.set("bisection", cases::bisection_fields(fb));
   if (fb.found) spdlog::info("faulting buffer: {} ({})", fb.name, fb.direction);
   else spdlog::info("bisection found no single buffer: {}", fb.note);
 }

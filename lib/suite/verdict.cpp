@@ -8,7 +8,7 @@ namespace cudadiag::suite {
 
 std::string unmet_reason(const report::Result& r) {
   std::string where = r.case_id + " under " + r.profile;
-  if (!r.device.empty() && r.device != "host") where += " on " + r.device;
+  if (r.device.is_gpu()) where += " on " + r.device.uuid;
   std::string got(report::to_string(r.outcome));
   if (r.error) got += " (" + r.error->name + (r.error->code ? " " + std::to_string(r.error->code) : "") + ")";
   else if (!r.reason.empty()) got += " (" + r.reason + ")";

@@ -13,7 +13,7 @@ size_t attach_xid(std::vector<report::Result>& results, const std::vector<host::
     const auto attached =
         evidence::xid_lines_of_child(events, {mine.pid}, mine, others, report::is_error(r.outcome), slack_us);
     if (attached.empty()) continue;
-    r.xid = host::to_json(attached);
+    r.xid = host::to_xid_lines(attached);
     ++n;
   }
   return n;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <optional>
 
 #include "util/errors.h"
 
@@ -50,18 +51,31 @@ void apply_dense_strides(Descriptor& d, const Descriptor& base, const std::vecto
 
 }  // namespace
 
+const char* to_string(SweepParam p) {
+  switch (p) {
+    case SweepParam::seq_len: return "seq-len";
+    case SweepParam::heads: return "heads";
+    case SweepParam::dtype: return "dtype";
+  }
+  return "?";
+}
+
 SweepAxis parse_sweep_axis(const std::string& text) {
   const auto eq = text.find('=');
   if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
     throw UsageError("--sweep '" + text + "': expected NAME=VALUES, e.g. seq-len=0..8, heads=1,8,32, dtype=bf16,fp16");
   SweepAxis axis;
-  axis.name = text.substr(0, eq);
+  const std::string name = text.substr(0, eq);
   const std::string values = text.substr(eq + 1);
-  if (axis.name == "seq_len") axis.name = "seq-len";
-  if (axis.name != "seq-len" && axis.name != "heads" && axis.name != "dtype")
-    throw UsageError("--sweep '" + text + "': unknown parameter '" + axis.name + "' (use seq-len, heads or dtype)");
+  std::optional<SweepParam> param;
+  for (const SweepParam p : {SweepParam::seq_len, SweepParam::heads, SweepParam::dtype})
+    if (name == to_string(p)) param = p;
+  if (name == "seq_len") param = SweepParam::seq_len;  // the underscore spelling is accepted too
+  if (!param) throw UsageError("--sweep '" + text + "': unknown parameter '" + name + "' (use seq-len, heads or dtype)");
+  axis.name = *param;
+  const std::string axis_name = to_string(axis.name);
   for (const auto& item : split(values, ',')) {
-    if (axis.name == "dtype") {
+    if (axis.name == SweepParam::dtype) {
       if (!parse_data_type(item))
         throw UsageError("--sweep dtype: unknown type '" + item + "' (use " + data_type_names() + ")");
       axis.values.push_back(to_string(*parse_data_type(item)));
@@ -69,14 +83,14 @@ SweepAxis parse_sweep_axis(const std::string& text) {
     }
     const auto dots = item.find("..");
     if (dots == std::string::npos) {
-      axis.values.push_back(std::to_string(parse_u64(item, axis.name)));
+      axis.values.push_back(std::to_string(parse_u64(item, axis_name)));
       continue;
     }
-    const auto lo = parse_u64(item.substr(0, dots), axis.name);
-    const auto hi = parse_u64(item.substr(dots + 2), axis.name);
-    if (hi < lo) throw UsageError("--sweep " + axis.name + ": range '" + item + "' runs backwards");
+    const auto lo = parse_u64(item.substr(0, dots), axis_name);
+    const auto hi = parse_u64(item.substr(dots + 2), axis_name);
+    if (hi < lo) throw UsageError("--sweep " + axis_name + ": range '" + item + "' runs backwards");
     if (hi - lo >= kMaxSweepPoints)
-      throw UsageError("--sweep " + axis.name + ": range '" + item + "' has more than " +
+      throw UsageError("--sweep " + axis_name + ": range '" + item + "' has more than " +
                        std::to_string(kMaxSweepPoints) + " values");
     for (auto v = lo; v <= hi; ++v) axis.values.push_back(std::to_string(v));
   }
@@ -103,18 +117,18 @@ std::vector<SweepPoint> build_sweep(const Descriptor& base, const std::vector<Sw
   if (base.rank < 1 || base.dims.size() != base.rank || base.strides.size() + 1 != base.rank)
     throw UsageError("--sweep: the base descriptor's dims/strides do not fit its rank");
   for (const auto& a : axes) {
-    const unsigned dim = a.name == "seq-len" ? opts.seq_dim : a.name == "heads" ? opts.heads_dim : 1;
-    if (a.name != "dtype" && (dim == 0 || dim >= base.rank))
-      throw UsageError("--sweep " + a.name + ": dimension " + std::to_string(dim) +
+    const unsigned dim = a.name == SweepParam::seq_len ? opts.seq_dim : a.name == SweepParam::heads ? opts.heads_dim : 1;
+    if (a.name != SweepParam::dtype && (dim == 0 || dim >= base.rank))
+      throw UsageError("--sweep " + std::string(to_string(a.name)) + ": dimension " + std::to_string(dim) +
                        " is not one of the base's outer dimensions 1.." + std::to_string(base.rank - 1) +
-                       " (choose it with --" + (a.name == "seq-len" ? "seq-dim" : "heads-dim") + ")");
+                       " (choose it with --" + (a.name == SweepParam::seq_len ? "seq-dim" : "heads-dim") + ")");
   }
-  auto sweeps = [&](const char* name) {
-    return std::count_if(axes.begin(), axes.end(), [&](const SweepAxis& a) { return a.name == name; });
+  auto sweeps = [&](SweepParam p) {
+    return std::count_if(axes.begin(), axes.end(), [&](const SweepAxis& a) { return a.name == p; });
   };
-  for (const char* name : {"seq-len", "heads", "dtype"})
-    if (sweeps(name) > 1) throw UsageError(std::string("--sweep ") + name + " is given twice");
-  if (sweeps("seq-len") && sweeps("heads") && opts.seq_dim == opts.heads_dim)
+  for (const SweepParam p : {SweepParam::seq_len, SweepParam::heads, SweepParam::dtype})
+    if (sweeps(p) > 1) throw UsageError(std::string("--sweep ") + to_string(p) + " is given twice");
+  if (sweeps(SweepParam::seq_len) && sweeps(SweepParam::heads) && opts.seq_dim == opts.heads_dim)
     throw UsageError("--sweep seq-len and heads both set dimension " + std::to_string(opts.seq_dim) +
                      ": give them different dimensions with --seq-dim and --heads-dim");
   std::uint64_t total = 1;
@@ -131,14 +145,15 @@ std::vector<SweepPoint> build_sweep(const Descriptor& base, const std::vector<Sw
     for (size_t k = 0; k < axes.size(); ++k) {
       const auto& a = axes[k];
       const auto& v = a.values[idx[k]];
-      if (a.name == "dtype") {
+      const std::string name = to_string(a.name);
+      if (a.name == SweepParam::dtype) {
         d.data_type = *parse_data_type(v);
-        p.values[a.name] = v;
+        p.values[name] = v;
       } else {
-        d.dims[a.name == "seq-len" ? opts.seq_dim : opts.heads_dim] = std::stoull(v);
-        p.values[a.name] = std::stoull(v);
+        d.dims[a.name == SweepParam::seq_len ? opts.seq_dim : opts.heads_dim] = std::stoull(v);
+        p.values[name] = std::stoull(v);
       }
-      p.label += (p.label.empty() ? "" : " ") + a.name + "=" + v;
+      p.label += (p.label.empty() ? "" : " ") + name + "=" + v;
     }
     apply_dense_strides(d, base, order, opts.size1);
     out.push_back(std::move(p));

@@ -19,8 +19,14 @@ namespace cudadiag::tma {
 
 enum class Size1Stride { as_is, canonical };
 
+// What a --sweep axis varies: the sequence length's dimension, the heads' dimension, or
+// the element type.
+enum class SweepParam : std::uint8_t { seq_len, heads, dtype };
+// "seq-len" | "heads" | "dtype": the word --sweep takes (and the point's label uses).
+const char* to_string(SweepParam p);
+
 struct SweepAxis {
-  std::string name;                 // "seq-len" | "heads" | "dtype"
+  SweepParam name = SweepParam::seq_len;
   std::vector<std::string> values;  // expanded: "0".."8", or dtype names
 };
 

@@ -32,22 +32,22 @@ std::string validator_cell(const Item& it) {
 std::string driver_cell(const Item& it) {
   if (!it.device) return "-";
   const auto& r = *it.device;
-  if (!r.details.contains("encode"))
-    return r.outcome == Outcome::skipped ? "skipped" : std::string(report::to_string(r.outcome));
-  const int rc = r.details["encode"].value("result", -1);
-  std::string s = rc == 0 ? "accepted" : r.details["encode"].value("name", std::string("?")) + " (" + std::to_string(rc) + ")";
+  const report::Fields* encode = r.details.fields_of("encode");
+  if (!encode) return r.outcome == Outcome::skipped ? "skipped" : std::string(report::to_string(r.outcome));
+  const long long rc = encode->int_or("result", -1);
+  std::string s = rc == 0 ? "accepted" : encode->string_or("name", "?") + " (" + std::to_string(rc) + ")";
   if (r.outcome == Outcome::driver_disagrees) s += " DISAGREES";
   return s;
 }
 
 std::string load_cell(const Item& it) {
-  if (!it.device || !it.device->details.contains("load")) return "-";
-  const auto& l = it.device->details["load"];
-  if (!l.value("ran", false)) return "not run";
-  const auto mism = l.value("mismatches", std::uint64_t{0});
-  if (mism) return "MISMATCH " + std::to_string(mism) + "/" + std::to_string(l.value("elements", std::uint64_t{0}));
-  return "ok (" + std::to_string(l.value("boxes", std::uint64_t{0})) + " boxes, " +
-         std::to_string(l.value("oob_elements", std::uint64_t{0})) + " filled)";
+  const report::Fields* l = it.device ? it.device->details.fields_of("load") : nullptr;
+  if (!l) return "-";
+  if (!l->bool_or("ran", false)) return "not run";
+  const auto mism = l->int_or("mismatches", 0);
+  if (mism) return "MISMATCH " + std::to_string(mism) + "/" + std::to_string(l->int_or("elements", 0));
+  return "ok (" + std::to_string(l->int_or("boxes", 0)) + " boxes, " + std::to_string(l->int_or("oob_elements", 0)) +
+         " filled)";
 }
 
 bool surprising(Outcome o) {
@@ -191,32 +191,32 @@ void validate_items(std::vector<Item>& items, std::optional<int> target_cc) {
 
 bool no_device(const std::vector<Item>& items) {
   for (const auto& it : items)
-    if (it.device && it.device->details.value("no_device", false)) return true;
+    if (it.device && it.device->details.bool_or("no_device", false)) return true;
   return false;
 }
 
 std::optional<int> device_cc(const std::vector<Item>& items) {
   for (const auto& it : items)
-    if (it.device && it.device->details.contains("device") && it.device->details["device"].contains("cc_number"))
-      return it.device->details["device"]["cc_number"].get<int>();
+    if (const report::Fields* d = it.device ? it.device->details.fields_of("device") : nullptr)
+      if (const report::Value* cc = d->find("cc_number"); cc && cc->as_int()) return static_cast<int>(*cc->as_int());
   return std::nullopt;
 }
 
 report::Result host_result(const Item& it) {
   report::Result r;
   r.case_id = it.id;
-  r.kernel = "tma";
-  r.params = json{{"descriptor", to_json(it.d)}, {"source", it.source}};
-  if (!it.values.empty()) r.params["sweep"] = it.values;
-  r.device = "host";
+  r.kernel = cases::Family::tma;
+  r.params = report::Fields{{"descriptor", report::value_from_json(to_json(it.d))}, {"source", it.source}};
+  if (!it.values.empty()) r.params.set("sweep", report::value_from_json(json(it.values)));
+  r.device = report::Device::host_only();
   r.outcome = it.v.valid() ? Outcome::host_valid : Outcome::host_invalid;
   for (const auto& f : it.v.findings)
     if (f.severity == Severity::error) {
       r.reason = f.rule + ": " + f.message;
       break;
     }
-  r.details["validator"] = to_json(it.v);
-  if (it.printed_result) r.details["printed_encode_result"] = *it.printed_result;
+  r.details.set("validator", report::value_from_json(to_json(it.v)));
+  if (it.printed_result) r.details.set("printed_encode_result", *it.printed_result);
   return r;
 }
 
@@ -271,8 +271,10 @@ json tma_section(const std::vector<Item>& items, bool table_mode, const std::str
     if (it.printed_result) row["printed_encode_result"] = *it.printed_result;
     if (table_mode) row["expected_errors"] = it.table_errors;
     if (!it.note.empty()) row["note"] = it.note;
-    row["driver"] = it.device && it.device->details.contains("encode") ? it.device->details["encode"] : json(nullptr);
-    row["load"] = it.device && it.device->details.contains("load") ? it.device->details["load"] : json(nullptr);
+    const report::Value* encode = it.device ? it.device->details.find("encode") : nullptr;
+    const report::Value* load = it.device ? it.device->details.find("load") : nullptr;
+    row["driver"] = encode ? report::to_json(*encode) : json(nullptr);
+    row["load"] = load ? report::to_json(*load) : json(nullptr);
     row["device_outcome"] = it.device ? json(report::to_string(it.device->outcome)) : json(nullptr);
     rows.push_back(std::move(row));
   }

@@ -22,14 +22,14 @@ TEST_CASE("sweep planning", "[attention]") {
 
 TEST_CASE("sweep rows and table", "[attention]") {
   cudadiag::report::Result ok;
-  ok.params = json{{"block_m", 80}, {"block_n", 64}, {"warps", 4}};
+  ok.params = cudadiag::report::Fields{{"block_m", 80}, {"block_n", 64}, {"warps", 4}};
   ok.outcome = cudadiag::report::Outcome::ok;
   ok.repeats = cudadiag::report::RepeatStats{};
   ok.repeats->runs = 10;
-  ok.details["max_rel_err"] = 4.5e-4;
+  ok.details.set("max_rel_err", 4.5e-4);
   ok.duration_ms = 12.25;
   cudadiag::report::Result bad;
-  bad.params = json{{"block_m", 128}, {"block_n", 128}, {"warps", 1}};
+  bad.params = cudadiag::report::Fields{{"block_m", 128}, {"block_n", 128}, {"warps", 1}};
   bad.outcome = cudadiag::report::Outcome::invalid_config;
   bad.reason = "shared memory 174080 bytes exceeds the device's opt-in limit of 166912 bytes";
   const auto rows = sweep_rows({ok, bad});
@@ -77,7 +77,7 @@ TEST_CASE("attention verdict: findings, ok, and no_gpu only when a configuration
   // Rejected on the host and expected to be: nothing needed the GPU.
   cudadiag::report::Result rejected;
   rejected.case_id = "b";
-  rejected.device = "host";
+  rejected.device = cudadiag::report::Device::host_only();
   rejected.outcome = Outcome::invalid_config;
   rejected.expected = "invalid_config";
   rejected.expectation_met = true;

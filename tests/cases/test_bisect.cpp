@@ -87,7 +87,7 @@ TEST_CASE("a fault that does not depend on the fence is not attributed to a buff
   CHECK(calls == 1);
   CHECK(f.note.find("no buffer fenced") != std::string::npos);
   CHECK_FALSE(cudadiag::cases::reported_buffer(f));
-  CHECK(cudadiag::cases::bisection_json(f)["found"] == false);
+  CHECK(cudadiag::cases::bisection_fields(f).bool_or("found", true) == false);
 }
 
 TEST_CASE("a fault that needs two fenced buffers is reported as not found") {

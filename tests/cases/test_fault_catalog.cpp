@@ -30,7 +30,7 @@ report::Result with_error(int code, const std::string& cls) {
   r.outcome = report::Outcome::cuda_error;
   r.error = report::ErrorInfo{};
   r.error->code = code;
-  r.error->error_class = cls;
+  r.error->error_class = *taxonomy::parse_error_class(cls);
   return r;
 }
 

@@ -17,14 +17,14 @@ TEST_CASE("pairing: parameters pair regardless of key order", "[compare][pairing
 TEST_CASE("pairing: device position from index, else from the UUID's place", "[compare][pairing]") {
   const auto devices = json::parse(R"([{"uuid":"GPU-a"},{"uuid":"GPU-b"}])");
   cudadiag::report::Result r;
-  r.device = "GPU-b";
+  r.device = cudadiag::report::Device::gpu("GPU-b");
   CHECK(device_position(r, devices) == "gpu1");
   r.device_index = 0;
   CHECK(device_position(r, devices) == "gpu0");
   r.device_index = -1;
-  r.device = "host";
+  r.device = cudadiag::report::Device::host_only();
   CHECK(device_position(r, devices) == "host");
-  r.device = "GPU-unknown";
+  r.device = cudadiag::report::Device::gpu("GPU-unknown");
   CHECK(device_position(r, devices) == "gpu?");
 }
 
@@ -40,7 +40,7 @@ TEST_CASE("pairing: unpaired results are listed per report, and changed paramete
           "[compare][pairing]") {
   auto reports = compare_test::load_fixtures({"identical_a.json", "identical_b.json"});
   reports[0].report.results.pop_back();             // fault case only in b
-  reports[1].report.results[1].params["rows"] = 8;  // index_select with other params
+  reports[1].report.results[1].params.set("rows", 8);  // index_select with other params
   const auto set = digest_reports(reports);
   const auto p = pair_results(set.reports);
   // One entry per key, sorted by key: b's fault, then the index_select of each report.

@@ -47,7 +47,7 @@ TEST_CASE("repro and run tie the same kernel-log lines to a failing child", "[ev
   REQUIRE(suite::attach_xid(results, events, suite::ChildWindow{111, 4'000'000, 6'000'000}, {}) == 1);
   const auto in_run = run::xid_lines_of_run(events, {111}, 4'000'000, 6'000'000, /*failed=*/true);
   REQUIRE(results[0].xid.size() == in_run.size());
-  for (std::size_t i = 0; i < in_run.size(); ++i) CHECK(results[0].xid[i]["message"] == in_run[i].message);
+  for (std::size_t i = 0; i < in_run.size(); ++i) CHECK(results[0].xid[i].message == in_run[i].message);
   CHECK(seqs(in_run) == std::vector<std::uint64_t>{10, 11});  // not 999's, not the late one
 }
 

@@ -19,11 +19,11 @@ inline const std::vector<std::string>& all_outcomes() {
 inline report::Result sample_result(const std::string& outcome) {
   report::Result r;
   r.case_id = "sample." + outcome;
-  r.kernel = "index_select";
-  r.params = report::json{{"rows", 4096}, {"cols", 128}, {"contiguous", false}};
+  r.kernel = cases::Family::index_select;
+  r.params = report::Fields{{"rows", 4096}, {"cols", 128}, {"contiguous", false}};
   r.profile = "default";
   r.allocator = profiles::Allocator::pool;
-  r.device = "GPU-8d2c3b1a-55e6-4f70-9a1b-2c3d4e5f6a7b";
+  r.device = report::Device::gpu("GPU-8d2c3b1a-55e6-4f70-9a1b-2c3d4e5f6a7b");
   r.device_index = 0;
   r.outcome = *report::parse_outcome(outcome);
   r.expected = "ok";
@@ -50,7 +50,7 @@ inline report::Report sample_report() {
   // The interesting one: an overrun caught by the fence allocator.
   auto& fault = rep.results[2];
   fault.case_id = "fault.overrun_read";
-  fault.kernel = "fault";
+  fault.kernel = cases::Family::fault;
   fault.profile = "fence";
   fault.allocator = profiles::Allocator::fence_back;
   fault.expected = "error:memory_fault";
@@ -58,8 +58,8 @@ inline report::Report sample_report() {
   report::ErrorInfo e;
   e.code = 700;
   e.name = "cudaErrorIllegalAddress";
-  e.source = "runtime";
-  e.error_class = "memory_fault";
+  e.source = taxonomy::ErrorSource::runtime;
+  e.error_class = taxonomy::ErrorClass::memory_fault;
   e.sticky = true;
   e.surfaced_at = "synchronize";
   e.api_call = "cudaDeviceSynchronize";
@@ -71,31 +71,19 @@ inline report::Report sample_report() {
   fault.error = e;
   report::ChildInfo c;
   c.pid = 4242;
-  c.ending = "result";
+  c.ending = report::ChildEnding::result;
   c.exit_code = 0;
   c.stderr_excerpt.text = "line one of stderr\nline two\nline three\nline four\nline five\nline six\n";
   c.stderr_excerpt.total_bytes = 60;
   fault.child = c;
-  fault.launch_log = json::array({json{{"seq", 1},
-                                       {"kernel", "overrun_read_kernel"},
-                                       {"grid", {16, 1, 1}},
-                                       {"block", {256, 1, 1}},
-                                       {"dynamic_smem", 0},
-                                       {"buffers", {"src", "dst"}}}});
-  fault.buffers = json::array({json{{"name", "src"},
-                                    {"bytes", 4096},
-                                    {"range", "0x7f0000000000-0x7f0000001000"},
-                                    {"allocator", "fence-back"},
-                                    {"freed", false}}});
+  fault.launch_log = {report::LaunchRecord{1, "overrun_read_kernel", {16, 1, 1}, {256, 1, 1}, 0,
+                                           std::vector<std::string>{"src", "dst"}, std::nullopt}};
+  fault.buffers = {report::BufferRecord{"src", 4096, report::AddressRange{0x7f0000000000, 0x7f0000001000},
+                                        profiles::Allocator::fence_back, false}};
   fault.faulting_buffer = report::FaultingBuffer{"src", 4096, "end_overrun", 3};
-  fault.xid = json::array({json{{"timestamp_us", 123456789},
-                                {"pci", "0000:3b:00"},
-                                {"xid", 13},
-                                {"pid", 4242},
-                                {"process", "cudadiag"},
-                                {"message", "Graphics SM Warp Exception on (GPC 0, TPC 1, SM 0): Out Of Range Address"},
-                                {"meaning", "Graphics engine exception: a kernel faulted"},
-                                {"points_to", "application"}}});
+  fault.xid = {report::XidLine{123456789, "0000:3b:00", 13, 4242, "cudadiag",
+                                "Graphics SM Warp Exception on (GPC 0, TPC 1, SM 0): Out Of Range Address",
+                                "Graphics engine exception: a kernel faulted", "application"}};
   report::RepeatStats rs;
   rs.runs = 10;
   rs.failures = 4;
@@ -106,13 +94,13 @@ inline report::Report sample_report() {
   rs.seconds = 0.25;
   rs.runs_per_second = 40.0;
   fault.repeats = rs;
-  fault.details = json{{"first_bad_index", 4096}};
+  fault.details = report::Fields{{"first_bad_index", 4096}};
 
   // A device assert that crashed its child.
   auto& crashed = rep.results[5];
   report::ChildInfo cc;
   cc.pid = 4243;
-  cc.ending = "signal";
+  cc.ending = report::ChildEnding::signal;
   cc.signal = 6;
   cc.signal_name = "SIGABRT";
   cc.stderr_excerpt.text = "Assertion `idx < n` failed.\n";
@@ -124,7 +112,7 @@ inline report::Report sample_report() {
   skipped.expected = "";
   skipped.expectation_met.reset();
   skipped.allocator.reset();
-  skipped.device = "host";
+  skipped.device = report::Device::host_only();
   skipped.device_index = -1;
 
   rep.verdict.status = report::VerdictStatus::suspect;

@@ -62,7 +62,7 @@ TEST_CASE("hostile render: text and Markdown show bidi controls escaped", "[rend
   auto& fault = r.results[2];
   fault.case_id = "fault." + rlo + "daer";
   fault.child->stderr_excerpt.text = "done " + rlo + "txt.exe\n";
-  fault.launch_log[0]["kernel"] = "kern" + rlo + "lenr";
+  fault.launch_log[0].kernel = "kern" + rlo + "lenr";
   fault.error->last_kernel = "kern" + rlo + "lenr";
   r.verdict.reasons.push_back("reason " + rlo + "\xe2\x81\xa6isolate\xe2\x81\xa9 \xe2\x80\x8f\xd8\x9c");
   for (const auto format : {Format::text, Format::md}) {
@@ -89,8 +89,10 @@ TEST_CASE("hostile render: invalid UTF-8 becomes U+FFFD instead of losing the re
   auto r = test::sample_report();
   r.environment["CUDA_X"] = "a\xff";
   r.invocation.argv = {"cudadiag", "-o", "caf\xe9.json"};
-  r.results[0].xid = json::array({json{{"process", "py\xc3\x28thon"}}});
-  r.results[0].sanitizer = json{{"text", "\xed\xa0\x80 surrogate"}};
+  report::XidLine x;
+  x.process = "py\xc3\x28thon";
+  r.results[0].xid = {x};
+  r.results[0].sanitizer = report::SanitizerFindings{"memcheck", std::nullopt, "\xed\xa0\x80 surrogate"};
   std::string out;
   REQUIRE_NOTHROW(out = report::render(r, Format::json));
   const auto back = json::parse(out);

@@ -152,8 +152,8 @@ report::Report run_report_with_secrets() {
   child.stdout_excerpt.text = "token hf_abc123 (HF_ABC123) on GPU-NODE-17, tab1e stays\n";
   child.stderr_excerpt.text = "env: HF_TOKEN=hf_abc123 CUDA_MODULE_LOADING=ab1\n"
                               "[rank0]:gpu-node-17.example.com:1234 listening\n";
-  r.results[2].xid[0]["message"] = "Gpu-Node-17: Out Of Range Address";
-  r.results[2].details["log"] = "/scratch/gpu-node-17_rank0/out.txt";
+  r.results[2].xid[0].message = "Gpu-Node-17: Out Of Range Address";
+  r.results[2].details.set("log", "/scratch/gpu-node-17_rank0/out.txt");
   return r;
 }
 
@@ -185,9 +185,9 @@ TEST_CASE("the long and the short hostname go in any letter case, wherever they 
   const std::string dump = report::to_json(r).dump();
   CHECK_FALSE(contains_ci(dump, "gpu-node-17"));
   const std::string short_hash = report::redact_value("gpu-node-17");
-  CHECK(r.results[2].xid[0]["message"] == short_hash + ": Out Of Range Address");
+  CHECK(r.results[2].xid[0].message == short_hash + ": Out Of Range Address");
   CHECK(r.invocation.argv.back() == "--log=/scratch/" + short_hash + "/run.log");
-  CHECK(r.results[2].details["log"] == "/scratch/" + short_hash + "_rank0/out.txt");
+  CHECK(r.results[2].details.string_or("log", "") == "/scratch/" + short_hash + "_rank0/out.txt");
   CHECK(r.results[2].child->stderr_excerpt.text.find(
             "[rank0]:" + report::redact_value("gpu-node-17.example.com") + ":1234") != std::string::npos);
   CHECK(r.host["hostname"] == report::redact_value("gpu-node-17.example.com"));
@@ -197,13 +197,13 @@ TEST_CASE("a short hostname goes as a whole word, ordinary words that hold it st
   auto r = test::sample_report();
   r.host["hostname"] = "vm";
   r.results[2].child->stderr_excerpt.text = "on vm: VM-3 /tmp/vm/x kvm vmware vm2 Vm\n";
-  r.results[2].xid[0]["message"] = "vm";
+  r.results[2].xid[0].message = "vm";
   r.extra["gpu_notes"] = json{{"gpu", "vm"}};
   report::redact(r);
   const std::string h = report::redact_value("vm");
   CHECK(r.results[2].child->stderr_excerpt.text ==
         "on " + h + ": " + h + "-3 /tmp/" + h + "/x kvm vmware vm2 " + h + "\n");
-  CHECK(r.results[2].xid[0]["message"] == h);
+  CHECK(r.results[2].xid[0].message == h);
   CHECK(r.extra["gpu_notes"]["gpu"] == h);
 }
 

@@ -114,3 +114,57 @@ TEST_CASE("JsonReader: pointers escape ~ and /, integers are range-checked witho
   CHECK_THROWS_AS(rd.required(json::object(), "k", ""), InputError);
   CHECK_THROWS_WITH(rd.find(json(1), "k", "/top"), Catch::Contains("/top: expected an object"));
 }
+
+TEST_CASE("report_from_json: the words and addresses of a result are read once, into their types",
+          "[report_from_json]") {
+  const auto r = report::report_from_json(sample(), "r.json");
+  const auto& fault = r.results[2];
+  CHECK(fault.kernel == cases::Family::fault);
+  CHECK(fault.error->error_class == taxonomy::ErrorClass::memory_fault);
+  CHECK(fault.error->source == taxonomy::ErrorSource::runtime);
+  CHECK(fault.child->ending == report::ChildEnding::result);
+  REQUIRE(fault.buffers.size() == 1);
+  REQUIRE(fault.buffers[0].range);
+  CHECK(fault.buffers[0].range->begin == 0x7f0000000000ULL);
+  CHECK(fault.buffers[0].range->end == 0x7f0000001000ULL);
+  CHECK(fault.buffers[0].allocator == profiles::Allocator::fence_back);
+  CHECK(fault.launch_log.at(0).grid == std::array<std::uint64_t, 3>{16, 1, 1});
+  CHECK(fault.xid.at(0).pid == 4242);
+  CHECK(r.results[7].device.is_host());
+  CHECK(r.results[0].device == report::Device::gpu("GPU-8d2c3b1a-55e6-4f70-9a1b-2c3d4e5f6a7b"));
+  CHECK(fault.details.int_or("first_bad_index", 0) == 4096);
+
+  auto doc = sample();
+  doc["results"][2]["buffers"][0]["range"] = "7f00-7f10";
+  CHECK_THAT(rejection(doc), Catch::Contains("/results/2/buffers/0/range: expected \"0x<start>-0x<end>\""));
+  doc = sample();
+  doc["results"][2]["error"]["class"] = "segfault";
+  CHECK_THAT(rejection(doc), Catch::Contains("/results/2/error/class: unknown error class 'segfault'"));
+  doc = sample();
+  doc["results"][2]["child"]["ending"] = "exploded";
+  CHECK_THAT(rejection(doc), Catch::Contains("/results/2/child/ending: unknown ending 'exploded'"));
+  doc = sample();
+  doc["results"][2]["kernel"] = "warp_drive";
+  CHECK_THAT(rejection(doc), Catch::Contains("/results/2/kernel: unknown kernel 'warp_drive'"));
+  doc = sample();
+  doc["results"][2]["launch_log"][0]["grid"] = json::array({16, 1});
+  CHECK_THAT(rejection(doc), Catch::Contains("/results/2/launch_log/0/grid: expected 3 numbers, got 2"));
+}
+
+TEST_CASE("report values: typed members keep their order, kinds and numbers", "[report_from_json]") {
+  const json j = json::parse(R"({"b": 1, "a": -2, "u": 18446744073709551615, "d": 0.1, "s": "x",
+                                 "l": [true, null, {"k": [1, 2]}], "o": {}})");
+  const auto f = report::fields_from_json(j);
+  CHECK(report::to_json(f).dump() == j.dump());
+  CHECK(f.items().front().name == "b");
+  CHECK(f.find("u")->kind() == report::Value::Kind::unsigned_integer);
+  CHECK(f.find("a")->as_int() == -2);
+  CHECK(f.find("d")->kind() == report::Value::Kind::number);
+  CHECK(f.fields_of("o") != nullptr);
+  auto g = f;
+  g.set("b", "now a string");
+  CHECK(g.items().front().name == "b");
+  CHECK(g.string_or("b", "") == "now a string");
+  g.erase("b");
+  CHECK_FALSE(g.contains("b"));
+}

@@ -55,7 +55,7 @@ TEST_CASE("device: CuPy illegal address and misaligned address, runtime then dri
   CHECK(f->framework == Framework::cupy);
   CHECK(f->code == 700);
   CHECK(f->name == "cudaErrorIllegalAddress");
-  CHECK(f->error_class == "memory_fault");
+  CHECK(f->error_class == cudadiag::taxonomy::ErrorClass::memory_fault);
   CHECK(f->line_number == 8);
   // cuModuleUnload at exit reports the same error by its driver name.
   bool driver = false;
@@ -67,7 +67,7 @@ TEST_CASE("device: CuPy illegal address and misaligned address, runtime then dri
   REQUIRE(f);
   CHECK(f->framework == Framework::cupy);
   CHECK(f->code == 716);
-  CHECK(f->error_class == "misaligned");
+  CHECK(f->error_class == cudadiag::taxonomy::ErrorClass::misaligned);
 }
 
 TEST_CASE("device: Triton kernels under PyTorch, with and without CUDA_LAUNCH_BLOCKING", "[device_captures]") {
@@ -93,7 +93,7 @@ TEST_CASE("device: Triton kernels under PyTorch, with and without CUDA_LAUNCH_BL
   f = s.first_cuda();
   REQUIRE(f);
   CHECK(f->code == 716);
-  CHECK(f->error_class == "misaligned");
+  CHECK(f->error_class == cudadiag::taxonomy::ErrorClass::misaligned);
 }
 
 TEST_CASE("device: device-side asserts of PyTorch kernels and of a Triton kernel", "[device_captures]") {
@@ -117,7 +117,7 @@ TEST_CASE("device: device-side asserts of PyTorch kernels and of a Triton kernel
     REQUIRE(f);
     CHECK(f->kind == FindingKind::device_assert);
     CHECK(f->code == 710);
-    CHECK(f->error_class == "device_assert");
+    CHECK(f->error_class == cudadiag::taxonomy::ErrorClass::device_assert);
     REQUIRE(f->assertion);
     CHECK_THAT(f->assertion->file, Catch::EndsWith(c.file_end));
     CHECK(f->assertion->line == c.line);
@@ -139,7 +139,7 @@ TEST_CASE("device: PyTorch out of memory", "[device_captures]") {
   REQUIRE(f);
   CHECK(f->framework == Framework::pytorch);
   CHECK(f->code == 2);
-  CHECK(f->error_class == "out_of_memory");
+  CHECK(f->error_class == cudadiag::taxonomy::ErrorClass::out_of_memory);
 }
 
 TEST_CASE("device: JAX under the platform allocator, a Pallas read far out of bounds", "[device_captures]") {

@@ -40,7 +40,7 @@ TEST_CASE("PyTorch AcceleratorError with its hints (real)") {
   CHECK(f->kind == FindingKind::cuda_error);
   CHECK(f->code == 700);
   CHECK(f->name == "cudaErrorIllegalAddress");
-  CHECK(f->error_class == "memory_fault");
+  CHECK(f->error_class == cudadiag::taxonomy::ErrorClass::memory_fault);
   CHECK(f->framework == Framework::pytorch);
   CHECK(f->stream == Stream::err);
   CHECK(f->line_number == 11);
@@ -61,7 +61,7 @@ TEST_CASE("index_select device asserts (real): file, line, kernel, block, thread
   CHECK(f.kind == FindingKind::device_assert);
   CHECK(f.code == 710);
   CHECK(f.name == "cudaErrorAssert");
-  CHECK(f.error_class == "device_assert");
+  CHECK(f.error_class == cudadiag::taxonomy::ErrorClass::device_assert);
   CHECK(f.framework == Framework::pytorch);
   REQUIRE(f.assertion);
   CHECK(f.assertion->expression == "srcIndex < srcSelectDimSize");
@@ -135,7 +135,7 @@ TEST_CASE("misaligned address then an abort from c10::Error (real)") {
   REQUIRE(s.findings.size() == 3);
   CHECK(s.findings[0].code == 716);
   CHECK(s.findings[0].name == "cudaErrorMisalignedAddress");
-  CHECK(s.findings[0].error_class == "misaligned");
+  CHECK(s.findings[0].error_class == cudadiag::taxonomy::ErrorClass::misaligned);
   CHECK(s.findings[1].kind == FindingKind::signal);
   CHECK(s.findings[1].signal_name == "SIGABRT");
   CHECK(s.findings[1].framework == Framework::pytorch);  // c10::Error
@@ -148,7 +148,7 @@ TEST_CASE("unspecified launch failure (real)") {
   const auto* f = s.first_cuda();
   REQUIRE(f);
   CHECK(f->code == 719);
-  CHECK(f->error_class == "launch_failure");
+  CHECK(f->error_class == cudadiag::taxonomy::ErrorClass::launch_failure);
   CHECK(f->line_number == 6);
 }
 
@@ -156,7 +156,7 @@ TEST_CASE("PyTorch out of memory (real)") {
   const auto s = scan_err(program_data("pytorch_oom.txt"));
   REQUIRE(s.findings.size() == 1);
   CHECK(s.findings[0].code == 2);
-  CHECK(s.findings[0].error_class == "out_of_memory");
+  CHECK(s.findings[0].error_class == cudadiag::taxonomy::ErrorClass::out_of_memory);
   CHECK(s.findings[0].framework == Framework::pytorch);
 }
 
@@ -212,7 +212,7 @@ TEST_CASE("compute-sanitizer text (real): access records and their details") {
   CHECK(f.kind == FindingKind::sanitizer);
   CHECK(f.framework == Framework::compute_sanitizer);
   CHECK(f.name == "Invalid __global__ write of size 1 bytes");
-  CHECK(f.error_class == "memory_fault");
+  CHECK(f.error_class == cudadiag::taxonomy::ErrorClass::memory_fault);
   REQUIRE(f.access);
   CHECK(f.access->direction == "write");
   CHECK(f.access->size == 1);
@@ -320,7 +320,7 @@ TEST_CASE("names, numbers and generic messages") {
   REQUIRE(s.findings.size() == 1);
   CHECK_FALSE(s.findings[0].code);
   CHECK(s.findings[0].name == "cudaErrorFooBarBaz");
-  CHECK(s.findings[0].error_class == "unknown");
+  CHECK(s.findings[0].error_class == cudadiag::taxonomy::ErrorClass::unknown);
   // Generic texts need a CUDA context on the line.
   CHECK(scan_err("error: invalid argument '--foo'\nout of memory? no\nmisaligned address in struct\n").findings.empty());
   CHECK(scan_err("CUDA error: invalid argument\n").findings.at(0).code == 1);

@@ -23,7 +23,7 @@ TEST_CASE("a CUDA error in the output wins over how the process ended") {
   CHECK(j.outcome == RunOutcome::cuda_error);
   REQUIRE(j.error);
   CHECK(j.error->code == 700);
-  CHECK(j.error->source == "output");
+  CHECK(j.error->source == EvidenceSource::output);
   CHECK(j.error->framework == Framework::pytorch);
   CHECK(j.reason == "cudaErrorIllegalAddress (memory_fault) in its output, stderr line 1 (pytorch), exited with 1");
   CHECK(j.failed());
@@ -106,9 +106,9 @@ TEST_CASE("Xid lines of the pid are evidence even when the program says nothing"
   auto j = judge_run(o);
   CHECK(j.outcome == RunOutcome::cuda_error);
   REQUIRE(j.error);
-  CHECK(j.error->source == "xid");
+  CHECK(j.error->source == EvidenceSource::xid);
   CHECK(j.error->name == "Xid 31");
-  CHECK(j.error->error_class == "memory_fault");
+  CHECK(j.error->error_class == cudadiag::taxonomy::ErrorClass::memory_fault);
   REQUIRE(j.mmu_fault);
   CHECK(j.mmu_fault->address == 0x7f3c1f600000ULL);
   CHECK(j.mmu_fault->access == cudadiag::host::MmuAccess::read);
@@ -218,7 +218,7 @@ TEST_CASE("sanitizer rung: memcheck's report is evidence, its text adds distance
   CHECK(j.outcome == RunOutcome::cuda_error);
   REQUIRE(j.error);
   // The text scan sees the record first; memcheck's parsed report keeps the distance.
-  CHECK(j.error->source == "output");
+  CHECK(j.error->source == EvidenceSource::output);
   REQUIRE(j.sanitizer);
   REQUIRE(j.sanitizer->findings[0].nearest);
   CHECK(j.sanitizer->findings[0].nearest->distance_bytes == 1);
@@ -228,8 +228,8 @@ TEST_CASE("sanitizer rung: memcheck's report is evidence, its text adds distance
   o.sanitizer = r;
   j = judge_run(o);
   CHECK(j.outcome == RunOutcome::cuda_error);
-  CHECK(j.error->source == "sanitizer");
-  CHECK(j.error->error_class == "memory_fault");
+  CHECK(j.error->source == EvidenceSource::sanitizer);
+  CHECK(j.error->error_class == cudadiag::taxonomy::ErrorClass::memory_fault);
   CHECK(j.error->kernel == "oob_write");
 
   // A clean report.

@@ -263,7 +263,7 @@ TEST_CASE("a driver that does not match the runtime is CUDA that cannot start, a
                     "(cudaErrorUnsupportedPtxVersion)\n";
   const auto j = judged(exited(Rung::native, 1, ptx));
   REQUIRE(j.error);
-  CHECK(j.error->error_class == "driver_mismatch");
+  CHECK(j.error->error_class == cudadiag::taxonomy::ErrorClass::driver_mismatch);
   const auto v = decide_run_verdict({j}, {});
   CHECK(v.kind == VerdictKind::inconclusive);
   CHECK(v.cuda_could_not_start);

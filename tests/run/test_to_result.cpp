@@ -32,15 +32,15 @@ TEST_CASE("a fence fault as a report result") {
   const auto j = judge_run(o);
   const auto r = to_result(o, j);
   CHECK(r.case_id == "program.fence");
-  CHECK(r.kernel == "program");
+  CHECK(r.kernel == cudadiag::cases::Family::program);
   CHECK(r.profile == "fence");
-  CHECK(r.params == json{{"command", {"python3", "train.py"}}, {"rung", "fence"}, {"repeat", 2}});
+  CHECK(cudadiag::report::to_json(r.params) == json{{"command", {"python3", "train.py"}}, {"rung", "fence"}, {"repeat", 2}});
   CHECK(r.allocator == profiles::Allocator::fence_back);
   CHECK(r.outcome == report::Outcome::cuda_error);
   REQUIRE(r.error);
   CHECK(r.error->code == 700);
   CHECK(r.error->name == "cudaErrorIllegalAddress");
-  CHECK(r.error->error_class == "memory_fault");
+  CHECK(r.error->error_class == cudadiag::taxonomy::ErrorClass::memory_fault);
   CHECK(r.error->sticky);
   CHECK(r.error->surfaced_at == "program");
   CHECK(r.error->last_kernel == "index_select_kernel");
@@ -53,7 +53,7 @@ TEST_CASE("a fence fault as a report result") {
   CHECK(r.faulting_buffer->name == "allocation #7");
   CHECK(r.faulting_buffer->direction == "end_overrun");
   CHECK(r.launch_log.size() == 2);
-  const auto& d = r.details;
+  const auto d = cudadiag::report::to_json(r.details);
   CHECK(d["run_outcome"] == "cuda_error");
   CHECK(d["fence"]["effective"] == true);
   CHECK(d["fence"]["summary"]["fenced"] == 2);
@@ -86,7 +86,7 @@ TEST_CASE("every outcome maps onto the report vocabulary and validates") {
     INFO(i);
     const auto r = to_result(obs[i], judge_run(obs[i]));
     CHECK(cudadiag::report::to_string(r.outcome) == expected[i]);
-    CHECK(r.details["run_outcome"] == run_outcomes[i]);
+    CHECK(r.details.string_or("run_outcome", "") == run_outcomes[i]);
     CHECK_FALSE(r.reason.empty());
     CHECK(schema_errors(r) == std::vector<std::string>{});
   }

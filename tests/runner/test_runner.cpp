@@ -264,7 +264,8 @@ TEST_CASE("runner: a child's excerpts are valid UTF-8 in the report", "[runner]"
   o.out.head = std::string("ok \xff\xfe bytes\n");
   o.out.total_bytes = o.out.head.size();
   const auto info = cudadiag::runner::child_info(o);
-  CHECK(info.ending == "exit");
+  CHECK(info.ending == cudadiag::runner::Ending::exit_code);
+  CHECK(cudadiag::report::to_json(info)["ending"] == "exit");
   CHECK(info.exit_code == 1);
   CHECK(info.stdout_excerpt.text.find('\xff') == std::string::npos);
   CHECK(info.stdout_excerpt.text.rfind("ok ", 0) == 0);

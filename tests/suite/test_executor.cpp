@@ -38,12 +38,12 @@ suite::ChildSettings fake_options() {
   o.deadline = 5000ms;
   o.grace = 300ms;
   o.profile = "test-profile";
-  o.device = "GPU-fake";
+  o.device = report::Device::gpu("GPU-fake");
   o.device_index = 2;
   return o;
 }
 
-int pid_of(const report::Result& r) { return r.details.value("pid", -1); }
+int pid_of(const report::Result& r) { return static_cast<int>(r.details.int_or("pid", -1)); }
 
 std::vector<report::Result> run_batch(const std::vector<runner::CaseSpec>& batch, const suite::ChildSettings& opts,
                                     const std::string& self = FAKE_CHILD) {
@@ -111,15 +111,15 @@ TEST_CASE("executor: an ok batch runs in one child", "[executor]") {
     const auto& r = results[i];
     CHECK(r.case_id == batch[i].case_id);
     CHECK(r.outcome == report::Outcome::ok);
-    CHECK(r.kernel == "fault");
+    CHECK(r.kernel == cases::Family::fault);
     CHECK(r.allocator == profiles::Allocator::direct);
     CHECK(r.profile == "test-profile");
-    CHECK(r.device == "GPU-fake");
+    CHECK(r.device == report::Device::gpu("GPU-fake"));
     CHECK(r.device_index == 2);
-    CHECK(r.params == batch[i].params);
+    CHECK(report::to_json(r.params) == batch[i].params);
     CHECK(r.duration_ms == Approx(0.5));
     REQUIRE(r.child.has_value());
-    CHECK(r.child->ending == "result");
+    CHECK(r.child->ending == runner::Ending::result);
     CHECK(r.child->exit_code == 0);
     CHECK(r.child->stdout_excerpt.text.find("running case 2 (ok)") != std::string::npos);
   }
@@ -136,7 +136,7 @@ TEST_CASE("executor: a sticky error re-runs the rest in a fresh child", "[execut
   CHECK(results[1].error->code == 700);
   CHECK(results[1].error->api_call == "cudaDeviceSynchronize");
   CHECK(results[1].error->sticky);             // from the taxonomy via annotate_error
-  CHECK_FALSE(results[1].error->error_class.empty());
+  CHECK(results[1].error->error_class != taxonomy::ErrorClass::unknown);
   CHECK(results[2].outcome == report::Outcome::ok);
   CHECK(results[3].outcome == report::Outcome::ok);
   CHECK(results[1].child->pid == results[0].child->pid);
@@ -151,10 +151,10 @@ TEST_CASE("executor: a crash mid-batch is crashed and the rest re-run", "[execut
   CHECK(results[1].outcome == report::Outcome::crashed);
   CHECK(results[1].reason.find("SIGSEGV") != std::string::npos);
   REQUIRE(results[1].child.has_value());
-  CHECK(results[1].child->ending == "signal");
+  CHECK(results[1].child->ending == runner::Ending::signal);
   CHECK(results[1].child->signal_name == "SIGSEGV");
   CHECK(results[2].outcome == report::Outcome::ok);
-  CHECK(results[2].child->ending == "result");
+  CHECK(results[2].child->ending == runner::Ending::result);
   CHECK(pid_of(results[2]) != pid_of(results[0]));
 }
 
@@ -167,7 +167,7 @@ TEST_CASE("executor: a hang times out at the deadline", "[executor]") {
   REQUIRE(results.size() == 3);
   CHECK(results[0].outcome == report::Outcome::ok);
   CHECK(results[1].outcome == report::Outcome::timeout);
-  CHECK(results[1].child->ending == "timeout");
+  CHECK(results[1].child->ending == runner::Ending::timeout);
   CHECK(results[2].outcome == report::Outcome::ok);
 }
 
@@ -269,7 +269,7 @@ TEST_CASE("executor: a missing executable skips every case once", "[executor]") 
   for (const auto& r : results) {
     CHECK(r.outcome == report::Outcome::skipped);
     CHECK(r.reason.find("could not be started") != std::string::npos);
-    CHECK(r.child->ending == "spawn_failed");
+    CHECK(r.child->ending == runner::Ending::spawn_failed);
   }
 }
 

@@ -85,7 +85,7 @@ TEST_CASE("run_plan: batches run in children, results judged in plan order", "[r
   CHECK(out.results[0].case_id == "good-a");
   CHECK(out.results[0].outcome == report::Outcome::ok);
   CHECK(out.results[0].expectation_met == true);
-  CHECK(out.results[0].device == "GPU-fake-0");
+  CHECK(out.results[0].device == report::Device::gpu("GPU-fake-0"));
   CHECK(out.results[2].case_id == "bad-caught");
   CHECK(out.results[2].expectation_met == true);
   CHECK(out.results[3].expectation_met == false);
@@ -205,19 +205,22 @@ TEST_CASE("run_plan: sanitizer children run under memcheck with the shared paddi
 
 TEST_CASE("run_plan: sanitizer XML is parsed into the result", "[run_plan]") {
   report::Result r;
-  r.buffers = report::json::array({report::json{{"name", "out"}, {"range", "0x7f5190800000-0x7f5190800fa0"}, {"bytes", 4000}}});
+  r.buffers = {report::BufferRecord{"out", 4000, report::AddressRange{0x7f5190800000, 0x7f5190800fa0}, {}, {}}};
   attach_sanitizer(r, std::string(CUDADIAG_TEST_DATA) + "/sanitizer/real_h200_memcheck_oob_write.xml");
-  REQUIRE(r.sanitizer.is_object());
-  CHECK(r.sanitizer["errors"] == 2);
-  CHECK(r.sanitizer["findings"][0]["nearest_allocation"]["buffer"] == "out");
-  CHECK(r.sanitizer["findings"][0]["nearest_allocation"]["distance_bytes"] == 1);
+  REQUIRE(r.sanitizer);
+  const auto san = report::to_json(*r.sanitizer);
+  CHECK(san["errors"] == 2);
+  CHECK(san["findings"][0]["nearest_allocation"]["buffer"] == "out");
+  CHECK(san["findings"][0]["nearest_allocation"]["distance_bytes"] == 1);
 
   report::Result t;
   attach_sanitizer(t, std::string(CUDADIAG_TEST_DATA) + "/sanitizer/synthetic_truncated.xml");
-  CHECK_THAT(t.sanitizer["error"].get<std::string>(), Catch::Contains("unreadable XML") && Catch::Contains("line"));
+  REQUIRE(t.sanitizer);
+  CHECK_THAT(t.sanitizer->error, Catch::Contains("unreadable XML") && Catch::Contains("line"));
   report::Result m;
   attach_sanitizer(m, "/nonexistent/x.xml");
-  CHECK_THAT(m.sanitizer["error"].get<std::string>(), Catch::Contains("no XML"));
+  REQUIRE(m.sanitizer);
+  CHECK_THAT(m.sanitizer->error, Catch::Contains("no XML"));
 }
 
 TEST_CASE("run_plan: under the sanitizer profile an overrun memcheck reports is judged caught", "[run_plan]") {
@@ -236,7 +239,7 @@ TEST_CASE("run_plan: under the sanitizer profile an overrun memcheck reports is 
     report::ErrorInfo e;
     e.code = 719;
     e.name = "cudaErrorLaunchFailure";
-    e.error_class = "launch_failure";
+    e.error_class = cudadiag::taxonomy::ErrorClass::launch_failure;
     e.sticky = true;
     r.error = e;
     attach_sanitizer(r, std::string(CUDADIAG_TEST_DATA) + "/sanitizer/real_h200_memcheck_oob_write.xml");
@@ -287,7 +290,7 @@ TEST_CASE("run_plan: with several GPUs one result per case per GPU, and the verd
   const auto out = run_plan(s, p, o);
   REQUIRE(out.results.size() == 4);
   std::map<std::string, int> per_device;
-  for (const auto& r : out.results) ++per_device[r.device];
+  for (const auto& r : out.results) ++per_device[r.device.uuid];
   CHECK(per_device == std::map<std::string, int>{{"GPU-fake-0", 2}, {"GPU-fake-1", 2}});
   CHECK(out.results[0].device_index == 0);
   CHECK(out.results[2].device_index == 1);

@@ -21,7 +21,7 @@ report::Report one(Outcome o, const std::string& expected, std::optional<bool> m
     r.error = report::ErrorInfo{};
     r.error->code = 700;
     r.error->name = "cudaErrorIllegalAddress";
-    r.error->error_class = "memory_fault";
+    r.error->error_class = cudadiag::taxonomy::ErrorClass::memory_fault;
     r.error->surfaced_at = "synchronize";
   }
   rep.results.push_back(r);
@@ -45,7 +45,7 @@ TEST_CASE("fault and index-select verdicts: no GPU", "[single_case]") {
   auto rep = one(Outcome::cuda_error, "ok", std::nullopt);
   rep.results[0].error->code = 35;
   rep.results[0].error->name = "cudaErrorInsufficientDriver";
-  rep.results[0].error->error_class = "no_device";
+  rep.results[0].error->error_class = taxonomy::ErrorClass::no_device;
   rep.gpu = {false, "cudaErrorInsufficientDriver (35)"};
   CHECK(evidence::cuda_could_not_start(rep.results[0]));
   CHECK(suite::expectation_verdict(rep).status == VerdictStatus::no_gpu);
@@ -67,13 +67,13 @@ TEST_CASE("CUDA could not start: no device and a mismatched driver, nothing else
   report::Result r;
   r.outcome = Outcome::cuda_error;
   r.error = report::ErrorInfo{};
-  for (const char* cls : {"no_device", "driver_mismatch"}) {
+  for (const auto cls : {taxonomy::ErrorClass::no_device, taxonomy::ErrorClass::driver_mismatch}) {
     r.error->error_class = cls;
     CHECK(evidence::cuda_could_not_start(r));
   }
-  r.error->error_class = "memory_fault";
+  r.error->error_class = taxonomy::ErrorClass::memory_fault;
   CHECK_FALSE(evidence::cuda_could_not_start(r));
-  r.error->error_class = "no_device";
+  r.error->error_class = taxonomy::ErrorClass::no_device;
   r.outcome = Outcome::crashed;
   CHECK_FALSE(evidence::cuda_could_not_start(r));
   // The exit code: 3 from the one rule, an interruption first.

@@ -13,13 +13,13 @@ report::Result judged(const std::string& id, const std::string& outcome, const s
   report::Result r;
   r.case_id = id;
   r.profile = profile;
-  r.device = "GPU-aaa";
+  r.device = report::Device::gpu("GPU-aaa");
   r.outcome = *report::parse_outcome(outcome);
   if (outcome == "cuda_error") {
     r.error = report::ErrorInfo{};
     r.error->code = 700;
     r.error->name = "cudaErrorIllegalAddress";
-    r.error->error_class = "memory_fault";
+    r.error->error_class = cudadiag::taxonomy::ErrorClass::memory_fault;
   }
   cases::judge(r, cases::Expectation::parse(expected));
   return r;

@@ -33,8 +33,8 @@ TEST_CASE("xid: lines naming a failed child's pid are attached to it", "[xid]") 
   const size_t n = suite::attach_xid(results, events, {0, 0, ~0ULL / 4}, {});
   CHECK(n == 1);
   REQUIRE(results[0].xid.size() == 1);
-  CHECK(results[0].xid[0]["xid"] == 31);
-  CHECK(results[0].xid[0]["pid"] == 470);
+  CHECK(results[0].xid[0].xid == 31);
+  CHECK(results[0].xid[0].pid == 470);
   CHECK(results[1].xid.empty());  // pid 464 has an Xid, but its case passed
   CHECK(results[2].xid.empty());  // no line names pid 999999
 }
@@ -46,7 +46,7 @@ TEST_CASE("xid: a line without a pid is attributed by time window", "[xid]") {
   e.message = "GPU has fallen off the bus.";
   std::vector<report::Result> in_window = {with_child("crashed", 4242)};
   CHECK(suite::attach_xid(in_window, {e}, {0, 49'000'000, 51'000'000}, {}) == 1);
-  CHECK(in_window[0].xid[0]["xid"] == 79);
+  CHECK(in_window[0].xid[0].xid == 79);
 
   std::vector<report::Result> long_before = {with_child("crashed", 4242)};
   CHECK(suite::attach_xid(long_before, {e}, {0, 10'000'000, 11'000'000}, {}) == 0);
@@ -59,10 +59,10 @@ std::vector<host::XidEvent> repro_run_events() {
   REQUIRE(in.good());
   return host::parse_xid_text(std::string(std::istreambuf_iterator<char>(in), {}));
 }
-size_t count_pid(const report::json& xid, int pid) {
+size_t count_pid(const std::vector<report::XidLine>& xid, int pid) {
   size_t n = 0;
   for (const auto& x : xid)
-    if (x["pid"] == pid) ++n;
+    if (x.pid == pid) ++n;
   return n;
 }
 }  // namespace

@@ -15,8 +15,8 @@ TEST_CASE("every code that matters to triage is in the table with a known class"
     INFO("code " << code);
     const auto* e = tx::find_runtime(code);
     REQUIRE(e != nullptr);
-    CHECK(tx::is_known_class(e->error_class));
-    CHECK((e->error_class == "unknown") == (code == 999));  // only the catch-all is unknown
+    CHECK(tx::is_known_class(tx::to_string(e->error_class)));
+    CHECK((e->error_class == cudadiag::taxonomy::ErrorClass::unknown) == (code == 999));  // only the catch-all is unknown
     CHECK_FALSE(e->meaning.empty());
     CHECK_FALSE(e->next_step.empty());
   }
@@ -26,7 +26,7 @@ TEST_CASE("every entry is complete and uses the class vocabulary") {
   for (const auto& e : tx::all()) {
     INFO(e.name);
     CHECK(e.name.rfind("cudaError", 0) == 0);
-    CHECK(tx::is_known_class(e.error_class));
+    CHECK(tx::is_known_class(tx::to_string(e.error_class)));
     CHECK_FALSE(e.meaning.empty());
     CHECK_FALSE(e.next_step.empty());
     if (e.driver_code >= 0) CHECK(e.driver_name.rfind("CUDA_ERROR_", 0) == 0);
@@ -53,28 +53,28 @@ TEST_CASE("lookups by runtime code, driver code and both names agree") {
   CHECK(tx::find_driver(700) == by_runtime);
   CHECK(tx::find_by_name("cudaErrorIllegalAddress") == by_runtime);
   CHECK(tx::find_by_name("CUDA_ERROR_ILLEGAL_ADDRESS") == by_runtime);
-  CHECK(tx::find(700, "driver") == by_runtime);
-  CHECK(tx::find(700, "runtime") == by_runtime);
+  CHECK(tx::find(700, tx::ErrorSource::driver) == by_runtime);
+  CHECK(tx::find(700, tx::ErrorSource::runtime) == by_runtime);
 
   // Same number, different names in the two APIs.
   const auto* oom = tx::find_driver(2);
   REQUIRE(oom != nullptr);
   CHECK(oom->name == "cudaErrorMemoryAllocation");
   CHECK(oom->driver_name == "CUDA_ERROR_OUT_OF_MEMORY");
-  CHECK(oom->error_class == "out_of_memory");
+  CHECK(oom->error_class == cudadiag::taxonomy::ErrorClass::out_of_memory);
   CHECK(tx::find_by_name("CUDA_ERROR_LAUNCH_FAILED") == tx::find_runtime(719));
   CHECK(tx::find_by_name("CUDA_ERROR_NO_BINARY_FOR_GPU") == tx::find_runtime(209));
 }
 
 TEST_CASE("runtime-only errors are not found by driver code") {
   REQUIRE(tx::find_runtime(9) != nullptr);
-  CHECK(tx::find_runtime(9)->error_class == "launch_config");
+  CHECK(tx::find_runtime(9)->error_class == cudadiag::taxonomy::ErrorClass::launch_config);
   CHECK(tx::find_driver(9) == nullptr);
   REQUIRE(tx::find_runtime(35) != nullptr);
   CHECK(tx::find_driver(35) == nullptr);
   CHECK(tx::find_driver(-1) == nullptr);
-  CHECK(tx::find(98, "driver") == nullptr);
-  CHECK(tx::find(98, "runtime")->error_class == "no_kernel_image");
+  CHECK(tx::find(98, tx::ErrorSource::driver) == nullptr);
+  CHECK(tx::find(98, tx::ErrorSource::runtime)->error_class == cudadiag::taxonomy::ErrorClass::no_kernel_image);
 }
 
 TEST_CASE("unknown codes and names are not found") {
@@ -98,19 +98,19 @@ TEST_CASE("sticky flags: device exceptions corrupt the context, API errors do no
 }
 
 TEST_CASE("key classes") {
-  CHECK(tx::find_runtime(700)->error_class == "memory_fault");
-  CHECK(tx::find_runtime(716)->error_class == "misaligned");
-  CHECK(tx::find_runtime(710)->error_class == "device_assert");
-  CHECK(tx::find_runtime(715)->error_class == "illegal_instruction");
-  CHECK(tx::find_runtime(719)->error_class == "launch_failure");
-  CHECK(tx::find_runtime(701)->error_class == "out_of_resources");
-  CHECK(tx::find_runtime(100)->error_class == "no_device");
-  CHECK(tx::find_runtime(35)->error_class == "no_device");
-  CHECK(tx::find_runtime(222)->error_class == "driver_mismatch");
-  CHECK(tx::find_runtime(209)->error_class == "no_kernel_image");
-  CHECK(tx::find_runtime(1)->error_class == "invalid_value");
-  CHECK(tx::find_runtime(214)->error_class == "hardware");
-  CHECK(tx::find_runtime(999)->error_class == "unknown");
+  CHECK(tx::find_runtime(700)->error_class == cudadiag::taxonomy::ErrorClass::memory_fault);
+  CHECK(tx::find_runtime(716)->error_class == cudadiag::taxonomy::ErrorClass::misaligned);
+  CHECK(tx::find_runtime(710)->error_class == cudadiag::taxonomy::ErrorClass::device_assert);
+  CHECK(tx::find_runtime(715)->error_class == cudadiag::taxonomy::ErrorClass::illegal_instruction);
+  CHECK(tx::find_runtime(719)->error_class == cudadiag::taxonomy::ErrorClass::launch_failure);
+  CHECK(tx::find_runtime(701)->error_class == cudadiag::taxonomy::ErrorClass::out_of_resources);
+  CHECK(tx::find_runtime(100)->error_class == cudadiag::taxonomy::ErrorClass::no_device);
+  CHECK(tx::find_runtime(35)->error_class == cudadiag::taxonomy::ErrorClass::no_device);
+  CHECK(tx::find_runtime(222)->error_class == cudadiag::taxonomy::ErrorClass::driver_mismatch);
+  CHECK(tx::find_runtime(209)->error_class == cudadiag::taxonomy::ErrorClass::no_kernel_image);
+  CHECK(tx::find_runtime(1)->error_class == cudadiag::taxonomy::ErrorClass::invalid_value);
+  CHECK(tx::find_runtime(214)->error_class == cudadiag::taxonomy::ErrorClass::hardware);
+  CHECK(tx::find_runtime(999)->error_class == cudadiag::taxonomy::ErrorClass::unknown);
 }
 
 TEST_CASE("no-GPU codes are told apart from other errors") {

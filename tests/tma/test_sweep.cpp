@@ -22,7 +22,7 @@ Descriptor seed_base() {
 
 TEST_CASE("sweep axes parse ranges, lists and names", "[tma][sweep]") {
   const auto a = parse_sweep_axis("seq-len=0..3,8");
-  CHECK(a.name == "seq-len");
+  CHECK(a.name == cudadiag::tma::SweepParam::seq_len);
   CHECK(a.values == std::vector<std::string>{"0", "1", "2", "3", "8"});
   CHECK(parse_sweep_axis("dtype=bf16,half").values == std::vector<std::string>{"bf16", "fp16"});
   CHECK_THROWS_AS(parse_sweep_axis("seq-len"), cudadiag::UsageError);
