@@ -5,6 +5,8 @@
 //
 // Exit codes: 0 clean; 1 exposed, flaky, inconclusive, or interrupted; 2 bad input, or a
 // command that cannot be found or started; 3 CUDA could not start in the program.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
@@ -73,11 +75,16 @@ run::SessionOptions session_options(const RunCliOptions& o, const std::string& w
   run.command = o.command;
   run.command.front() = found.path;
 
-  run.interposer_path = run::interposer_next_to(invocation().self_exe);
-  if (run::probe_file(run.interposer_path) == run::FileKind::missing) {
-    run.interposer_missing_reason = run.interposer_path + " does not exist (it is built next to the cudadiag binary)";
-    run.interposer_path.clear();
-  }
+  const auto candidates = run::interposer_candidates(invocation().self_exe);
+  for (const auto& c : candidates)
+    if (run::probe_file(c) != run::FileKind::missing) {
+      run.interposer_path = c;
+      break;
+    }
+  if (run.interposer_path.empty())
+    run.interposer_missing_reason = fmt::format(
+        "neither {} nor {} exists (it is built next to the cudadiag binary and installed in lib/cudadiag/)",
+        candidates[0], candidates[1]);
   return s;
 }
 

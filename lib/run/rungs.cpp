@@ -199,10 +199,11 @@ void check_run_options(const RunOptions& opts) {
   if (opts.work_dir.empty()) throw UsageError("run: no work directory for the rings and sanitizer files");
 }
 
-std::string interposer_next_to(std::string_view executable_path) {
+std::vector<std::string> interposer_candidates(std::string_view executable_path) {
   const auto slash = executable_path.rfind('/');
   const std::string dir = slash == std::string_view::npos ? "." : std::string(executable_path.substr(0, slash));
-  return (dir.empty() ? std::string("/") : dir + "/") + std::string(kInterposerFile);
+  const std::string prefix = dir.empty() ? std::string("/") : dir + "/";
+  return {prefix + std::string(kInterposerFile), prefix + "../lib/cudadiag/" + std::string(kInterposerFile)};
 }
 
 std::string compose_ld_preload(std::string_view ours, const std::optional<std::string>& user) {

@@ -90,8 +90,10 @@ struct RunOptions {
 // not a power of two in 1..4096, no rungs, an empty work_dir.
 void check_run_options(const RunOptions& opts);
 
-// Where the interposer is looked for: next to the cudadiag executable.
-std::string interposer_next_to(std::string_view executable_path);
+// Where the interposer is looked for, in order: next to the cudadiag executable (the
+// build tree), then ../lib/cudadiag/ from it (an installed prefix: bin/cudadiag beside
+// lib/cudadiag/libcudadiag_fence.so).
+std::vector<std::string> interposer_candidates(std::string_view executable_path);
 
 // Ours first, then the user's entries (ours removed from them if already there).
 // ld.so accepts ':' and ' ' as separators; the result uses ':'.

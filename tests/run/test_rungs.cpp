@@ -199,10 +199,12 @@ TEST_CASE("LD_PRELOAD: ours first, the user's kept, no duplicate") {
   CHECK_FALSE(unsets(plan_of(plans, Rung::native).runs[0], "LD_PRELOAD"));
 }
 
-TEST_CASE("the interposer is looked for next to the binary") {
-  CHECK(interposer_next_to("/opt/cudadiag/bin/cudadiag") == "/opt/cudadiag/bin/libcudadiag_fence.so");
-  CHECK(interposer_next_to("cudadiag") == "./libcudadiag_fence.so");
-  CHECK(interposer_next_to("/cudadiag") == "/libcudadiag_fence.so");
+TEST_CASE("the interposer is looked for next to the binary, then in an installed prefix's lib/cudadiag") {
+  using V = std::vector<std::string>;
+  CHECK(interposer_candidates("/opt/cudadiag/bin/cudadiag") ==
+        V{"/opt/cudadiag/bin/libcudadiag_fence.so", "/opt/cudadiag/bin/../lib/cudadiag/libcudadiag_fence.so"});
+  CHECK(interposer_candidates("cudadiag") == V{"./libcudadiag_fence.so", "./../lib/cudadiag/libcudadiag_fence.so"});
+  CHECK(interposer_candidates("/cudadiag").front() == "/libcudadiag_fence.so");
 }
 
 TEST_CASE("option checks name the flag") {
