@@ -35,7 +35,8 @@ void add_common_options(CLI::App* cmd, CommonOptions& opts) {
   cmd->add_option("-o,--output", opts.output,
                   "Write the output to FILE instead of stdout (- is stdout): atomically, as a new file owned by you, "
                   "mode 0644 or tighter; another user's link or file in a shared directory, or a FIFO, is refused. "
-                  "Checked before any work starts");
+                  "Checked before any work starts")
+      ->type_name("FILE");
   cmd->add_flag("-q,--quiet", opts.quiet, "Only errors on stderr");
   cmd->add_flag("-v,--verbose", opts.verbose, "More detail on stderr (repeat for debug)");
   cmd->add_flag("--redact", opts.redact,

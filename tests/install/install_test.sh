@@ -4,7 +4,10 @@
 #      lib/cudadiag/libcudadiag_fence.so and the Slurm files;
 #   2. the installed binary finds the interposer in ../lib/cudadiag (run's report names it
 #      and never says it is missing), and writes a report that `compare` reads;
-#   3. the CPack archive and the .deb hold the same layout.
+#   3. the man page and the bash completion, made from the binary's options, are
+#      installed and work (subcommands, a subcommand's options, an option's choices;
+#      hidden commands never offered);
+#   4. the CPack archive and the .deb hold the same layout.
 #
 #   install_test.sh BUILD_DIR
 set -uo pipefail
@@ -21,7 +24,8 @@ PREFIX=$T/prefix
 cmake --install "$BUILD" --prefix "$PREFIX" >"$T/install.log" 2>&1 || fail "cmake --install: $(tail -3 "$T/install.log")"
 for f in bin/cudadiag bin/cudadiag-ring-dump lib/cudadiag/libcudadiag_fence.so \
          share/cudadiag/slurm/cudadiag-fleet.sbatch share/cudadiag/slurm/cudadiag-healthcheck \
-         share/cudadiag/slurm/nhc/cudadiag.nhc share/doc/cudadiag/README.md; do
+         share/cudadiag/slurm/nhc/cudadiag.nhc share/doc/cudadiag/README.md \
+         share/man/man1/cudadiag.1 share/bash-completion/completions/cudadiag; do
   [ -e "$PREFIX/$f" ] || fail "installed prefix lacks $f"
 done
 [ -x "$PREFIX/bin/cudadiag" ] || fail "bin/cudadiag is not executable"
@@ -38,6 +42,29 @@ fi
 grep -q "lib/cudadiag/libcudadiag_fence.so" "$T/run.json" || fail "run's report does not name the installed interposer"
 "$PREFIX/bin/cudadiag" compare "$T/run.json" "$T/run.json" >/dev/null 2>"$T/compare.err"
 [ $? -le 1 ] || fail "compare of the installed binary's report: $(tail -2 "$T/compare.err")"
+
+# The man page: every subcommand a section, options with their roff-escaped dashes.
+MAN=$PREFIX/share/man/man1/cudadiag.1
+for want in '^\.TH CUDADIAG 1' '^\.SS cudadiag repro' '^\.SS cudadiag run' '^\.SS cudadiag show' \
+            '^\.B \\-o, \\-\\-output FILE' '^\.SH EXIT STATUS'; do
+  grep -q "$want" "$MAN" || fail "man page lacks $want"
+done
+grep -q '^\.SS cudadiag docs\|^\.SS cudadiag run\-case' "$MAN" && fail "man page shows a hidden command"
+if command -v groff >/dev/null; then
+  warnings=$(groff -man -Tutf8 -ww -z "$MAN" 2>&1)
+  [ -z "$warnings" ] || fail "groff warns about the man page: $(head -3 <<<"$warnings")"
+fi
+
+# The completion, as bash runs it.
+complete_words() {  # WORD... : the COMPREPLY for the last word
+  bash -c '. "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _cudadiag; printf "%s\n" "${COMPREPLY[@]}"' \
+    _ "$PREFIX/share/bash-completion/completions/cudadiag" "$@"
+}
+complete_words cudadiag re | grep -qx repro || fail "completion: 'cudadiag re' does not offer repro"
+complete_words cudadiag "" | grep -qx docs && fail "completion offers the hidden docs command"
+complete_words cudadiag run --fen | grep -qx -- --fence-front || fail "completion: 'run --fen' does not offer --fence-front"
+[ "$(complete_words cudadiag repro --format "" | sort | tr '\n' ' ')" = "json md text " ] ||
+  fail "completion: 'repro --format' offers '$(complete_words cudadiag repro --format "" | tr '\n' ' ')'"
 
 # Packages.
 if command -v cpack >/dev/null; then
