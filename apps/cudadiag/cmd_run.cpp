@@ -12,6 +12,8 @@
 #include <memory>
 
 #include "cli_common.h"
+#include "coredump/arming.h"
+#include "coredump/disassembler.h"
 #include "commands.h"
 #include "fence/interposer_limits.h"
 #include "host/devices.h"
@@ -24,6 +26,7 @@
 #include "util/errors.h"
 #include "util/interrupt.h"
 #include "util/log.h"
+#include "util/safe_path.h"
 #include "util/scratch_dir.h"
 
 namespace cudadiag::app {
@@ -44,6 +47,8 @@ struct RunCliOptions {
   bool fence_front = false;
   long long quarantine_mb = -1;
   bool no_kernel_log = false;
+  std::string keep_dumps;
+  bool no_coredump = false;
 };
 
 run::SessionOptions session_options(const RunCliOptions& o, const std::string& work_dir) {
@@ -74,6 +79,26 @@ run::SessionOptions session_options(const RunCliOptions& o, const std::string& w
   if (!found.found()) throw UsageError("run: cannot run the command: " + found.error);
   run.command = o.command;
   run.command.front() = found.path;
+
+  // GPU core dumps: armed unless --no-coredump or the user set the driver's variables
+  // (inherited or --env): those are respected, never overwritten.
+  run.coredump = !o.no_coredump;
+  std::vector<std::string> names;
+  for (char** e = invocation().envp; e && *e; ++e) {
+    const std::string_view kv(*e);
+    names.emplace_back(kv.substr(0, kv.find('=')));
+  }
+  for (const auto& [name, value] : s.env) names.push_back(name);
+  run.user_coredump_vars = coredump::user_coredump_variables(names);
+  if (!o.keep_dumps.empty()) {
+    (void)open_directory(o.keep_dumps);  // UsageError naming it when it is no directory
+    s.keep_dumps = o.keep_dumps;
+  }
+  if (run.coredump && run.user_coredump_vars.empty()) {
+    const auto tool = coredump::find_nvdisasm();
+    s.disassemble = coredump::disassemble_with(tool);
+    s.no_disassembler_reason = tool.reason;
+  }
 
   const auto candidates = run::interposer_candidates(invocation().self_exe);
   for (const auto& c : candidates)
@@ -172,6 +197,10 @@ void set_run_command(CLI::App& app) {
                   "Address space kept reserved for freed buffers, MiB (default: the interposer's, 1024)")
       ->check(integer_between(0, static_cast<long long>(fence::kMaxQuarantineMb)));
   cmd->add_flag("--no-kernel-log", opts->no_kernel_log, "Do not read the kernel log (Xid lines)");
+  cmd->add_option("--keep-dumps", opts->keep_dumps,
+                  "Keep the GPU core dumps of the runs in this directory (default: removed once read)");
+  cmd->add_flag("--no-coredump", opts->no_coredump,
+                "Do not arm GPU core dumps (CUDA_ENABLE_COREDUMP_ON_EXCEPTION) in the runs");
   cmd->footer(
       "Exit codes: 0 clean, 1 exposed/flaky/inconclusive (or interrupted), 2 bad input or a command that "
       "cannot be found or started, 3 CUDA could not start in the program.");

@@ -111,6 +111,11 @@ json to_json(const Result& r) {
   if (!r.launch_log.empty()) j["launch_log"] = r.launch_log;
   if (!r.buffers.empty()) j["buffers"] = r.buffers;
   if (r.faulting_buffer) j["faulting_buffer"] = to_json(*r.faulting_buffer);
+  if (!r.fault_sites.empty()) {
+    json sites = json::array();
+    for (const auto& s : r.fault_sites) sites.push_back(to_json(s));
+    j["fault_sites"] = sites;
+  }
   if (!r.xid.empty()) j["xid"] = r.xid;
   if (!r.sanitizer.is_null()) j["sanitizer"] = r.sanitizer;
   if (!r.details.empty()) j["details"] = r.details;
@@ -258,6 +263,10 @@ Result read_result(const JsonReader& rd, const json& j, const std::string& p) {
   r.buffers = rd.array_or_empty(j, "buffers", p);
   if (const json* v = object_or_null(rd, j, "faulting_buffer", p))
     r.faulting_buffer = read_faulting_buffer(rd, *v, JsonReader::member_pointer(p, "faulting_buffer"));
+  const json sites = rd.array_or_empty(j, "fault_sites", p);
+  for (std::size_t i = 0; i < sites.size(); ++i)
+    r.fault_sites.push_back(
+        read_fault_site(rd, sites[i], JsonReader::element_pointer(JsonReader::member_pointer(p, "fault_sites"), i)));
   r.xid = rd.array_or_empty(j, "xid", p);
   if (const json* v = rd.find(j, "sanitizer", p)) r.sanitizer = *v;
   r.details = rd.object_or_empty(j, "details", p);

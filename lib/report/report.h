@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "profiles/allocator.h"
+#include "report/fault_site.h"
 #include "report/vocabulary.h"
 
 namespace cudadiag::report {
@@ -118,6 +119,9 @@ struct Result {
   json launch_log = json::array();     // tail of the launch log: kernel, grid, block, smem, buffers
   json buffers = json::array();        // named buffers with address ranges and allocator
   std::optional<FaultingBuffer> faulting_buffer;
+  // The fault sites GPU core dumps of this run proved (report/fault_site.h), one per dump,
+  // first evidence of the result; empty when no dump was written or dumps were not armed.
+  std::vector<FaultSite> fault_sites;
   json xid = json::array();            // kernel-log Xid lines attributed to this child
   json sanitizer = nullptr;            // parsed compute-sanitizer findings
   json details = json::object();       // kernel-specific facts (mismatch count, first bad element, ...)

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "run/site_evidence.h"
 #include "taxonomy/taxonomy.h"
 #include "util/utf8.h"
 
@@ -80,6 +81,36 @@ std::optional<CudaErrorEvidence> from_xid(const std::vector<host::XidEvent>& eve
   return e;
 }
 
+// The exception a GPU core dump recorded: proof of a fault by itself.
+CudaErrorEvidence from_site(const report::FaultSite& s) {
+  CudaErrorEvidence e;
+  e.source = "coredump";
+  e.name = s.exception;
+  e.error_class = site_error_class(s);
+  const char* runtime_name = e.error_class == "misaligned"      ? "cudaErrorMisalignedAddress"
+                             : e.error_class == "device_assert" ? "cudaErrorAssert"
+                             : e.error_class == "memory_fault"  ? "cudaErrorIllegalAddress"
+                                                                : nullptr;
+  if (const auto* t = runtime_name ? taxonomy::find_by_name(runtime_name) : nullptr) {
+    e.code = t->code;
+    e.name = std::string(t->name) + " (" + s.exception + ")";
+  }
+  e.line = report::site_line(s);
+  e.kernel = s.kernel;
+  return e;
+}
+
+// The sites, and what the dumps add to the judgement: a dump that records an exception
+// is a CUDA error whatever the program printed.
+void judge_sites(const RunObservation& obs, RunJudgement& j) {
+  j.sites = obs.sites;
+  j.site_notes = obs.coredump_notes;
+  const auto* site = exception_site(j.sites);
+  if (!site) return;
+  j.error_unseen_by_program = !j.text.first_cuda();
+  if (!j.error || j.error->source == "xid") j.error = from_site(*site);
+}
+
 std::string where(const ErrorFinding& f) {
   return fmt::format("{} line {}", to_string(f.stream), f.line_number);
 }
@@ -140,9 +171,11 @@ std::optional<std::string> ring_suspicion(const RingHealth& ring, const RunJudge
 
 void attribute(const RunObservation& obs, RunJudgement& j) {
   if (!obs.interposer) return;
-  std::optional<std::uint64_t> address;
-  if (j.mmu_fault) address = j.mmu_fault->address;
-  j.attribution = attribute_fault(*obs.interposer, address, AddressPrecision::page);
+  // The dump's proven byte beats the Xid's page.
+  std::optional<std::uint64_t> address = proven_address(j.sites);
+  const AddressPrecision precision = address ? AddressPrecision::exact : AddressPrecision::page;
+  if (!address && j.mmu_fault) address = j.mmu_fault->address;
+  j.attribution = attribute_fault(*obs.interposer, address, precision);
   j.fence_suspicion = ring_suspicion(obs.interposer->ring, j);
   if (!j.fence_suspicion) j.fence_suspicion = fence_suspicion(obs.interposer->summary, *j.attribution);
   if (!j.fence_suspicion && j.error && j.error->error_class == "out_of_memory") {
@@ -210,6 +243,7 @@ RunJudgement judge_run(const RunObservation& obs) {
   if (const auto* f = j.text.first_cuda()) j.error = from_finding(*f);
   else if (j.sanitizer) j.error = from_memcheck(*j.sanitizer);
   if (!j.error) j.error = from_xid(obs.xid);
+  judge_sites(obs, j);
 
   const auto* not_started = j.text.first_of(FindingKind::not_started);
   const bool exit_126_127 = j.exit_code && (*j.exit_code == 126 || *j.exit_code == 127);
@@ -226,6 +260,7 @@ RunJudgement judge_run(const RunObservation& obs) {
     j.reason = fmt::format("{} ({}) in {}{}, {}", j.error->name, j.error->error_class.empty() ? "unknown" : j.error->error_class,
                            j.error->source == "output" && f ? "its output, " + where(*f)
                            : j.error->source == "sanitizer" ? std::string("memcheck's report")
+                           : j.error->source == "coredump"  ? std::string("the GPU core dump")
                                                             : std::string("the kernel log"),
                            j.error->framework != Framework::unknown && j.error->source == "output"
                                ? fmt::format(" ({})", to_string(j.error->framework))
@@ -260,6 +295,20 @@ RunJudgement judge_run(const RunObservation& obs) {
     if (j.sanitizer) j.reason += fmt::format("; memcheck: {} finding(s)", j.sanitizer->findings.size());
   }
 
+  if (j.error_unseen_by_program && j.outcome == RunOutcome::cuda_error)
+    j.reason += "; the program did not see the error (its output names none): the driver's core dump proves it";
+  if (j.outcome == RunOutcome::timeout)
+    if (const auto* w = waiting_site(j.sites)) j.reason += "; at the deadline: " + report::site_line(*w);
+  {
+    const auto lines = place_sites(j.sites, obs.interposer ? &*obs.interposer : nullptr, j.mmu_fault);
+    j.site_notes.insert(j.site_notes.end(), lines.begin(), lines.end());
+  }
+  if (obs.coredump_armed && j.sites.empty() && j.outcome == RunOutcome::cuda_error && j.error &&
+      (j.error->error_class == "memory_fault" || j.error->error_class == "misaligned" ||
+       j.error->error_class == "device_assert"))
+    j.site_notes.push_back(
+        "core dumps were armed but the driver wrote none: this driver may not write GPU core dumps (or the error "
+        "was not a GPU exception); the rest of the evidence stands");
   if (j.failed() && obs.rung == Rung::fence) {
     attribute(obs, j);
     if (j.attribution && j.attribution->allocation && j.attribution->certain) j.reason += "; " + j.attribution->summary;

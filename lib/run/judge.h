@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "host/xid.h"
+#include "report/fault_site.h"
 #include "run/allocation.h"
 #include "run/attribution.h"
 #include "run/error_text.h"
@@ -40,6 +41,11 @@ struct RunObservation {
   std::string interposer_error;             // fence rung without a log: why
   std::optional<sanitizer::MemcheckReport> sanitizer;  // sanitizer rung: the parsed XML
   std::string sanitizer_error;                         // sanitizer rung without a report: why
+  // GPU core dumps (coredump/arming.h): whether they were armed for this run, the sites
+  // the dumps proved (one per dump), and what the report must say of them.
+  bool coredump_armed = false;
+  std::vector<report::FaultSite> sites;
+  std::vector<std::string> coredump_notes;
 };
 
 enum class RunOutcome { clean, cuda_error, crashed, exit_code, timeout, does_not_start, fence_not_effective };
@@ -51,7 +57,7 @@ struct CudaErrorEvidence {
   std::string name;          // cudaErrorIllegalAddress, "Invalid __global__ write ...", "Xid 31"
   std::string driver_name;   // CUDA_ERROR_... when the text used it
   std::string error_class;   // taxonomy class
-  std::string source;        // "output" | "sanitizer" | "xid"
+  std::string source;        // "output" | "sanitizer" | "xid" | "coredump"
   Framework framework = Framework::unknown;
   std::string line;          // the line, finding or Xid message it came from
   std::string api_call;
@@ -80,6 +86,13 @@ struct RunJudgement {
   // Fence rung: what the report must say besides (a restored LD_PRELOAD, a ring with no room).
   std::vector<std::string> fence_notes;
   std::optional<sanitizer::MemcheckReport> sanitizer;  // with the text output's distances
+  // The run's core-dump sites, proven addresses placed among the fence's allocations
+  // (site_evidence.h); the first evidence of the run.
+  std::vector<report::FaultSite> sites;
+  // A dump proves a GPU exception the program's output never named (with skip_abort a
+  // program may see cudaSuccess).
+  bool error_unseen_by_program = false;
+  std::vector<std::string> site_notes;  // the dump and the kernel log disagree; armed but no dump
   bool failed() const;  // cuda_error, crashed, exit_code or timeout
 };
 

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "coredump/arming.h"
 #include "run/to_result.h"
 #include "stats/wilson.h"
 #include "report/vocabulary.h"
@@ -111,6 +112,29 @@ json caching_json() {
   return rows;
 }
 
+// How GPU core dumps were armed for the runs (coredump/arming.h), or why not.
+json coredump_json(const SessionOptions& opts) {
+  const auto& run = opts.run;
+  const bool armed = run.coredump && run.user_coredump_vars.empty();
+  json c{{"armed", armed}};
+  if (armed) {
+    c["rungs"] = "every rung but the sanitizer's";
+    c["generation_flags"] = coredump::kGenerationFlags;
+    c["skip_abort"] = coredump::kSkipAbortReason;
+    c["hang_trigger"] = fmt::format("at a deadline, {} bytes into the driver's pipe, then up to {:.0f} s for the dump",
+                                    coredump::kTriggerBytes, seconds(opts.dump_wait));
+    c["max_bytes"] = opts.max_dump_bytes;
+    c["kept_in"] = opts.keep_dumps.empty() ? json(nullptr) : json(opts.keep_dumps);
+  } else if (!run.user_coredump_vars.empty()) {
+    c["reason"] = "the program's environment sets the driver's core-dump variables; they are kept as they are and "
+                  "cudadiag reads no dump of its own";
+    c["user_variables"] = run.user_coredump_vars;
+  } else {
+    c["reason"] = "--no-coredump";
+  }
+  return c;
+}
+
 json run_section(const SessionOptions& opts, const SessionOutcome& out) {
   const auto& v = out.verdict;
   json ladder = json::array();
@@ -128,6 +152,7 @@ json run_section(const SessionOptions& opts, const SessionOutcome& out) {
   section["fence"] = fence_json(opts, out);
   section["caching"] = caching_json();
   section["kernel_log"] = json{{"read", out.kernel_log_read}, {"reason", out.kernel_log_reason}};
+  section["coredump"] = coredump_json(opts);
   section["interrupted_runs"] = out.interrupted.size();
   section["wall_ms"] = out.wall_ms;
   return section;

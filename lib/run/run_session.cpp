@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <memory>
 #include <set>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "coredump/arming.h"
 #include "run/fence_records.h"
 #include "run/ring_reader.h"
 #include "sanitizer/memcheck.h"
@@ -77,6 +79,10 @@ KernelLog kernel_log_before(const SessionOptions& opts) {
   return k;
 }
 
+coredump::DumpNames dump_names(const PlannedRun& planned, const SessionOptions& opts) {
+  return coredump::DumpNames{opts.run.work_dir, planned.coredump_prefix};
+}
+
 // Everything observed of one finished run: the kernel log, the rings, memcheck's XML.
 RunObservation observe(const PlannedRun& planned, const SessionOptions& opts, const runner::ChildOutcome& child,
                        const KernelLog& klog) {
@@ -105,13 +111,29 @@ RunObservation observe(const PlannedRun& planned, const SessionOptions& opts, co
     obs.interposer_error = std::move(judged.error);
   }
   if (planned.rung == Rung::sanitizer && child.ending != runner::Ending::spawn_failed) read_memcheck(planned.sanitizer_xml, obs);
+  if (!planned.coredump_prefix.empty()) {
+    obs.coredump_armed = true;
+    coredump::CollectOptions c;
+    c.max_bytes = opts.max_dump_bytes;
+    c.keep_dir = opts.keep_dumps;
+    c.disassemble = opts.disassemble;
+    c.no_disassembler_reason = opts.no_disassembler_reason;
+    auto collected = coredump::collect_dumps(dump_names(planned, opts), c);
+    obs.sites = std::move(collected.sites);
+    obs.coredump_notes = std::move(collected.notes);
+  }
   return obs;
 }
 
 // What a run writes must be its own: a file left by an earlier session in the same
 // directory would be read as this run's (or, for a ring, claimed already).
-void remove_outputs(const PlannedRun& planned) {
+void remove_outputs(const PlannedRun& planned, const SessionOptions& opts) {
   std::error_code ec;
+  if (!planned.coredump_prefix.empty()) {
+    const auto names = dump_names(planned, opts);
+    for (const auto& f : coredump::find_dumps(names)) std::filesystem::remove(f, ec);
+    for (const auto& f : coredump::find_pipes(names)) std::filesystem::remove(f, ec);
+  }
   if (!planned.ring_path.empty()) {
     for (const auto& f : process_ring_files(planned.ring_path)) std::filesystem::remove(f, ec);
     std::filesystem::remove(planned.ring_path, ec);
@@ -178,6 +200,19 @@ runner::ChildSpec child_spec_for(const PlannedRun& run, const SessionOptions& op
   spec.capture_limit = opts.capture_limit;
   spec.result_pipe = false;
   spec.label = fmt::format("{} #{}", to_string(run.rung), run.repeat_index);
+  if (!run.coredump_prefix.empty() && opts.dump_wait.count() > 0) {
+    // A hang: the driver's pipe asks every CUDA process of the run for a dump (the warps'
+    // PCs), awaited until the dumps stop growing, then the run is ended as usual.
+    const coredump::DumpNames names = dump_names(run, opts);
+    auto watcher = std::make_shared<std::optional<coredump::DumpWatcher>>();
+    spec.at_deadline = [names, watcher](pid_t) {
+      const auto triggered = coredump::trigger_pipes(coredump::find_pipes(names));
+      spdlog::debug("deadline: {} dump pipe(s) written", triggered.size());
+      if (!triggered.empty()) watcher->emplace(names, triggered.size());
+    };
+    spec.deadline_wait = [watcher] { return watcher->has_value() && !(*watcher)->complete(); };
+    spec.deadline_hook_budget = opts.dump_wait;
+  }
   return spec;
 }
 
@@ -236,7 +271,7 @@ SessionOutcome run_session(const SessionOptions& opts_in, const SessionProgress&
         out.skipped.push_back({plan.rung, "interrupted" + rung_runs_text(plan, done)});
         break;
       }
-      remove_outputs(planned);
+      remove_outputs(planned, opts);
       if (progress.started) progress.started(planned);
       const KernelLog klog = kernel_log_before(opts);
       if (klog.wanted && !klog.cursor.readable && out.kernel_log_reason.empty())

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "coredump/disassembler.h"
 #include "host/xid.h"
 #include "run/judge.h"
 #include "run/run_verdict.h"
@@ -53,6 +54,15 @@ struct SessionOptions {
   const std::atomic<bool>* stop = nullptr;
   std::chrono::milliseconds stop_grace = kStopGrace;  // on a stop: SIGTERM, this long, SIGKILL
   std::string kernel_log = "/dev/kmsg";             // "" : not read
+  // GPU core dumps (armed by the plan, coredump/arming.h): read after each run with this
+  // disassembler (empty: none, for the reason given), kept in keep_dumps ("" : removed
+  // once read), not read beyond max_dump_bytes. At a deadline the driver's pipe is
+  // written first and the dump awaited for dump_wait at most, then the run is ended.
+  coredump::DisassembleFn disassemble;
+  std::string no_disassembler_reason = "no disassembler was looked for";
+  std::string keep_dumps;
+  std::uint64_t max_dump_bytes = std::uint64_t{512} << 20;
+  std::chrono::milliseconds dump_wait{30000};
 };
 
 struct SessionRun {

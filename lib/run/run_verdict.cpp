@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "run/site_evidence.h"
+
 namespace cudadiag::run {
 namespace {
 
@@ -62,6 +64,13 @@ std::string assert_line(const ErrorFinding& f) {
 // How precise one failing run's evidence is (higher: better), and its line.
 std::pair<int, std::string> evidence_of(const RunJudgement& j) {
   const std::string rung = std::string(to_string(j.rung)) + ": ";
+  // The GPU's own core dump first: kernel, line, thread and the proven byte, with or
+  // without the kernel log.
+  if (const auto* s = exception_site(j.sites)) {
+    std::string line = rung + "GPU core dump: " + report::site_line(*s);
+    if (j.error_unseen_by_program) line += " (the program did not see the error)";
+    return {7, line};
+  }
   if (j.attribution && j.attribution->allocation && j.attribution->certain) {
     std::string access = j.mmu_fault ? std::string("a ") + host::to_string(j.mmu_fault->access) + " fault: " : "";
     return {6, rung + access + j.attribution->summary};
@@ -78,6 +87,7 @@ std::pair<int, std::string> evidence_of(const RunJudgement& j) {
           ? "; the last kernel launched: " + j.attribution->suspect->kernel
           : std::string();
   if (j.error) return {1, rung + j.error->name + ": " + j.error->line + last_kernel};
+  if (waiting_site(j.sites)) return {1, rung + j.reason};  // a hang: where its warps wait
   return {0, rung + j.reason + last_kernel};
 }
 
@@ -184,6 +194,9 @@ RunVerdict decide_run_verdict(const std::vector<RunJudgement>& runs, const std::
   for (const auto& j : runs)
     for (const auto& n : j.fence_notes)
       if (noted.insert(n).second) v.notes.push_back("fence: " + n);
+  for (const auto& j : runs)
+    for (const auto& n : j.site_notes)
+      if (noted.insert(n).second) v.notes.push_back("core dump: " + n);
   std::vector<std::string> escapes;
   for (const auto& j : runs)
     for (const auto& e : j.fence_escapes)

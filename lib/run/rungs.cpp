@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "coredump/arming.h"
 #include "profiles/sanitizer_tool.h"
 #include "util/errors.h"
 
@@ -118,6 +119,11 @@ PlannedRun plan_run(const RunOptions& opts, Rung rung, int repeat_index) {
       run.argv = profiles::sanitizer_argv(opts.sanitizer_path, run.sanitizer_xml, opts.sanitizer_padding);
       run.argv.insert(run.argv.end(), opts.command.begin(), opts.command.end());
       break;
+  }
+  if (rung != Rung::sanitizer && opts.coredump && opts.user_coredump_vars.empty()) {
+    run.coredump_prefix = std::string("core-") + to_string(rung) + suffix;
+    for (auto& [name, value] : coredump::arming_env({opts.work_dir, run.coredump_prefix}, true))
+      run.env_set[name] = value;
   }
   return run;
 }

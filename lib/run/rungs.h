@@ -84,6 +84,12 @@ struct RunOptions {
   std::string sanitizer_missing_reason;
   std::string work_dir;                   // ring files and sanitizer XML go here
   std::optional<std::string> user_ld_preload;  // the LD_PRELOAD the program would inherit
+  // GPU core dumps (coredump/arming.h): armed on every rung but the sanitizer's (memcheck
+  // owns the exception there), into work_dir, unless `coredump` is false or the user set
+  // the driver's variables (their names here, from the inherited environment and --env):
+  // those are left as they are and cudadiag reads no dump of its own.
+  bool coredump = true;
+  std::vector<std::string> user_coredump_vars;
 };
 
 // Throws UsageError naming the flag: empty command, repeat < 1 or > 10000, fence_align
@@ -107,6 +113,7 @@ struct PlannedRun {
   std::vector<std::string> env_unset;          // removed from the inherited environment
   std::string ring_path;      // fence: where the interposer writes (CUDADIAG_RING)
   std::string sanitizer_xml;  // sanitizer: compute-sanitizer --save file
+  std::string coredump_prefix;  // dumps armed: <work_dir>/<prefix>_<pid>.nvcudmp, pipe <prefix>-pipe_<pid>
 };
 
 struct RungPlan {

@@ -208,7 +208,16 @@ report::Result to_result(const RunObservation& obs, const RunJudgement& j) {
       r.faulting_buffer = f;
     }
   }
+  r.fault_sites = j.sites;
+  for (auto& site : r.fault_sites)
+    for (std::string* t : {&site.kernel, &site.function, &site.file, &site.instruction, &site.dump}) *t = to_valid_utf8(*t);
   r.details = details_json(obs, j);
+  if (obs.coredump_armed || !obs.coredump_notes.empty()) {
+    json c{{"armed", obs.coredump_armed}, {"dumps", obs.sites.size()}};
+    if (j.error_unseen_by_program) c["program_saw_error"] = false;
+    if (!j.site_notes.empty()) c["notes"] = j.site_notes;
+    r.details["coredump"] = c;
+  }
   for (json* part : {&r.params, &r.xid, &r.sanitizer, &r.launch_log, &r.details}) make_valid(*part);
   return r;
 }
