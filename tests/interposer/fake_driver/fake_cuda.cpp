@@ -15,8 +15,12 @@
 //                                  not yet released
 //   FAKE_CUDA_STATS=FILE           at exit, how often each VMM call was made, one
 //                                  "name=count" a line
+//   FAKE_CUDA_HANG=1               a launched kernel never finishes (the launch call
+//                                  never returns, as under CUDA_LAUNCH_BLOCKING)
+// cuMemsetD8 and cuMemcpyDtoH work on the host memory that stands for device memory.
 #include <cuda.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -131,6 +135,11 @@ CUresult run(CUfunction f, void** params, void** extra) {
   } else {
     return CUDA_ERROR_INVALID_VALUE;
   }
+  if (env_on("FAKE_CUDA_HANG"))
+    for (;;) {
+      const timespec second{1, 0};
+      nanosleep(&second, nullptr);
+    }
   std::memset(p, value, n);
   return CUDA_SUCCESS;
 }
@@ -187,6 +196,17 @@ CUresult fake_mem_alloc_host(void** p, size_t bytes) {
 }
 FAKE_EXPORT CUresult fake_mem_free_host(void*) __asm__("cuMemFreeHost");
 CUresult fake_mem_free_host(void* p) { return free_block(p); }
+
+FAKE_EXPORT CUresult fake_memset_d8(CUdeviceptr, unsigned char, size_t) __asm__("cuMemsetD8_v2");
+CUresult fake_memset_d8(CUdeviceptr p, unsigned char value, size_t n) {
+  std::memset(reinterpret_cast<void*>(p), value, n);
+  return CUDA_SUCCESS;
+}
+FAKE_EXPORT CUresult fake_memcpy_dtoh(void*, CUdeviceptr, size_t) __asm__("cuMemcpyDtoH_v2");
+CUresult fake_memcpy_dtoh(void* dst, CUdeviceptr src, size_t n) {
+  std::memcpy(dst, reinterpret_cast<const void*>(src), n);
+  return CUDA_SUCCESS;
+}
 
 // Context, stream and device queries of a single-device machine.
 FAKE_EXPORT CUresult fake_ctx_get_device(CUdevice*) __asm__("cuCtxGetDevice");
@@ -410,6 +430,8 @@ const Symbol kSymbols[] = {
     FAKE_SYMBOL("cuMemAllocManaged", 6000, false, fake_mem_alloc_managed),
     FAKE_SYMBOL("cuMemAllocHost", 3020, false, fake_mem_alloc_host),
     FAKE_SYMBOL("cuMemFreeHost", 2000, false, fake_mem_free_host),
+    FAKE_SYMBOL("cuMemsetD8", 3020, false, fake_memset_d8),
+    FAKE_SYMBOL("cuMemcpyDtoH", 3020, false, fake_memcpy_dtoh),
     FAKE_SYMBOL("cuCtxGetDevice", 2000, false, fake_ctx_get_device),
     FAKE_SYMBOL("cuCtxGetCurrent", 4000, false, fake_ctx_get_current),
     FAKE_SYMBOL("cuCtxSynchronize", 2000, false, fake_ctx_synchronize),
