@@ -43,8 +43,12 @@ std::string directions_text(const Coverage& c) {
 Coverage ladder_coverage(const std::vector<RunJudgement>& runs) {
   Coverage c;
   std::uint64_t quarantine = 0;
+  std::string memcheck_kernels;  // memcheck ran, limited to these kernels
   for (const auto& j : runs) {
-    if (j.rung == Rung::sanitizer && j.sanitizer) c.memcheck = true;
+    if (j.rung == Rung::sanitizer && j.sanitizer) {
+      if (j.memcheck_kernels.empty()) c.memcheck = true;
+      else memcheck_kernels = j.memcheck_kernels;
+    }
     if (!j.fence_reach) continue;
     const FenceReach& f = *j.fence_reach;
     for (const auto& [reason, n] : f.unfenced)
@@ -73,6 +77,9 @@ Coverage ladder_coverage(const std::vector<RunJudgement>& runs) {
   if (c.use_after_free)
     c.seen.push_back("use after free while the freed range stays in quarantine (up to " + mib(quarantine) + ")");
   if (c.memcheck) c.seen.push_back("invalid accesses anywhere in device memory the driver knows, at the byte (memcheck)");
+  else if (!memcheck_kernels.empty())
+    c.seen.push_back("invalid accesses of the kernels named like " + memcheck_kernels +
+                     ", at the byte (memcheck, limited to them)");
 
   if (!c.memcheck) {
     if (!c.past_end) c.unseen.push_back("overruns past the end (no effective fence rung guarded the ends)");

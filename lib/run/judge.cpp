@@ -199,6 +199,12 @@ RunJudgement judge_run(const RunObservation& obs) {
     if (x.xid == 31 && x.mmu_fault && !j.mmu_fault) j.mmu_fault = x.mmu_fault;
     if (host::xid_meaning(x.xid).points_to == "hardware") j.machine_xids.push_back(x.xid);
   }
+  if (obs.rung == Rung::sanitizer)
+    for (std::size_t i = 0; i + 1 < obs.argv.size(); ++i)
+      if (obs.argv[i] == "--kernel-name" && obs.argv[i + 1].rfind("kns=", 0) == 0) {
+        j.memcheck_kernels = obs.argv[i + 1].substr(4);
+        break;
+      }
   if (obs.sanitizer) {
     j.sanitizer = obs.sanitizer;
     sanitizer::attach_text_allocations(*j.sanitizer, err_text + "\n" + out_text);

@@ -83,6 +83,8 @@ struct RunJudgement {
   // Set by the session when one of the rung's own settings makes the program fail
   // (breaking_setting.h): the failure is the tool's, not the program's.
   std::string broken_by;
+  // Sanitizer rung limited to some kernels (--kernel-name kns=<this>): "" for all of them.
+  std::string memcheck_kernels;
   std::optional<std::string> fence_suspicion;  // the fault may be the fence's own
   // Fence rung: processes of the run that may have used CUDA outside the fence (an exec
   // the interposer could not follow, CUDA under RTLD_DEEPBIND), one line each: such a

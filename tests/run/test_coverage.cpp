@@ -178,4 +178,16 @@ TEST_CASE("memcheck plan: auto escalates when the fence was blind, limits itself
   CHECK(p.run);
   CHECK(p.kernel == "ns::scatter");
   CHECK(kernel_base_name("fill_bytes(unsigned char*, unsigned long, int)") == "fill_bytes");
+
+  // The judged sanitizer run knows it was limited; coverage does not claim the whole program.
+  RunObservation obs;
+  obs.rung = Rung::sanitizer;
+  obs.argv = {"compute-sanitizer", "--tool", "memcheck", "--kernel-name", "kns=ns::scatter", "./prog"};
+  obs.sanitizer = sanitizer::MemcheckReport{};
+  RunJudgement san = judge_run(obs);
+  CHECK(san.memcheck_kernels == "ns::scatter");
+  const auto c = ladder_coverage({san});
+  CHECK_FALSE(c.memcheck);
+  REQUIRE(c.seen.size() == 1);
+  CHECK_THAT(c.seen[0], Catch::Contains("kernels named like ns::scatter"));
 }
