@@ -437,6 +437,7 @@ static_assert(sizeof(Header) ==
               216 + 16 * kDriverCallKinds + 32 + kMaxProcessEvents * sizeof(ProcessEvent) + 16 + kMaxSlackWrites * 64);
 static_assert(offsetof(Header, allocations) == 112);
 static_assert(offsetof(Header, tma_capacity) == 176);
+static_assert(offsetof(Header, slack_writes) == 2464 && offsetof(Header, slack) == 2472);  // tests/fuzz/seeds/ring_reader/slack.ring
 static_assert(sizeof(AllocationSlot) == 128);
 static_assert(sizeof(LaunchSlot) == 256);
 static_assert(offsetof(LaunchSlot, pointer_args) == 72);
