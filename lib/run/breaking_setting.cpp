@@ -98,8 +98,31 @@ std::chrono::milliseconds bisect_deadline(double passing_wall_ms, std::chrono::m
   return std::min(bound, session_timeout);
 }
 
+// The last line naming an error or exception ("RuntimeError: invalid device pointer"),
+// before whatever the program printed after it.
+std::string last_error_line(const std::string& text) {
+  std::size_t end = text.size();
+  while (end > 0) {
+    const std::size_t nl = text.rfind('\n', end - 1);
+    const std::size_t begin = nl == std::string::npos ? 0 : nl + 1;
+    const std::string line = text.substr(begin, end - begin);
+    const auto colon = line.find(": ");
+    if (colon != std::string::npos && colon > 0 && line[0] != ' ') {
+      const std::string head = line.substr(0, colon);
+      if (head.find(' ') == std::string::npos &&
+          (head.find("Error") != std::string::npos || head.find("Exception") != std::string::npos))
+        return last_line(line);
+    }
+    if (nl == std::string::npos) break;
+    end = nl;
+  }
+  return "";
+}
+
 std::string last_output_line(const RunObservation& obs) {
-  const std::string err = last_line(obs.child.err.text());
+  const std::string err_text = obs.child.err.text();
+  if (std::string e = last_error_line(err_text); !e.empty()) return e;
+  const std::string err = last_line(err_text);
   return err.empty() ? last_line(obs.child.out.text()) : err;
 }
 

@@ -41,8 +41,9 @@ bool fails_without_cuda_error(const RunJudgement& j);
 // more, never longer than the session's own.
 std::chrono::milliseconds bisect_deadline(double passing_wall_ms, std::chrono::milliseconds session_timeout);
 
-// The program's last words: the last non-empty line of stderr (else stdout), at most 200
-// characters.
+// The program's last words: the last line of stderr naming an error or exception
+// ("RuntimeError: invalid device pointer"), else its last non-empty line (else stdout's),
+// at most 200 characters.
 std::string last_output_line(const RunObservation& obs);
 
 struct BreakingSetting {

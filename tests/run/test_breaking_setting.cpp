@@ -80,5 +80,10 @@ TEST_CASE("breaking setting: what counts, how long a trial may run, the program'
   RunObservation obs;
   obs.child.err.head = "Traceback (most recent call last):\n  ...\nRuntimeError: invalid device pointer\n\n";
   CHECK(last_output_line(obs) == "RuntimeError: invalid device pointer");
+  // What the parent printed after its child's traceback does not hide the error.
+  obs.child.err.head += "the child never finished\n";
+  CHECK(last_output_line(obs) == "RuntimeError: invalid device pointer");
+  obs.child.err.head = "plain words\n";
+  CHECK(last_output_line(obs) == "plain words");
   CHECK(breaking_text(RungSetting{{"X"}, {}, "X=1"}, "boom") == "X=1 breaks this program: `boom`");
 }
