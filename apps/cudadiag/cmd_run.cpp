@@ -1,5 +1,5 @@
 // `cudadiag run [options] -- CMD [ARGS...]`: the user's own program on the ladder of
-// rungs (native, blocking, fence, sanitizer), judged run by run, with one verdict:
+// rungs (native, blocking, fence, fence-front, sanitizer), judged run by run, with one verdict:
 // exposed (which rung, and the most precise evidence), clean, flaky, does_not_start or
 // inconclusive. The parent never calls CUDA; lib/run does the work.
 //
@@ -37,7 +37,7 @@ using report::json;
 struct RunCliOptions {
   CommonOptions common;
   std::vector<std::string> command;
-  std::string rungs = "native,blocking,fence,sanitizer";
+  std::string rungs = "native,blocking,fence,fence-front,sanitizer";
   std::string sanitize = "auto";
   bool stop_at_first = false;
   int repeat = 1;
@@ -169,11 +169,12 @@ void set_run_command(CLI::App& app) {
   add_common_options(cmd, opts->common);
   cmd->add_option("command", opts->command, "The command to run, after --: cudadiag run [options] -- CMD [ARGS...]")
       ->expected(-1);
-  cmd->add_option("--rungs", opts->rungs, "Rungs to run, in any order (they run bottom-up): native, blocking, fence, "
-                                          "sanitizer")
+  cmd->add_option("--rungs", opts->rungs, "Rungs to run, in any order (they run bottom-up): native, blocking, fence "
+                                          "(guards after every buffer), fence-front (guards before), sanitizer")
       ->capture_default_str();
   cmd->add_option("--sanitize", opts->sanitize,
-                  "auto: memcheck only when an earlier rung found something; always; never")
+                  "auto: memcheck when an earlier rung found something, or when the fence could not watch some "
+                  "allocations (managed memory, a pool it does not see); always; never")
       ->check(CLI::IsMember({"auto", "always", "never"}))
       ->capture_default_str();
   cmd->add_flag("--stop-at-first", opts->stop_at_first, "Stop after the first rung that fails (all its repeats run)");
@@ -192,7 +193,8 @@ void set_run_command(CLI::App& app) {
                   "rounding slack)")
       ->check(integer_between(1, 4096))
       ->capture_default_str();
-  cmd->add_flag("--fence-front", opts->fence_front, "Fence the start of every allocation instead (underruns fault)");
+  cmd->add_flag("--fence-front", opts->fence_front, "The fence rung guards the start of every allocation instead (underruns fault), and no "
+                "fence-front rung runs (by default both ends are guarded, in two runs)");
   cmd->add_option("--fence-quarantine-mb", opts->quarantine_mb,
                   "Address space kept reserved for freed buffers, MiB (default: the interposer's, 1024)")
       ->check(integer_between(0, static_cast<long long>(fence::kMaxQuarantineMb)));

@@ -137,6 +137,12 @@ json to_json(const Report& r) {
   j["results"] = std::move(results);
   j["summary"] = r.summary;
   j["verdict"] = json{{"status", to_string(r.verdict.status)}, {"reasons", r.verdict.reasons}};
+  if (const auto& c = r.verdict.coverage) {
+    json cov{{"directions", c->directions}, {"seen", c->seen}, {"unseen", c->unseen}};
+    if (c->allocations) cov["allocations"] = *c->allocations;
+    if (c->fenced) cov["fenced"] = *c->fenced;
+    j["verdict"]["coverage"] = std::move(cov);
+  }
   if (r.redaction) j["redaction"] = json{{"applied", r.redaction->applied}, {"covers", r.redaction->covers}};
   for (const auto& [k, v] : r.extra.items()) j[k] = v;
   return j;
@@ -328,6 +334,17 @@ Report report_from_json(const json& j, const std::string& source) {
     if (!parsed) rd.fail("/verdict/status", "unknown status '" + text + "'");
     r.verdict.status = *parsed;
     if (const json* reasons = rd.find(*v, "reasons", "/verdict")) r.verdict.reasons = rd.strings(*reasons, "/verdict/reasons");
+    if (const json* c = rd.find(*v, "coverage", "/verdict")) {
+      rd.object(*c, "/verdict/coverage");
+      VerdictCoverage cov;
+      const std::string at = "/verdict/coverage";
+      if (const json* x = rd.find(*c, "directions", at)) cov.directions = rd.strings(*x, at + "/directions");
+      if (const json* x = rd.find(*c, "seen", at)) cov.seen = rd.strings(*x, at + "/seen");
+      if (const json* x = rd.find(*c, "unseen", at)) cov.unseen = rd.strings(*x, at + "/unseen");
+      if (const json* x = rd.find(*c, "allocations", at)) cov.allocations = rd.unsigned_integer(*x, at + "/allocations");
+      if (const json* x = rd.find(*c, "fenced", at)) cov.fenced = rd.unsigned_integer(*x, at + "/fenced");
+      r.verdict.coverage = std::move(cov);
+    }
   }
   if (const json* v = rd.find(j, "redaction", "")) {
     rd.object(*v, "/redaction");

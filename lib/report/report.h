@@ -127,9 +127,20 @@ struct Result {
   json details = json::object();       // kernel-specific facts (mismatch count, first bad element, ...)
 };
 
+// What the checks behind a verdict could have seen and what they could not (`run`):
+// the directions guarded, how many allocations were fenced, one line per item.
+struct VerdictCoverage {
+  std::vector<std::string> directions;        // "past_end", "before_start"
+  std::optional<std::uint64_t> allocations;   // of the fenced run that fenced the fewest
+  std::optional<std::uint64_t> fenced;
+  std::vector<std::string> seen;
+  std::vector<std::string> unseen;
+};
+
 struct Verdict {
   VerdictStatus status = VerdictStatus::incomplete;  // one of statuses_of(invocation.command)
   std::vector<std::string> reasons;                  // human-readable, one per finding
+  std::optional<VerdictCoverage> coverage;
 };
 
 // What --redact replaced by stable hashes ("redacted:xxxxxxxx"): the kinds of value,

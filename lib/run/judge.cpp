@@ -156,6 +156,10 @@ void judge_fence(const RunObservation& obs, RunJudgement& j) {
     j.fence->cuda_unused = false;
     j.fence->reason = "ld.so could not preload the interposer: " + p->line;
   }
+  if (!obs.interposer) return;
+  j.fence_reach = fence_reach_of(*obs.interposer, j.fence->effective);
+  j.slack_writes = slack_findings(*obs.interposer);
+  if (obs.child.ending == runner::Ending::timeout) j.hang = hang_finding(*obs.interposer);
 }
 
 // SIGBUS is what a write into a shared mapping past its file's end, or into blocks the
@@ -196,13 +200,14 @@ const char* to_string(RunOutcome o) {
     case RunOutcome::timeout: return "timeout";
     case RunOutcome::does_not_start: return "does_not_start";
     case RunOutcome::fence_not_effective: return "fence_not_effective";
+    case RunOutcome::slack_write: return "slack_write";
   }
   return "clean";
 }
 
 bool RunJudgement::failed() const {
   return outcome == RunOutcome::cuda_error || outcome == RunOutcome::crashed || outcome == RunOutcome::exit_code ||
-         outcome == RunOutcome::timeout;
+         outcome == RunOutcome::timeout || outcome == RunOutcome::slack_write;
 }
 
 RunStatus status_of(const RunJudgement& j) {
@@ -227,11 +232,17 @@ RunJudgement judge_run(const RunObservation& obs) {
     if (x.xid == 31 && x.mmu_fault && !j.mmu_fault) j.mmu_fault = x.mmu_fault;
     if (host::xid_meaning(x.xid).points_to == "hardware") j.machine_xids.push_back(x.xid);
   }
+  if (obs.rung == Rung::sanitizer)
+    for (std::size_t i = 0; i + 1 < obs.argv.size(); ++i)
+      if (obs.argv[i] == "--kernel-name" && obs.argv[i + 1].rfind("kns=", 0) == 0) {
+        j.memcheck_kernels = obs.argv[i + 1].substr(4);
+        break;
+      }
   if (obs.sanitizer) {
     j.sanitizer = obs.sanitizer;
     sanitizer::attach_text_allocations(*j.sanitizer, err_text + "\n" + out_text);
   }
-  if (obs.rung == Rung::fence) judge_fence(obs, j);
+  if (is_fence(obs.rung)) judge_fence(obs, j);
 
   // The command never ran.
   if (c.ending == runner::Ending::spawn_failed) {
@@ -309,7 +320,16 @@ RunJudgement judge_run(const RunObservation& obs) {
     j.site_notes.push_back(
         "core dumps were armed but the driver wrote none: this driver may not write GPU core dumps (or the error "
         "was not a GPU exception); the rest of the evidence stands");
-  if (j.failed() && obs.rung == Rung::fence) {
+  // A write into the slack is the program's, whatever else happened (a CUDA error wins).
+  if (!j.slack_writes.empty() && (j.outcome == RunOutcome::clean || j.outcome == RunOutcome::exit_code ||
+                                  j.outcome == RunOutcome::fence_not_effective || j.outcome == RunOutcome::timeout)) {
+    j.outcome = RunOutcome::slack_write;
+    j.reason = "the fence found " + j.slack_writes.front().line +
+               (j.slack_writes.size() > 1 ? fmt::format(" (and {} more)", j.slack_writes.size() - 1) : std::string());
+  }
+  if (j.hang && j.outcome == RunOutcome::timeout) j.reason += "; " + j.hang->line;
+
+  if (j.failed() && is_fence(obs.rung)) {
     attribute(obs, j);
     if (j.attribution && j.attribution->allocation && j.attribution->certain) j.reason += "; " + j.attribution->summary;
     if (j.fence_suspicion) j.reason += "; " + *j.fence_suspicion;

@@ -26,6 +26,7 @@
 
 #include "coredump/disassembler.h"
 #include "host/xid.h"
+#include "run/breaking_setting.h"
 #include "run/judge.h"
 #include "run/run_verdict.h"
 #include "run/rungs.h"
@@ -87,6 +88,9 @@ struct SessionOutcome {
   bool stopped = false;                      // a stop request ended the session early
   bool kernel_log_read = false;              // the kernel log could be read around the runs
   std::string kernel_log_reason;             // why not
+  std::vector<BreakingSetting> breaking;  // rung settings that broke the program, found by bisection
+  std::string memcheck_reason;   // why the sanitizer rung ran ("": it did not)
+  std::string memcheck_kernel;   // memcheck was limited to kernels with this in their name
   RunVerdict verdict;
   double wall_ms = 0.0;
 };

@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "run/coverage.h"
 #include "run/judge.h"
 #include "run/rungs.h"
 #include "stats/wilson.h"
@@ -56,6 +57,7 @@ struct RunVerdict {
   std::optional<std::size_t> evidence_run;  // index into the runs of the evidence below
   std::string evidence;                     // one line
   std::vector<RungStats> rungs;             // rungs that ran, in ladder order
+  Coverage coverage;                        // what the rungs that ran could and could not have seen
 };
 
 // `runs` in the order they ran; `skipped`: rungs planned but not run, and why.

@@ -28,13 +28,15 @@
 //                                  without it the process aborts
 //   FAKE_CUDA_FAULT=1              every launch faults (without dumps armed it returns
 //                                  CUDA_ERROR_ILLEGAL_ADDRESS)
-//   FAKE_CUDA_HANG=1               every launch spins forever
+//   FAKE_CUDA_HANG=1               a launched kernel never finishes (the launch call
+//                                  never returns, as under CUDA_LAUNCH_BLOCKING)
 //   FAKE_CUDA_HANG_DUMP_FROM=FILE  with CUDA_ENABLE_USER_TRIGGERED_COREDUMP=1 and
 //                                  CUDA_COREDUMP_PIPE: the pipe is made at cuInit (or the
 //                                  first launch); once FAKE_CUDA_PIPE_BYTES (default 1) bytes
 //                                  were read from it, this dump is written to
 //                                  CUDA_COREDUMP_FILE in two halves 300 ms apart, and the
 //                                  process aborts, as the driver did on an H100
+// cuMemsetD8 and cuMemcpyDtoH work on the host memory that stands for device memory.
 #include <cuda.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -335,6 +337,17 @@ CUresult fake_mem_alloc_host(void** p, size_t bytes) {
 FAKE_EXPORT CUresult fake_mem_free_host(void*) __asm__("cuMemFreeHost");
 CUresult fake_mem_free_host(void* p) { return free_block(p); }
 
+FAKE_EXPORT CUresult fake_memset_d8(CUdeviceptr, unsigned char, size_t) __asm__("cuMemsetD8_v2");
+CUresult fake_memset_d8(CUdeviceptr p, unsigned char value, size_t n) {
+  std::memset(reinterpret_cast<void*>(p), value, n);
+  return CUDA_SUCCESS;
+}
+FAKE_EXPORT CUresult fake_memcpy_dtoh(void*, CUdeviceptr, size_t) __asm__("cuMemcpyDtoH_v2");
+CUresult fake_memcpy_dtoh(void* dst, CUdeviceptr src, size_t n) {
+  std::memcpy(dst, reinterpret_cast<const void*>(src), n);
+  return CUDA_SUCCESS;
+}
+
 // Context, stream and device queries of a single-device machine.
 FAKE_EXPORT CUresult fake_ctx_get_device(CUdevice*) __asm__("cuCtxGetDevice");
 CUresult fake_ctx_get_device(CUdevice* d) {
@@ -557,6 +570,8 @@ const Symbol kSymbols[] = {
     FAKE_SYMBOL("cuMemAllocManaged", 6000, false, fake_mem_alloc_managed),
     FAKE_SYMBOL("cuMemAllocHost", 3020, false, fake_mem_alloc_host),
     FAKE_SYMBOL("cuMemFreeHost", 2000, false, fake_mem_free_host),
+    FAKE_SYMBOL("cuMemsetD8", 3020, false, fake_memset_d8),
+    FAKE_SYMBOL("cuMemcpyDtoH", 3020, false, fake_memcpy_dtoh),
     FAKE_SYMBOL("cuCtxGetDevice", 2000, false, fake_ctx_get_device),
     FAKE_SYMBOL("cuCtxGetCurrent", 4000, false, fake_ctx_get_current),
     FAKE_SYMBOL("cuCtxSynchronize", 2000, false, fake_ctx_synchronize),
