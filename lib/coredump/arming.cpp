@@ -2,6 +2,8 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -99,7 +101,49 @@ std::vector<std::string> find_dumps(const DumpNames& names) {
 
 std::vector<std::string> find_pipes(const DumpNames& names) { return entries(names, names.prefix + "-pipe_", "", S_IFIFO); }
 
+namespace {
+
+// Writes into a pipe whose reader went away must fail with EPIPE, not kill the caller:
+// SIGPIPE is blocked in this thread while they run, and one that they raised is taken
+// off the pending set before the mask is restored (a library cannot rely on main()
+// ignoring SIGPIPE).
+class SigpipeBlocked {
+ public:
+  SigpipeBlocked() {
+    sigset_t pipe;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    sigset_t pending;
+    sigpending(&pending);
+    already_pending_ = sigismember(&pending, SIGPIPE) == 1;
+    blocked_ = ::pthread_sigmask(SIG_BLOCK, &pipe, &old_) == 0;
+  }
+  ~SigpipeBlocked() {
+    if (!blocked_) return;
+    sigset_t pending;
+    sigpending(&pending);
+    if (!already_pending_ && sigismember(&pending, SIGPIPE) == 1) {
+      sigset_t pipe;
+      sigemptyset(&pipe);
+      sigaddset(&pipe, SIGPIPE);
+      const timespec now{0, 0};
+      (void)::sigtimedwait(&pipe, nullptr, &now);
+    }
+    ::pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+  SigpipeBlocked(const SigpipeBlocked&) = delete;
+  SigpipeBlocked& operator=(const SigpipeBlocked&) = delete;
+
+ private:
+  sigset_t old_{};
+  bool blocked_ = false;
+  bool already_pending_ = false;
+};
+
+}  // namespace
+
 std::vector<std::string> trigger_pipes(const std::vector<std::string>& pipes, std::size_t bytes) {
+  const SigpipeBlocked no_sigpipe;
   std::vector<std::string> out;
   static const std::vector<char> zeros(64 * 1024, 0);
   for (const auto& p : pipes) {

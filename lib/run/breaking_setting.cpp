@@ -1,5 +1,7 @@
 #include "run/breaking_setting.h"
 
+#include "coredump/arming.h"
+
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -36,6 +38,9 @@ std::vector<RungSetting> settings_between(const PlannedRun& below, const Planned
   for (const auto& [name, value] : rung.env_set) {
     const auto b = below.env_set.find(name);
     if (b != below.env_set.end() && b->second == value) continue;
+    // The core-dump arming differs per rung only in file names: cudadiag's plumbing, not a
+    // setting of the rung (every rung but memcheck's has it).
+    if (coredump::is_coredump_variable(name)) continue;
     if (interposer_variable(name)) {
       interposer.set_names.push_back(name);
       continue;
@@ -43,7 +48,7 @@ std::vector<RungSetting> settings_between(const PlannedRun& below, const Planned
     out.push_back(RungSetting{{name}, {}, name + "=" + value});
   }
   for (const auto& name : rung.env_unset) {
-    if (contains(below.env_unset, name) || rung.env_set.count(name)) continue;
+    if (contains(below.env_unset, name) || rung.env_set.count(name) || coredump::is_coredump_variable(name)) continue;
     if (interposer_variable(name)) {
       interposer.unset_names.push_back(name);
       continue;

@@ -190,7 +190,7 @@ void find_breaking_setting(SessionOutcome& out, std::size_t plan_index, const Se
     runner::ChildSpec spec = child_spec_for(trial, opts);
     spec.deadline = bisect_deadline(below->observation.child.wall_ms, opts.timeout);
     spec.label = "bisect " + setting.text;
-    remove_outputs(trial);
+    remove_outputs(trial, opts);
     bool never_started = false;
     const auto child = run_one(std::move(spec), opts, never_started);
     ++found.bisect_runs;

@@ -50,7 +50,7 @@ std::vector<std::string> dump_files(const std::filesystem::path& dir) {
 
 TEST_CASE("coredump run: every rung but the sanitizer's arms dumps into the scratch folder", "[coredump_run]") {
   const auto plans = plan_rungs(plan_options("/scratch/run-x"));
-  REQUIRE(plans.size() == 4);
+  REQUIRE(plans.size() == 5);  // native, blocking, fence, fence-front, sanitizer
   for (const auto& p : plans) {
     REQUIRE(p.runs.size() == 1);
     const auto& env = p.runs[0].env_set;
