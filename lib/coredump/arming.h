@@ -9,14 +9,14 @@
 // the site needs, a few hundred KB for a small kernel, and writing it took about 0.9 s on
 // an H100 for 64 blocks of 256 threads.
 //
-// skip_abort is set. Without it the driver aborts the process right after the dump
-// (SIGABRT, exit 134): the program never prints its own error (a framework's traceback,
-// the op that failed), and that text is evidence too. With it, the program goes on and
-// usually reports the error itself; on an H100 (driver 580) two nvcc programs (a far
-// write, a misaligned load) even saw cudaSuccess although the dump was written. A dump
-// that exists proves the exception by itself, so the run is judged from the dump
-// whatever the program says, and the report says when the program did not see the
-// error: skip_abort hides nothing from cudadiag, and keeps the program's own report.
+// skip_abort is not set: the driver aborts the process right after the dump (SIGABRT,
+// exit 134), so the program never prints its own error text, but it can never go on as
+// if nothing happened. With skip_abort, on an H100 (driver 580.159.04), the fault
+// catalog's children saw success where the exception had happened (a device assert, a
+// misaligned vector load, fenced overruns and underruns, a use after free: "ok" instead
+// of 710, 716 and 700), and two nvcc programs saw cudaSuccess although the dump was
+// written. A dump that exists proves the exception by itself, and a run killed by
+// SIGABRT with one is judged from it.
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -35,12 +35,11 @@ inline constexpr std::string_view kFlagsVar = "CUDA_COREDUMP_GENERATION_FLAGS";
 inline constexpr std::string_view kUserTriggerVar = "CUDA_ENABLE_USER_TRIGGERED_COREDUMP";
 inline constexpr std::string_view kPipeVar = "CUDA_COREDUMP_PIPE";
 inline constexpr std::string_view kGenerationFlags =
-    "skip_nonrelocated_elf_images,skip_global_memory,skip_shared_memory,skip_local_memory,skip_constbank_memory,"
-    "skip_abort";
-// Why skip_abort is set, for the report (see above).
+    "skip_nonrelocated_elf_images,skip_global_memory,skip_shared_memory,skip_local_memory,skip_constbank_memory";
+// Why skip_abort is not set, for the report (see above).
 inline constexpr std::string_view kSkipAbortReason =
-    "skip_abort: the program goes on after the dump and prints its own error; a dump that exists proves the "
-    "exception by itself (a program may even see cudaSuccess with skip_abort), so the run is judged from the dump";
+    "no skip_abort: the driver aborts the program right after the dump (exit 134); with skip_abort programs were "
+    "seen to go on as if the exception had not happened";
 
 // The hang trigger: this many bytes written into the driver's pipe (a single byte may
 // sit in the pipe buffer unread).

@@ -290,7 +290,9 @@ TEST_CASE("executor: case children arm GPU core dumps; a dump becomes the site o
           "[executor]") {
   auto batch = make_batch({"ok", "sticky-dump", "ok"});
   batch[1].params["dump"] = std::string(CUDADIAG_SOURCE_DIR) + "/tests/coredump/data/slim/misaligned16.nvcudmp";
-  const auto results = run_batch(batch, fake_options());
+  auto opts = fake_options();
+  opts.coredump = true;  // off by default (executor.h says why)
+  const auto results = run_batch(batch, opts);
   REQUIRE(results.size() == 3);
   CHECK(results[0].fault_sites.empty());
   CHECK(results[1].outcome == report::Outcome::cuda_error);
