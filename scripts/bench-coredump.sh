@@ -6,7 +6,7 @@
 # cost time even without an exception (an error barrier at warp exit). One warm-up run,
 # then ROUNDS rounds (default 5), each running the loop once unarmed and once armed,
 # alternating which goes first, so that drift hits both alike: `cudadiag run --rungs
-# native` with and without --no-coredump, so the armed runs get exactly what users get.
+# native` with and without --coredump, so the armed runs get exactly what users get.
 # The time is the program's wall time as the runner measured it (process start to exit).
 # Prints, last, a table: median per mode, armed/unarmed ratio (target <= 1.02x), and the
 # final loss of every run (arming must not change it). Exits 1 when the ratio misses
@@ -25,7 +25,7 @@ loop=(tests/programs/train_loop.py)
 once() {  # NAME MODE: one run of the loop, armed or unarmed, its report in NAME.json
   local name=$1 mode=$2
   local -a extra=()
-  [[ $mode == unarmed ]] && extra=(--no-coredump)
+  [[ $mode == armed ]] && extra=(--coredump)
   "$CUDADIAG" run --rungs native ${extra[@]+"${extra[@]}"} --timeout 600 --format json -q -o "$dir/$name.json" \
     -- "$PYTHON" "${loop[@]}" 2>"$dir/$name.stderr"
   echo $? >"$dir/$name.rc"

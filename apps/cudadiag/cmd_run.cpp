@@ -48,7 +48,7 @@ struct RunCliOptions {
   long long quarantine_mb = -1;
   bool no_kernel_log = false;
   std::string keep_dumps;
-  bool no_coredump = false;
+  bool coredump = false;
 };
 
 run::SessionOptions session_options(const RunCliOptions& o, const std::string& work_dir) {
@@ -80,9 +80,12 @@ run::SessionOptions session_options(const RunCliOptions& o, const std::string& w
   run.command = o.command;
   run.command.front() = found.path;
 
-  // GPU core dumps: armed unless --no-coredump or the user set the driver's variables
+  // GPU core dumps: armed with --coredump unless the user set the driver's variables
   // (inherited or --env): those are respected, never overwritten.
-  run.coredump = !o.no_coredump;
+  // Off unless --coredump: on an H100 (driver 580.159.04) arming changed the kernel log's
+  // Xid 31 lines so that the fence's page attribution was lost, and the dumps' sites did
+  // not yet come back for every program (scripts/gpu-check.d/65-site.sh).
+  run.coredump = o.coredump;
   std::vector<std::string> names;
   for (char** e = invocation().envp; e && *e; ++e) {
     const std::string_view kv(*e);
@@ -201,8 +204,9 @@ void set_run_command(CLI::App& app) {
   cmd->add_flag("--no-kernel-log", opts->no_kernel_log, "Do not read the kernel log (Xid lines)");
   cmd->add_option("--keep-dumps", opts->keep_dumps,
                   "Keep the GPU core dumps of the runs in this directory (default: removed once read)");
-  cmd->add_flag("--no-coredump", opts->no_coredump,
-                "Do not arm GPU core dumps (CUDA_ENABLE_COREDUMP_ON_EXCEPTION) in the runs");
+  cmd->add_flag("--coredump", opts->coredump,
+                "Arm GPU core dumps (CUDA_ENABLE_COREDUMP_ON_EXCEPTION) in every rung but memcheck's and read the fault "
+                "site from them (experimental: it changes the kernel log's Xid lines)");
   cmd->footer(
       "Exit codes: 0 clean, 1 exposed/flaky/inconclusive (or interrupted), 2 bad input or a command that "
       "cannot be found or started, 3 CUDA could not start in the program.");

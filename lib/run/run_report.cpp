@@ -141,7 +141,7 @@ json coredump_json(const SessionOptions& opts) {
                   "cudadiag reads no dump of its own";
     c["user_variables"] = run.user_coredump_vars;
   } else {
-    c["reason"] = "--no-coredump";
+    c["reason"] = "not armed (--coredump arms them)";
   }
   return c;
 }

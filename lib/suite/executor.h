@@ -81,9 +81,9 @@ struct ExecutorOptions {
   // driver's variables (in the environment or the profile): a dump is read into the
   // site of the result that ended its child (Result::fault_sites) and removed; a child
   // that reaches its deadline is asked for a dump through the driver's pipe first.
-  // Arm GPU core dumps in the case children. Off: on an H100 (driver 580.159.04) armed
-  // children with skip_abort saw success where the catalog's faults happened, and the
-  // driver's abort without it would end a child's whole batch of cases.
+  // Off by default: on an H100 (driver 580.159.04) armed children with skip_abort saw
+  // success where the catalog's faults happened, and the driver's abort without it ends
+  // a child's whole batch of cases.
   bool coredump = false;
   std::chrono::milliseconds dump_wait{30000};
 };

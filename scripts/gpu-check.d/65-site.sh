@@ -60,7 +60,7 @@ one() {
   shift 5
   local -a flags=()
   [[ $log == nokmsg ]] && flags=(--no-kernel-log)
-  "$CUDADIAG" run ${flags[@]+"${flags[@]}"} --rungs "$rungs" --sanitize "$sanitize" --timeout "$timeout" \
+  "$CUDADIAG" run --coredump ${flags[@]+"${flags[@]}"} --rungs "$rungs" --sanitize "$sanitize" --timeout "$timeout" \
     --keep-dumps "$dir" --format json -o "$dir/$name.$log.json" -- "$@" >"$dir/$name.$log.stdout" 2>"$dir/$name.$log.stderr"
   echo $? >"$dir/$name.$log.rc"
 }

@@ -71,7 +71,7 @@ TEST_CASE("coredump run: every rung but the sanitizer's arms dumps into the scra
   }
 }
 
-TEST_CASE("coredump run: the user's own core-dump settings are kept; --no-coredump arms nothing", "[coredump_run]") {
+TEST_CASE("coredump run: the user's own core-dump settings are kept; unarmed, nothing is armed", "[coredump_run]") {
   CHECK(coredump::user_coredump_variables({"PATH", "CUDA_COREDUMP_FILE", "CUDA_VISIBLE_DEVICES",
                                            "CUDA_ENABLE_COREDUMP_ON_EXCEPTION", "CUDA_COREDUMP_FILE"}) ==
         std::vector<std::string>{"CUDA_COREDUMP_FILE", "CUDA_ENABLE_COREDUMP_ON_EXCEPTION"});
@@ -345,7 +345,7 @@ TEST_CASE("coredump run: end to end, a far write is exposed by its dump, the dri
   CHECK_THAT(rep.extra["run"]["coredump"]["skip_abort"].get<std::string>(), Catch::StartsWith("no skip_abort"));
   CHECK_THAT(rep.verdict.reasons.front(), Catch::Contains("GPU core dump"));
 
-  // Unarmed (--no-coredump): no dump, no site; the program sees its error again.
+  // Unarmed (without --coredump): no dump, no site; the program sees its error again.
   o.run.coredump = false;
   const auto unarmed = run_session(o);
   for (const auto& r : unarmed.runs) {

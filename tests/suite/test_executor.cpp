@@ -290,9 +290,13 @@ TEST_CASE("executor: case children arm GPU core dumps; a dump becomes the site o
           "[executor]") {
   auto batch = make_batch({"ok", "sticky-dump", "ok"});
   batch[1].params["dump"] = std::string(CUDADIAG_SOURCE_DIR) + "/tests/coredump/data/slim/misaligned16.nvcudmp";
-  auto opts = fake_options();
-  opts.coredump = true;  // off by default (executor.h says why)
-  const auto results = run_batch(batch, opts);
+  suite::ExecutorOptions eo{FAKE_CHILD, 1, nullptr, 300ms};
+  eo.coredump = true;  // off by default (executor.h says why)
+  suite::Executor ex(eo);
+  ex.submit(batch, std::make_shared<const suite::ChildSettings>(fake_options()));
+  ex.run([](suite::ExecutedCase&) {});
+  std::vector<report::Result> results;
+  for (const auto& c : ex.cases()) results.push_back(c.result);
   REQUIRE(results.size() == 3);
   CHECK(results[0].fault_sites.empty());
   CHECK(results[1].outcome == report::Outcome::cuda_error);
