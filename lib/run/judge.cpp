@@ -187,6 +187,16 @@ void attribute(const RunObservation& obs, RunJudgement& j) {
         "out of memory under the fence: each fenced allocation maps whole granules (2 MiB on current GPUs), so a "
         "program with many small allocations needs far more memory; this error can be the fence's";
   }
+  // No fault address, an argument refused: fenced memory is no cudaMalloc memory (no
+  // legacy IPC handle, 16-byte alignment), and a program that shares it with another
+  // process (torch.multiprocessing) or checks its alignment is refused by CUDA itself.
+  if (!j.fence_suspicion && j.error && j.error->error_class == "invalid_value" &&
+      !(j.attribution && j.attribution->allocation)) {
+    j.fence_suspicion =
+        "an argument refused under the fence with no fault address: fenced memory has no legacy IPC handle "
+        "(cudaIpcGetMemHandle, torch.multiprocessing) and is 16-byte aligned where cudaMalloc gives 256; this error "
+        "can be the fence's";
+  }
 }
 
 }  // namespace
