@@ -7,6 +7,10 @@
 # start to exit, Python and CUDA start-up included). Prints, last, a table: median per
 # rung, its ratio to native (target: fence <= 1.15x), the final loss of every run (a
 # rung must not change it). Exits 1 when the fence misses its target or a loss differs.
+# Then the same for an allocation-heavy GPT-style loop (tests/programs/gpt_loop.py: 6
+# layers, d=768, seq 512, bf16, SDPA, AdamW, 30 steps; GPT_ROUNDS interleaved native and
+# fence runs, and memcheck once in the same run): the fence / native ratio of the wall time
+# and of the loop alone (loop_seconds, start-up excluded), target <= 1.10x, and memcheck's.
 # Reports go to $OUT/bench-run.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -14,16 +18,17 @@ CUDADIAG=${CUDADIAG:-./build/bin/cudadiag}
 OUT=${OUT:-./gpu-check-out}
 PYTHON=${PYTHON:-python3}
 ROUNDS=${ROUNDS:-3}
+GPT_ROUNDS=${GPT_ROUNDS:-3}
 dir="$OUT/bench-run"
 rm -rf "$dir" && mkdir -p "$dir"
 loop=(tests/programs/train_loop.py)
 
-once() {  # NAME RUNG: one run of the loop on one rung, its report in NAME.json
-  local name=$1 rung=$2
+once() {  # NAME RUNG [PROGRAM]: one run of a loop (default: train_loop.py) on one rung, its report in NAME.json
+  local name=$1 rung=$2 program=${3:-${loop[0]}}
   local -a extra=()
   [[ $rung == sanitizer ]] && extra=(--sanitize always)
   "$CUDADIAG" run --rungs "$rung" ${extra[@]+"${extra[@]}"} --timeout 600 --format json -q -o "$dir/$name.json" \
-    -- "$PYTHON" "${loop[@]}" 2>"$dir/$name.stderr"
+    -- "$PYTHON" "$program" 2>"$dir/$name.stderr"
   echo $? >"$dir/$name.rc"
 }
 
@@ -35,6 +40,15 @@ for round in $(seq 1 "$ROUNDS"); do
     once "$rung.$round" "$rung"
   done
 done
+
+gpt=tests/programs/gpt_loop.py
+once gpt.warmup native "$gpt"
+for round in $(seq 1 "$GPT_ROUNDS"); do
+  for rung in native fence; do
+    once "gpt.$rung.$round" "$rung" "$gpt"
+  done
+done
+once gpt.sanitizer.1 sanitizer "$gpt"
 
 python3 - "$dir" "$ROUNDS" <<'PY'
 import json, os, re, statistics, sys
@@ -97,3 +111,60 @@ for p in problems:
     print("  PROBLEM", p)
 sys.exit(1 if problems else 0)
 PY
+first=$?
+
+python3 - "$dir" "$GPT_ROUNDS" <<'PY'
+import json, os, re, statistics, sys
+d, rounds = sys.argv[1], int(sys.argv[2])
+wall, loop, losses, problems = {}, {}, {}, []
+runs = [(r, i) for i in range(1, rounds + 1) for r in ("native", "fence")] + [("sanitizer", 1)]
+for rung, i in runs:
+    name = f"gpt.{rung}.{i}"
+    try:
+        rep = json.load(open(os.path.join(d, name + ".json")))
+    except Exception as e:
+        problems.append(f"{name}: no report ({e})")
+        continue
+    res = [r for r in rep["results"] if r["profile"] == rung]
+    if not res:
+        problems.append(f"{name}: no {rung} result ({rep['verdict']['reasons'][:1]})")
+        continue
+    r = res[0]
+    if r["details"].get("run_outcome") not in ("clean", "fence_not_effective"):
+        problems.append(f"{name}: {r['details'].get('run_outcome')}: {r.get('reason', '')[:200]}")
+    text = r["child"]["stdout"]["text"]
+    wall.setdefault(rung, []).append(r["duration_ms"] / 1000)
+    m = re.search(r"loop_seconds=([0-9.]+)", text)
+    if m:
+        loop.setdefault(rung, []).append(float(m.group(1)))
+    m = re.search(r"final_loss=([0-9.]+)", text)
+    losses[name] = m.group(1) if m else None
+    if rung == "fence":
+        f = rep["run"]["fence"]
+        print(f"  {name}: fence {f.get('fenced')}/{f.get('allocations')} allocations fenced, "
+              f"{f.get('launches')} launches, effective={f.get('effective')}")
+distinct = sorted(set(v for v in losses.values() if v))
+print(f"\n== gpt_loop final loss: {distinct[0] if len(distinct) == 1 and None not in losses.values() else losses}")
+if len(distinct) != 1 or None in losses.values():
+    problems.append("gpt_loop: the final loss differs between runs (or is missing)")
+print(f"\n== bench-run: gpt_loop.py (6 layers, d=768, seq 512, bf16, SDPA, AdamW, 30 steps), "
+      f"median of {rounds} interleaved runs (memcheck: 1)")
+print(f"  {'rung':10} {'wall s':>8} {'x native':>9} {'loop s':>8} {'x native':>9}")
+med = lambda v: statistics.median(v) if v else float("nan")
+for rung in ("native", "fence", "sanitizer"):
+    w, l = med(wall.get(rung, [])), med(loop.get(rung, []))
+    print(f"  {rung:10} {w:8.2f} {w / med(wall.get('native', [])):8.2f}x {l:8.2f} {l / med(loop.get('native', [])):8.2f}x")
+if wall.get("native") and wall.get("fence"):
+    ratio = med(wall["fence"]) / med(wall["native"])
+    loop_ratio = med(loop.get("fence", [])) / med(loop.get("native", []))
+    ok = ratio <= 1.10
+    print(f"  fence / native = {ratio:.2f}x wall, {loop_ratio:.2f}x the loop alone: "
+          f"{'meets' if ok else 'MISSES'} the 1.10x target")
+    if not ok:
+        problems.append(f"gpt_loop: fence / native {ratio:.2f}x > 1.10x")
+for p in problems:
+    print("  PROBLEM", p)
+sys.exit(1 if problems else 0)
+PY
+second=$?
+exit $((first || second))

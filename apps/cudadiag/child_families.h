@@ -1,16 +1,15 @@
 #pragma once
-// The child's half of the family table: each cases::Family has one factory here
-// (child_<family>.cpp). The switch in child_families.cpp covers every enumerator, so a
-// family added to cases::Family without a child side does not compile (-Wswitch).
+// The child's half of the family table: each family of CUDADIAG_FAMILIES has one factory,
+// make_<family>_run (child_<family>.cpp); the declarations and the dispatch are generated
+// from the list, so a family without a child side does not link.
 #include "cases/family.h"
 #include "child_harness.h"
 
 namespace cudadiag::app::child {
 
-std::unique_ptr<CaseRun> make_fault_run(const runner::CaseSpec& spec);
-std::unique_ptr<CaseRun> make_index_select_run(const runner::CaseSpec& spec);
-std::unique_ptr<CaseRun> make_attention_run(const runner::CaseSpec& spec);
-std::unique_ptr<CaseRun> make_tma_run(const runner::CaseSpec& spec);
+#define CUDADIAG_FAMILY_FACTORY(name) std::unique_ptr<CaseRun> make_##name##_run(const runner::CaseSpec& spec);
+CUDADIAG_FAMILIES(CUDADIAG_FAMILY_FACTORY)
+#undef CUDADIAG_FAMILY_FACTORY
 
 CaseFactory factory_for(cases::Family f);
 

@@ -29,19 +29,29 @@ const Invocation& invocation() { return g_invocation; }
 void set_invocation(Invocation inv) { g_invocation = std::move(inv); }
 
 void add_common_options(CLI::App* cmd, CommonOptions& opts) {
-  cmd->add_option("--format", opts.format, "Output format")
-      ->check(CLI::IsMember({"text", "json", "md"}))
-      ->capture_default_str();
+  CLI::Option* format = cmd->add_option("--format", opts.format,
+                                         "Output format (default: from -o's extension .json/.md/.txt, else text)")
+                            ->check(CLI::IsMember({"text", "json", "md"}))
+                            ->capture_default_str();
   cmd->add_option("-o,--output", opts.output,
                   "Write the output to FILE instead of stdout (- is stdout): atomically, as a new file owned by you, "
-                  "mode 0644 or tighter; another user's link or file in a shared directory, or a FIFO, is refused");
+                  "mode 0644 or tighter; another user's link or file in a shared directory, or a FIFO, is refused. "
+                  "Checked before any work starts")
+      ->type_name("FILE");
   cmd->add_flag("-q,--quiet", opts.quiet, "Only errors on stderr");
   cmd->add_flag("-v,--verbose", opts.verbose, "More detail on stderr (repeat for debug)");
   cmd->add_flag("--redact", opts.redact,
                 "Replace the hostname (long and short, any case), serials, UUIDs, PCI ids and run's --env values "
                 "with stable hashes, wherever they appear");
   cmd->add_flag("--no-color", opts.no_color, "Never use colour (NO_COLOR is honoured too)");
-  cmd->preparse_callback([&opts](size_t) { (void)opts; });
+  // Once the options are read, before the command's work: -o FILE.json / .md picks the
+  // format unless --format was given, and an output path that cannot be written is an
+  // error now (exit 2), not after a long run.
+  cmd->parse_complete_callback([&opts, format] {
+    if (format->count() == 0)
+      if (const auto f = report::format_for_path(opts.output)) opts.format = std::string(report::to_string(*f));
+    check_output_path(opts.output);
+  });
 }
 
 CLI::Option* add_allocator_option(CLI::App* cmd, profiles::Allocator& target) {

@@ -39,6 +39,7 @@ struct CompareCommandOptions {
   double time_factor = 2.0;
   double alpha = 0.05;
   unsigned jobs = 0;
+  bool strict = false;
   bool summary_line = false;
 };
 
@@ -51,7 +52,7 @@ void run_compare(const CompareCommandOptions& opts) {
 
   Stopwatch clock;
   const auto paths = compare::expand_report_paths(opts.inputs);
-  auto set = compare::load_report_set(paths, opts.jobs);
+  auto set = compare::load_report_set(paths, opts.jobs, opts.strict);
   if (set.reports.size() < 2)
     throw UsageError("compare: needs two or more reports (got " + std::to_string(set.reports.size()) + ")");
   spdlog::debug("read {} reports in {:.2f} s ({} distinct strings)", set.reports.size(), clock.lap(),
@@ -105,6 +106,9 @@ void set_compare_command(CLI::App& app) {
                   "Holm-corrected over the cases compared")
       ->check(number_between(0.0, 1.0, "", /*open_min=*/true, /*open_max=*/true))
       ->capture_default_str();
+  cmd->add_flag("--strict", opts->strict,
+                "A report found in a directory or by a pattern that cannot be read is an error (exit 2); "
+                "by default it is passed over with a note naming it");
   cmd->add_option("-j,--jobs", opts->jobs, "Reports read at once (default or 0: one per CPU, at most 8)")
       ->check(integer_between(0, 256));
   cmd->add_flag("--summary-line", opts->summary_line,

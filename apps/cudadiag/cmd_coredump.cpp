@@ -36,10 +36,7 @@ void run_coredump(const CoredumpOptions& o) {
     tool = coredump::find_nvdisasm(o.nvdisasm);
     if (!o.nvdisasm.empty() && tool.path.empty()) throw UsageError(tool.reason);
     no_tool_reason = tool.reason;
-    if (!tool.path.empty())
-      disassemble = [tool](coredump::Bytes image, const coredump::FunctionSymbol& f) {
-        return coredump::disassemble_function(tool, image, f);
-      };
+    disassemble = coredump::disassemble_with(tool);
   }
   std::vector<coredump::FaultSite> sites;
   bool unreadable = false;

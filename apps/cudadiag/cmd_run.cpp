@@ -1,15 +1,19 @@
 // `cudadiag run [options] -- CMD [ARGS...]`: the user's own program on the ladder of
-// rungs (native, blocking, fence, sanitizer), judged run by run, with one verdict:
+// rungs (native, blocking, fence, fence-front, sanitizer), judged run by run, with one verdict:
 // exposed (which rung, and the most precise evidence), clean, flaky, does_not_start or
 // inconclusive. The parent never calls CUDA; lib/run does the work.
 //
 // Exit codes: 0 clean; 1 exposed, flaky, inconclusive, or interrupted; 2 bad input, or a
 // command that cannot be found or started; 3 CUDA could not start in the program.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
 
 #include "cli_common.h"
+#include "coredump/arming.h"
+#include "coredump/disassembler.h"
 #include "commands.h"
 #include "fence/interposer_limits.h"
 #include "evidence/session_report.h"
@@ -21,6 +25,7 @@
 #include "util/errors.h"
 #include "util/interrupt.h"
 #include "util/log.h"
+#include "util/safe_path.h"
 #include "util/scratch_dir.h"
 
 namespace cudadiag::app {
@@ -31,7 +36,7 @@ using report::json;
 struct RunCliOptions {
   CommonOptions common;
   std::vector<std::string> command;
-  std::string rungs = "native,blocking,fence,sanitizer";
+  std::string rungs = "native,blocking,fence,fence-front,sanitizer";
   std::string sanitize = "auto";
   bool stop_at_first = false;
   int repeat = 1;
@@ -41,6 +46,8 @@ struct RunCliOptions {
   bool fence_front = false;
   long long quarantine_mb = -1;
   bool no_kernel_log = false;
+  std::string keep_dumps;
+  bool coredump = false;
 };
 
 run::SessionOptions session_options(const RunCliOptions& o, const std::string& work_dir) {
@@ -72,11 +79,39 @@ run::SessionOptions session_options(const RunCliOptions& o, const std::string& w
   run.command = o.command;
   run.command.front() = found.path;
 
-  run.interposer_path = run::interposer_next_to(invocation().self_exe);
-  if (run::probe_file(run.interposer_path) == run::FileKind::missing) {
-    run.interposer_missing_reason = run.interposer_path + " does not exist (it is built next to the cudadiag binary)";
-    run.interposer_path.clear();
+  // GPU core dumps: armed with --coredump unless the user set the driver's variables
+  // (inherited or --env): those are respected, never overwritten.
+  // Off unless --coredump: on an H100 (driver 580.159.04) arming changed the kernel log's
+  // Xid 31 lines so that the fence's page attribution was lost, and the dumps' sites did
+  // not yet come back for every program (scripts/gpu-check.d/65-site.sh).
+  run.coredump = o.coredump;
+  std::vector<std::string> names;
+  for (char** e = invocation().envp; e && *e; ++e) {
+    const std::string_view kv(*e);
+    names.emplace_back(kv.substr(0, kv.find('=')));
   }
+  for (const auto& [name, value] : s.env) names.push_back(name);
+  run.user_coredump_vars = coredump::user_coredump_variables(names);
+  if (!o.keep_dumps.empty()) {
+    (void)open_directory(o.keep_dumps);  // UsageError naming it when it is no directory
+    s.keep_dumps = o.keep_dumps;
+  }
+  if (run.coredump && run.user_coredump_vars.empty()) {
+    const auto tool = coredump::find_nvdisasm();
+    s.disassemble = coredump::disassemble_with(tool);
+    s.no_disassembler_reason = tool.reason;
+  }
+
+  const auto candidates = run::interposer_candidates(invocation().self_exe);
+  for (const auto& c : candidates)
+    if (run::probe_file(c) != run::FileKind::missing) {
+      run.interposer_path = c;
+      break;
+    }
+  if (run.interposer_path.empty())
+    run.interposer_missing_reason = fmt::format(
+        "neither {} nor {} exists (it is built next to the cudadiag binary and installed in lib/cudadiag/)",
+        candidates[0], candidates[1]);
   return s;
 }
 
@@ -134,11 +169,12 @@ void set_run_command(CLI::App& app) {
   add_common_options(cmd, opts->common);
   cmd->add_option("command", opts->command, "The command to run, after --: cudadiag run [options] -- CMD [ARGS...]")
       ->expected(-1);
-  cmd->add_option("--rungs", opts->rungs, "Rungs to run, in any order (they run bottom-up): native, blocking, fence, "
-                                          "sanitizer")
+  cmd->add_option("--rungs", opts->rungs, "Rungs to run, in any order (they run bottom-up): native, blocking, fence "
+                                          "(guards after every buffer), fence-front (guards before), sanitizer")
       ->capture_default_str();
   cmd->add_option("--sanitize", opts->sanitize,
-                  "auto: memcheck only when an earlier rung found something; always; never")
+                  "auto: memcheck when an earlier rung found something, or when the fence could not watch some "
+                  "allocations (managed memory, a pool it does not see); always; never")
       ->check(CLI::IsMember({"auto", "always", "never"}))
       ->capture_default_str();
   cmd->add_flag("--stop-at-first", opts->stop_at_first, "Stop after the first rung that fails (all its repeats run)");
@@ -157,11 +193,17 @@ void set_run_command(CLI::App& app) {
                   "rounding slack)")
       ->check(integer_between(1, 4096))
       ->capture_default_str();
-  cmd->add_flag("--fence-front", opts->fence_front, "Fence the start of every allocation instead (underruns fault)");
+  cmd->add_flag("--fence-front", opts->fence_front, "The fence rung guards the start of every allocation instead (underruns fault), and no "
+                "fence-front rung runs (by default both ends are guarded, in two runs)");
   cmd->add_option("--fence-quarantine-mb", opts->quarantine_mb,
                   "Address space kept reserved for freed buffers, MiB (default: the interposer's, 1024)")
       ->check(integer_between(0, static_cast<long long>(fence::kMaxQuarantineMb)));
   cmd->add_flag("--no-kernel-log", opts->no_kernel_log, "Do not read the kernel log (Xid lines)");
+  cmd->add_option("--keep-dumps", opts->keep_dumps,
+                  "Keep the GPU core dumps of the runs in this directory (default: removed once read)");
+  cmd->add_flag("--coredump", opts->coredump,
+                "Arm GPU core dumps (CUDA_ENABLE_COREDUMP_ON_EXCEPTION) in every rung but memcheck's and read the fault "
+                "site from them (experimental: it changes the kernel log's Xid lines)");
   cmd->footer(
       "Exit codes: 0 clean, 1 exposed/flaky/inconclusive (or interrupted), 2 bad input or a command that "
       "cannot be found or started, 3 CUDA could not start in the program.");

@@ -18,6 +18,8 @@ void set_repro_command(CLI::App& app);
 void set_compare_command(CLI::App& app);
 void set_run_command(CLI::App& app);
 void set_coredump_command(CLI::App& app);
+void set_show_command(CLI::App& app);
+void set_docs_command(CLI::App& app);
 // Hidden: the child side of the process model (never called by users).
 void set_child_commands(CLI::App& app);
 

@@ -73,6 +73,8 @@ int main(int argc, char** argv) {
   app::set_compare_command(cli);
   app::set_run_command(cli);
   app::set_coredump_command(cli);
+  app::set_show_command(cli);
+  app::set_docs_command(cli);
   app::set_child_commands(cli);
 
   if (const char* word = unknown_subcommand(cli, argc, argv)) {

@@ -4,6 +4,7 @@
 #include "apps/interposer/driver_calls.h"
 #include "apps/interposer/process.h"
 #include "apps/interposer/quarantine.h"
+#include "apps/interposer/slack_canary.h"
 #include "apps/interposer/timed_call.h"
 
 namespace cudadiag::interposer {
@@ -76,6 +77,8 @@ bool allocate_fenced(const AllocationRequest& r, int device, CUdeviceptr& out, F
   t.device = device;
   t.api = r.api;
   t.kind = Tracked::Kind::fenced;
+  // Writes into the alignment slack between the end and the guard do not fault: canaries.
+  if (s.side == ring::Side::back) t.slack = arm_slack(d, l.address + r.bytes, l.guard_begin);
   RingWriter* ring = recorder();
   if (ring) {
     if (ring->header()->granularity == 0)
@@ -178,6 +181,7 @@ FreeResult release_tracked(const FreeRequest& r, Tracked& t, CUresult& rc) noexc
   // No current context: no work of this thread's to wait for (VMM memory belongs to no
   // context), and the free itself succeeds.
   if (rc == CUDA_ERROR_INVALID_CONTEXT) rc = CUDA_SUCCESS;
+  if (rc == CUDA_SUCCESS) check_slack(d, t, ring::SlackCheck::free);  // the work that may write there is done
   const Settings& s = settings();
   if (unmap_fenced(d, t.device, t.mapped_begin, t.mapped_size, t.handle, s.reuse_bytes) != CUDA_SUCCESS) {
     // Still mapped: a use after free would not fault, and the range is never reused.

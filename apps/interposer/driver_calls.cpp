@@ -58,6 +58,8 @@ bool resolve(DriverCalls& c) {
   take(c.func_get_param_info, "cuFuncGetParamInfo");
   take(c.kernel_get_name, "cuKernelGetName");
   take(c.kernel_get_param_info, "cuKernelGetParamInfo");
+  take(c.memset_d8, "cuMemsetD8");
+  take(c.memcpy_dtoh, "cuMemcpyDtoH");
   return true;
 }
 

@@ -36,6 +36,8 @@ struct DriverCalls {
   PFN_cuFuncGetParamInfo_v12040 func_get_param_info = nullptr;
   PFN_cuKernelGetName_v12030 kernel_get_name = nullptr;
   PFN_cuKernelGetParamInfo_v12040 kernel_get_param_info = nullptr;
+  PFN_cuMemsetD8_v3020 memset_d8 = nullptr;        // canaries in a fenced buffer's slack
+  PFN_cuMemcpyDtoH_v3020 memcpy_dtoh = nullptr;    // ... read back to check them
 
   // Everything a fenced allocation needs.
   bool can_fence() const noexcept {

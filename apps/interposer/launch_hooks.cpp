@@ -37,18 +37,23 @@ CUresult launch(ring::Api api, Entry e, CUfunction f, unsigned gx, unsigned gy, 
   note_cuda_seen();
   auto real = real_fn<PFN_cuLaunchKernel_v4000>(e);
   if (!real) return CUDA_ERROR_NOT_INITIALIZED;
-  record_launch(launch_args(api, f, gx, gy, gz, bx, by, bz, smem, stream, params, extra));
-  return real(f, gx, gy, gz, bx, by, bz, smem, stream, params, extra);
+  const std::uint64_t seq = record_launch(launch_args(api, f, gx, gy, gz, bx, by, bz, smem, stream, params, extra));
+  const CUresult rc = real(f, gx, gy, gz, bx, by, bz, smem, stream, params, extra);
+  launch_finished(seq);
+  return rc;
 }
 
 CUresult launch_ex(ring::Api api, Entry e, const CUlaunchConfig* c, CUfunction f, void** params, void** extra) {
   note_cuda_seen();
   auto real = real_fn<PFN_cuLaunchKernelEx_v11060>(e);
   if (!real) return CUDA_ERROR_NOT_INITIALIZED;
+  std::uint64_t seq = kNoLaunch;
   if (c)
-    record_launch(launch_args(api, f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY, c->blockDimZ,
-                              c->sharedMemBytes, c->hStream, params, extra));
-  return real(c, f, params, extra);
+    seq = record_launch(launch_args(api, f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY,
+                                    c->blockDimZ, c->sharedMemBytes, c->hStream, params, extra));
+  const CUresult rc = real(c, f, params, extra);
+  launch_finished(seq);
+  return rc;
 }
 
 CUresult launch_cooperative(ring::Api api, Entry e, CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
@@ -56,8 +61,10 @@ CUresult launch_cooperative(ring::Api api, Entry e, CUfunction f, unsigned gx, u
   note_cuda_seen();
   auto real = real_fn<PFN_cuLaunchCooperativeKernel_v9000>(e);
   if (!real) return CUDA_ERROR_NOT_INITIALIZED;
-  record_launch(launch_args(api, f, gx, gy, gz, bx, by, bz, smem, stream, params, nullptr));
-  return real(f, gx, gy, gz, bx, by, bz, smem, stream, params);
+  const std::uint64_t seq = record_launch(launch_args(api, f, gx, gy, gz, bx, by, bz, smem, stream, params, nullptr));
+  const CUresult rc = real(f, gx, gy, gz, bx, by, bz, smem, stream, params);
+  launch_finished(seq);
+  return rc;
 }
 
 TmaEncode tma_encode(ring::Api api, const void* address, cuuint32_t rank, CUtensorMapDataType type,

@@ -49,9 +49,14 @@ void find_pointer_args(const LaunchArgs& a, const KernelInfo& k, LaunchEvent& e)
 
 }  // namespace
 
-void record_launch(const LaunchArgs& a) noexcept {
+void launch_finished(std::uint64_t seq) noexcept {
+  if (seq == kNoLaunch) return;
+  if (RingWriter* ring = recorder()) ring->launch_returned(seq);
+}
+
+std::uint64_t record_launch(const LaunchArgs& a) noexcept {
   RingWriter* ring = recorder();
-  if (!ring) return;
+  if (!ring) return kNoLaunch;
   const KernelInfo* k = kernel_info(a.function, *ring);
   LaunchEvent e;
   e.function = reinterpret_cast<std::uint64_t>(a.function);
@@ -67,7 +72,7 @@ void record_launch(const LaunchArgs& a) noexcept {
     e.name_text = k->name_prefix;
     find_pointer_args(a, *k, e);
   }
-  ring->add_launch(e);
+  return ring->add_launch(e);
 }
 
 }  // namespace cudadiag::interposer

@@ -4,6 +4,9 @@
 // stream, and the arguments that point into allocations the interposer knows of.
 #include <cuda.h>
 
+#include <cstdint>
+
+#include "apps/interposer/ring_writer.h"
 #include "fence/ring_format.h"
 
 namespace cudadiag::interposer {
@@ -19,6 +22,10 @@ struct LaunchArgs {
   void** extra = nullptr;   // or CU_LAUNCH_PARAM_BUFFER_POINTER: arguments packed in one buffer
 };
 
-void record_launch(const LaunchArgs& a) noexcept;
+// The launch's seq in the ring (kNoLaunch when not kept), for launch_finished().
+std::uint64_t record_launch(const LaunchArgs& a) noexcept;
+// After the driver's launch call returned: marks the record (under CUDA_LAUNCH_BLOCKING
+// the kernel has finished; a launch never marked is a kernel that never did).
+void launch_finished(std::uint64_t seq) noexcept;
 
 }  // namespace cudadiag::interposer

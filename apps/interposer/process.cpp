@@ -1,4 +1,5 @@
 #include "apps/interposer/process.h"
+#include "apps/interposer/slack_canary.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -258,4 +259,7 @@ void note_cuda_seen() noexcept {
 __attribute__((constructor)) static void cudadiag_fence_on_load() { cudadiag::interposer::ensure_initialized(); }
 
 // Runs at exit: CUDA this image used without the interposer is recorded.
-__attribute__((destructor)) static void cudadiag_fence_on_exit() { cudadiag::interposer::check_image_end(); }
+__attribute__((destructor)) static void cudadiag_fence_on_exit() {
+  cudadiag::interposer::check_image_end();
+  cudadiag::interposer::check_all_slack(cudadiag::ring::SlackCheck::exit);
+}

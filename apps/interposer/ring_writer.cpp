@@ -340,13 +340,13 @@ NameRef RingWriter::add_name(const char* text, std::uint32_t length) noexcept {
   return ref;
 }
 
-void RingWriter::add_launch(const LaunchEvent& e) noexcept {
-  if (!header_) return;
+std::uint64_t RingWriter::add_launch(const LaunchEvent& e) noexcept {
+  if (!header_) return kNoLaunch;
   launch_lock_.lock();
   const std::uint64_t seq = atomic(header_->launches).fetch_add(1, std::memory_order_relaxed);
   if (header_->launch_capacity == 0) {  // a header only: counted, not kept
     launch_lock_.unlock();
-    return;
+    return kNoLaunch;
   }
   ring::LaunchSlot& s = *launch_slot(static_cast<std::uint32_t>(seq % header_->launch_capacity));
   begin_record(s, seq);
@@ -366,8 +366,41 @@ void RingWriter::add_launch(const LaunchEvent& e) noexcept {
   // strncpy pads the rest with NULs; the last byte stays one.
   std::strncpy(s.name_prefix, e.name_text ? e.name_text : "", sizeof s.name_prefix - 1);
   s.name_prefix[sizeof s.name_prefix - 1] = '\0';
+  s.returned = 0;
   end_record(s, seq);
   launch_lock_.unlock();
+  return seq;
+}
+
+void RingWriter::launch_returned(std::uint64_t seq) noexcept {
+  if (!header_ || seq == kNoLaunch || header_->launch_capacity == 0) return;
+  launch_lock_.lock();
+  ring::LaunchSlot& s = *launch_slot(static_cast<std::uint32_t>(seq % header_->launch_capacity));
+  if (atomic(s.stamp).load(std::memory_order_relaxed) == ring::complete_stamp(seq) && s.seq == seq)
+    atomic(s.returned).store(1, std::memory_order_release);
+  launch_lock_.unlock();
+}
+
+void RingWriter::add_slack_watched() noexcept {
+  if (header_) atomic(header_->slack_watched).fetch_add(1, std::memory_order_relaxed);
+}
+
+void RingWriter::add_slack_write(const SlackWriteEvent& e) noexcept {
+  if (!header_) return;
+  // Any process of the run may write here: the slot is the one its sequence number names.
+  const std::uint64_t seq = atomic(header_->slack_writes).fetch_add(1, std::memory_order_acq_rel);
+  if (seq >= ring::kMaxSlackWrites) return;
+  ring::SlackWrite& w = header_->slack[seq];
+  begin_record(w, seq);
+  w.allocation_seq = e.allocation_seq;
+  w.address = e.address;
+  w.bytes = e.bytes;
+  w.first_offset = e.first_offset;
+  w.last_offset = e.last_offset;
+  w.slack_bytes = e.slack_bytes;
+  w.seen_at = static_cast<std::uint8_t>(e.seen_at);
+  w.pid = e.pid;
+  end_record(w, seq);
 }
 
 void RingWriter::add_tma_map(const TmaEvent& e) noexcept {

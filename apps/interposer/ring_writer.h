@@ -84,6 +84,20 @@ struct TmaEvent {
   std::int32_t result = 0;
 };
 
+// Bytes of a fenced buffer's slack that lost their canary.
+struct SlackWriteEvent {
+  std::uint64_t allocation_seq = 0;
+  std::uint64_t address = 0;
+  std::uint64_t bytes = 0;
+  std::uint32_t first_offset = 0;
+  std::uint32_t last_offset = 0;
+  std::uint32_t slack_bytes = 0;
+  ring::SlackCheck seen_at = ring::SlackCheck::free;
+  std::int32_t pid = 0;
+};
+
+inline constexpr std::uint64_t kNoLaunch = ~0ull;
+
 // A tiny spinlock: the critical sections copy one record.
 class SpinLock {
  public:
@@ -133,8 +147,15 @@ class RingWriter {
 
   // Copies a kernel name into the names region once; kNoName when the region is full.
   NameRef add_name(const char* text, std::uint32_t length) noexcept;
-  // Counts the launch and records it over the oldest one.
-  void add_launch(const LaunchEvent& e) noexcept;
+  // Counts the launch and records it over the oldest one; its seq (kNoLaunch: not kept).
+  std::uint64_t add_launch(const LaunchEvent& e) noexcept;
+  // The driver's call for launch `seq` returned: marked in its record unless a newer
+  // launch took the slot.
+  void launch_returned(std::uint64_t seq) noexcept;
+  // Counts a slack write and keeps it while the header has room.
+  void add_slack_write(const SlackWriteEvent& e) noexcept;
+  // One more fenced buffer whose slack holds canaries.
+  void add_slack_watched() noexcept;
   // Counts the encode (and one near a guard) and records it over the oldest one.
   void add_tma_map(const TmaEvent& e) noexcept;
   // What happened to a process of the run (ring_format.h, EventKind): counted, and kept

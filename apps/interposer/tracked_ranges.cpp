@@ -76,6 +76,16 @@ bool TrackedRanges::take_live(std::uint64_t address, Tracked& out, bool& quarant
   return true;
 }
 
+std::size_t TrackedRanges::with_slack(Tracked* out, std::size_t from, std::size_t max) noexcept {
+  Locked lock(lock_, Locked::shared);
+  std::size_t seen = 0, n = 0;
+  for (std::size_t i = 0; i < count_ && n < max; ++i) {
+    if (items_[i].kind != Tracked::Kind::fenced || items_[i].slack == 0) continue;
+    if (seen++ >= from) out[n++] = items_[i];
+  }
+  return n;
+}
+
 bool TrackedRanges::remove(std::uint64_t address) noexcept {
   Locked lock(lock_, Locked::exclusive);
   const std::size_t i = lower_bound(address);

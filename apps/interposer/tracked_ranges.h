@@ -25,6 +25,7 @@ struct Tracked {
   std::uint64_t mapped_size = 0;
   std::uint64_t handle = 0;          // fenced: CUmemGenericAllocationHandle
   std::int32_t device = -1;          // fenced: where its memory lives
+  std::uint32_t slack = 0;           // fenced at its end: bytes of canaries between its end and the guard
   RecordRef record;
   ring::Api api = ring::Api::unknown;
   Kind kind = Kind::unfenced;
@@ -47,6 +48,9 @@ class TrackedRanges {
   // Keeps, in order, those of `values[0, n)` that some entry holds (one lookup under one
   // lock for a whole launch); returns how many.
   std::size_t keep_known(std::uint64_t* values, std::size_t n) noexcept;
+  // Copies up to `max` live fenced entries with slack canaries, from the `from`th such
+  // entry on; returns how many were copied (fewer than max: the last ones).
+  std::size_t with_slack(Tracked* out, std::size_t from, std::size_t max) noexcept;
 
   // Held across fork(); the child starts with a fresh lock (a write lock taken by the
   // parent's thread cannot be released by the child's).

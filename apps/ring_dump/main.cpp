@@ -57,6 +57,13 @@ void print_summary(const RingRead& r, std::size_t process_files) {
   std::string reasons;
   for (const auto& [why, n] : unfenced) reasons += (reasons.empty() ? "" : "; ") + why + ": " + std::to_string(n);
   std::printf("unfenced=%s\n", reasons.c_str());
+  std::printf("slack_watched=%s\nslack_writes=%zu\nslack_writes_lost=%" PRIu64 "\n", yes_no(s.slack_watched),
+              r.log.slack_writes.size(), r.log.slack_writes_lost);
+  for (const auto& w : r.log.slack_writes)
+    std::printf("slack_write allocation=%" PRIu64 " address=0x%" PRIx64 " bytes=%" PRIu64
+                " first=%u last=%u slack=%u pid=%d %s\n",
+                w.allocation_seq, w.address, w.bytes, w.first_offset, w.last_offset, w.slack_bytes, w.pid,
+                w.seen_at.c_str());
   std::printf("preloads_restored=%" PRIu64 "\nescapes=%" PRIu64 "\nprocess_events_lost=%" PRIu64 "\n",
               r.log.preloads_restored, r.log.escapes, r.log.process_events_lost);
   for (const auto& e : r.log.process_events)
@@ -69,9 +76,10 @@ void print_summary(const RingRead& r, std::size_t process_files) {
   }
   const LaunchRecord& l = r.log.launches.back();
   std::printf("last_kernel=%s\n", shown(l.kernel).c_str());
-  std::printf("last_launch=grid(%u,%u,%u) block(%u,%u,%u) smem=%u stream=0x%" PRIx64 " api=%s pointer_args=%zu\n",
+  std::printf("last_launch=grid(%u,%u,%u) block(%u,%u,%u) smem=%u stream=0x%" PRIx64 " api=%s pointer_args=%zu"
+              " returned=%s\n",
               l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2], l.dynamic_smem, l.stream,
-              l.api.c_str(), l.pointer_args.size());
+              l.api.c_str(), l.pointer_args.size(), yes_no(l.returned));
 }
 
 void print_records(const RingRead& r) {

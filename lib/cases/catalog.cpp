@@ -6,14 +6,13 @@ namespace cudadiag::cases {
 
 namespace {
 
-// The registration of each family; a family added to cases::Family and not here does
-// not compile (-Wswitch).
+// The registration of each family, generated from CUDADIAG_FAMILIES.
 KernelFamily registration(Family f) {
   switch (f) {
-    case Family::fault: return fault_family();
-    case Family::index_select: return index_select_family();
-    case Family::attention: return attention_family();
-    case Family::tma: return tma_family();
+#define CUDADIAG_FAMILY_CASE(name) \
+  case Family::name: return name##_family();
+    CUDADIAG_FAMILIES(CUDADIAG_FAMILY_CASE)
+#undef CUDADIAG_FAMILY_CASE
     case Family::program: break;  // `run`'s results: no catalog entry
   }
   throw std::logic_error("family without a registration");

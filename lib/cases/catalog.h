@@ -54,11 +54,10 @@ struct KernelFamily {
 
 inline constexpr double kDefaultRunMs = 30;  // a small kernel, its reference and the check
 
-// Registration functions, one per family (catalog_<family>.cpp).
-KernelFamily fault_family();
-KernelFamily index_select_family();
-KernelFamily attention_family();
-KernelFamily tma_family();
+// Registration functions, one per family of CUDADIAG_FAMILIES (catalog_<family>.cpp).
+#define CUDADIAG_FAMILY_REGISTRATION(name) KernelFamily name##_family();
+CUDADIAG_FAMILIES(CUDADIAG_FAMILY_REGISTRATION)
+#undef CUDADIAG_FAMILY_REGISTRATION
 
 const std::vector<KernelFamily>& families();
 const KernelFamily& family(Family f);

@@ -1,7 +1,11 @@
 #pragma once
-// The kernel families: one enumerator per family, the key that the parent's catalog
-// (cases::KernelFamily) and the child's dispatch (apps/cudadiag/child_families.cpp)
-// both read. Header-only and dependency-free: the wire protocol carries it too.
+// The kernel families: the one list (CUDADIAG_FAMILIES) from which the enumerator, its
+// name, the parent's registration (lib/cases/catalog.cpp: <name>_family() from
+// catalog_<name>.cpp) and the child's dispatch (apps/cudadiag/child_families.cpp:
+// make_<name>_run() from child_<name>.cpp) are all generated. A family added here without
+// its two functions does not link. Header-only and dependency-free: the wire protocol
+// carries it too.
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -10,20 +14,27 @@
 
 namespace cudadiag::cases {
 
-// `program`: the user's program under `cudadiag run` (a report's result.kernel), no
-// catalog family: suites and the child protocol name the other four only.
-enum class Family : std::uint8_t { fault, index_select, attention, tma, program };
+// X(name): the name is the enumerator, the family's word in suites and reports, and the
+// stem of its registration and child functions.
+#define CUDADIAG_FAMILIES(X) X(fault) X(index_select) X(attention) X(tma)
 
-inline constexpr ChoiceTable<Family, 4> kFamilies{{{Family::fault, "fault"},
-                                                   {Family::index_select, "index_select"},
-                                                   {Family::attention, "attention"},
-                                                   {Family::tma, "tma"}}};
+// `program` follows the catalog families: the user's program under `cudadiag run` (a
+// report's result.kernel), no catalog family: suites and the child protocol name the
+// others only.
+#define CUDADIAG_FAMILY_ENUMERATOR(name) name,
+enum class Family : std::uint8_t { CUDADIAG_FAMILIES(CUDADIAG_FAMILY_ENUMERATOR) program };
+#undef CUDADIAG_FAMILY_ENUMERATOR
+
+#define CUDADIAG_FAMILY_COUNT(name) +1
+inline constexpr std::size_t kFamilyCount = 0 CUDADIAG_FAMILIES(CUDADIAG_FAMILY_COUNT);
+#undef CUDADIAG_FAMILY_COUNT
+
+#define CUDADIAG_FAMILY_CHOICE(name) Choice<Family>{Family::name, #name},
+inline constexpr ChoiceTable<Family, kFamilyCount> kFamilies{{CUDADIAG_FAMILIES(CUDADIAG_FAMILY_CHOICE)}};
 // Every value of a report's result.kernel.
-inline constexpr ChoiceTable<Family, 5> kKernels{{{Family::fault, "fault"},
-                                                  {Family::index_select, "index_select"},
-                                                  {Family::attention, "attention"},
-                                                  {Family::tma, "tma"},
-                                                  {Family::program, "program"}}};
+inline constexpr ChoiceTable<Family, kFamilyCount + 1> kKernels{
+    {CUDADIAG_FAMILIES(CUDADIAG_FAMILY_CHOICE) Choice<Family>{Family::program, "program"}}};
+#undef CUDADIAG_FAMILY_CHOICE
 
 constexpr std::string_view to_string(Family f) { return choice_name(kKernels, f); }
 // A catalog family (suites, the child protocol).

@@ -79,6 +79,7 @@ json case_json(const CaseAnalysis& c, const std::vector<std::string>& labels) {
     if (r.repeat_seconds) hj["seconds"] = *r.repeat_seconds;
     hj["error_code"] = r.error_code ? json(*r.error_code) : json(nullptr);
     if (r.error_name && !r.error_name->empty()) hj["error_name"] = *r.error_name;
+    if (r.site) hj["site"] = *r.site;
     hj["duration_ms"] = r.duration_ms;
     return hj;
   });
@@ -91,6 +92,7 @@ json case_json(const CaseAnalysis& c, const std::vector<std::string>& labels) {
               {"kind", to_string(c.kind)},
               {"outcome_differs", c.outcome_differs},
               {"error_differs", c.error_differs},
+              {"site_differs", c.site_differs},
               {"failing", labels_of(c.failing, labels)},
               {"passing", labels_of(c.passing, labels)},
               {"states", tally(c.hosts.size(), labels, state, state)},
@@ -233,7 +235,7 @@ json comparison_json(const Comparison& c, const CompareOptions& options) {
   }
   json outcome_diff = json::array();
   for (const auto& cs : c.outcomes.cases)
-    if (cs.kind != CaseKind::agree || cs.outcome_differs || cs.error_differs) outcome_diff.push_back(case_json(cs, labels));
+    if (cs.kind != CaseKind::agree || cs.outcome_differs || cs.error_differs || cs.site_differs) outcome_diff.push_back(case_json(cs, labels));
   json unpaired = json::array();
   for (const auto& u : c.pairing.unpaired) {
     unpaired.push_back(json{{"case", u.key.label()}, {"case_id", u.key.case_id},

@@ -45,6 +45,9 @@ struct ResultDigest {
   // preparation excluded (schema 1.1); what timing notes compare.
   std::optional<double> repeat_seconds;
   double duration_ms = 0.0;        // the whole result, process start included: never compared
+  // The first readable fault site (report/fault_site.h) as "exception in kernel at
+  // file:line"; nullptr when the result has none.
+  Text site = nullptr;
 };
 
 struct ReportDigest {

@@ -177,6 +177,8 @@ class DigestReader {
         read_error(here, d);
       } else if (key == "repeats"sv) {
         raw.repeats = read_repeats(here);
+      } else if (key == "fault_sites"sv) {
+        d.site = site_of(here);
       } else if (key == "duration_ms"sv) {
         d.duration_ms = in_.number(here, 0.0);
       } else {
@@ -213,6 +215,39 @@ class DigestReader {
     std::lock_guard<std::mutex> lock(tables_.params_mu);
     tables_.params_canonical.emplace(std::string(raw), t);
     return t;
+  }
+
+  // What compare pairs of a result's core-dump sites: the first readable one's
+  // exception, kernel and line (a hang's: where its warps wait).
+  Text site_of(const JsonPath& at) {
+    in_.expect(JsonKind::array, at);
+    const report::json sites = in_.value();
+    for (const auto& s : sites) {
+      if (!s.is_object() || s.contains("unreadable")) continue;
+      const auto text = [](const report::json& j, const char* k) {
+        const auto it = j.find(k);
+        return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+      };
+      const auto line_of = [&](const report::json& j) {
+        const auto it = j.find("line");
+        const std::string file = text(j, "file");
+        return it != j.end() && it->is_number_unsigned() && !file.empty()
+                   ? " at " + file + ":" + std::to_string(it->get<std::uint64_t>())
+                   : std::string();
+      };
+      std::string key;
+      const auto e = s.find("exception");
+      if (e != s.end() && e->is_object()) {
+        key = text(*e, "name") + " in " + text(s, "kernel") + line_of(s);
+      } else {
+        const auto w = s.find("waiting");
+        if (w == s.end() || !w->is_array() || w->empty() || !w->front().is_object()) continue;
+        const auto& first = w->front();
+        key = "waiting in " + text(first, "function") + line_of(first);
+      }
+      return tables_.strings.intern(key);
+    }
+    return nullptr;
   }
 
   void read_error(const JsonPath& at, ResultDigest& d) {

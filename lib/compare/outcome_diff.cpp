@@ -447,6 +447,12 @@ CaseAnalysis analyse_case(const PairedCase& pc, bool fleet, CasePlan& plan) {
     c.judged = c.judged || h.judgement == Judgement::met || h.judgement == Judgement::unmet;
   }
   c.error_differs = codes.size() > 1;
+  {
+    std::set<std::string> sites;  // hosts without a site (dumps not armed) say nothing here
+    for (auto i : plan.compared)
+      if (c.hosts[i].result->site) sites.insert(*c.hosts[i].result->site);
+    c.site_differs = sites.size() > 1;
+  }
   if (plan.compared.size() < 2) return c;
   bool all_met = true, any_repeated = false, intermittent = false, misses_differ = false;
   for (auto i : plan.compared) {
@@ -536,6 +542,13 @@ OutcomeDiff diff_outcomes(const Pairing& pairing, const std::vector<std::string>
     const auto& compared = plans[k].compared;
     if (compared.size() < 2) continue;  // ran on one host at most: nothing to compare
     classify_case(c, compared, labels, options.alpha, out.cases_compared);
+    if (c.site_differs) {
+      std::string sites;
+      for (auto i : compared)
+        if (const auto& r = *c.hosts[i].result; r.site)
+          sites += (sites.empty() ? "" : "; ") + labels[i] + ": " + *r.site;
+      c.explanation += (c.explanation.empty() ? "" : "; ") + std::string("the fault site differs (") + sites + ")";
+    }
     if (c.kind == CaseKind::agree && c.expected_rate) expected_rate_note(c, compared, labels, out.notes);
     if (c.kind == CaseKind::host_specific && c.rate_tests.empty()) single_run_split = true;
     timing_note(c, compared, labels, options, out.notes);

@@ -102,6 +102,7 @@ struct CaseAnalysis {
   std::vector<std::size_t> passing;    // reports where it passes
   bool outcome_differs = false;
   bool error_differs = false;
+  bool site_differs = false;           // two hosts' core dumps name another exception, kernel or line
   bool judged = false;                 // some host judged it against an expectation
   bool expected_rate = false;          // met everywhere, and failing at a rate somewhere
   std::vector<RateTest> rate_tests;

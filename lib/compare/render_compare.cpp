@@ -35,6 +35,7 @@ std::string host_cell(const json& h) {
   std::string s = h.value("outcome", "");
   if (h.contains("error_code") && !h["error_code"].is_null()) s += fmt::format(" {}", h["error_code"].dump());
   if (h.contains("error_name")) s += fmt::format(" {}", h["error_name"].get<std::string>());
+  if (h.contains("site") && h["site"].is_string()) s += fmt::format(" [{}]", h["site"].get<std::string>());
   if (h.value("runs", 1) > 1) s += fmt::format(" ({}/{})", h.value("failures", 0), h.value("runs", 0));
   return s;
 }

@@ -67,7 +67,7 @@ std::vector<ReportPath> expand_report_paths(const std::vector<std::string>& args
   return out;
 }
 
-ReportSet load_report_set(const std::vector<ReportPath>& paths, unsigned jobs) {
+ReportSet load_report_set(const std::vector<ReportPath>& paths, unsigned jobs, bool strict) {
   ReportSet set;
   std::vector<std::optional<ReportDigest>> digests(paths.size());
   std::vector<std::exception_ptr> errors(paths.size());
@@ -82,7 +82,7 @@ ReportSet load_report_set(const std::vector<ReportPath>& paths, unsigned jobs) {
         digests[i] = read_digest_file(paths[i].path, *set.tables, buffer);
       } catch (...) {
         errors[i] = std::current_exception();
-        failed = true;
+        if (strict || !paths[i].found) failed = true;
       }
     }
   };
@@ -93,10 +93,21 @@ ReportSet load_report_set(const std::vector<ReportPath>& paths, unsigned jobs) {
   for (unsigned j = 1; j < jobs; ++j) workers.emplace_back(work);
   work();
   for (auto& w : workers) w.join();
-  for (const auto& e : errors)
-    if (e) std::rethrow_exception(e);
+  for (std::size_t i = 0; i < paths.size(); ++i)
+    if (errors[i] && (strict || !paths[i].found)) std::rethrow_exception(errors[i]);
 
   for (std::size_t i = 0; i < paths.size(); ++i) {
+    if (errors[i]) {
+      std::string why = "unreadable";
+      try {
+        std::rethrow_exception(errors[i]);
+      } catch (const std::exception& e) {
+        why = e.what();
+      }
+      if (why.rfind(paths[i].path + ": ", 0) == 0) why.erase(0, paths[i].path.size() + 2);
+      set.notes.push_back(paths[i].path + ": passed over, not a readable report (" + why + ")");
+      continue;
+    }
     auto& d = *digests[i];
     if (d.command && *d.command == "compare") {
       if (!paths[i].found)

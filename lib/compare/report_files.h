@@ -23,7 +23,10 @@ std::vector<ReportPath> expand_report_paths(const std::vector<std::string>& args
 // Reads every report into a digest, `jobs` files at a time (0: one per CPU, at most
 // 8). Holds one report's text per job, never all of them. A compare report found in a
 // directory or by a pattern is passed over with a note; named on its own it is an
-// error. When several files are bad, the error names the first of them in order.
-ReportSet load_report_set(const std::vector<ReportPath>& paths, unsigned jobs);
+// error. A report found in a directory or by a pattern that cannot be read (truncated,
+// malformed, not a report) is passed over with a note naming it and why, unless
+// `strict`; one named on its own is always an error. When several files are fatal, the
+// error names the first of them in order.
+ReportSet load_report_set(const std::vector<ReportPath>& paths, unsigned jobs, bool strict = false);
 
 }  // namespace cudadiag::compare

@@ -119,4 +119,9 @@ Listing disassemble_function(const Disassembler& tool, Bytes cubin, const Functi
   return out;
 }
 
+DisassembleFn disassemble_with(const Disassembler& tool) {
+  if (tool.path.empty()) return {};
+  return [tool](Bytes image, const FunctionSymbol& f) { return disassemble_function(tool, image, f); };
+}
+
 }  // namespace cudadiag::coredump

@@ -45,4 +45,7 @@ Listing disassemble_function(const Disassembler& tool, Bytes cubin, const Functi
 // What the site analysis calls; tests give stored listings instead of running nvdisasm.
 using DisassembleFn = std::function<Listing(Bytes cubin, const FunctionSymbol& function)>;
 
+// disassemble_function with `tool`; empty when the tool was not found.
+DisassembleFn disassemble_with(const Disassembler& tool);
+
 }  // namespace cudadiag::coredump

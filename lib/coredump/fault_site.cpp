@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "coredump/cubin.h"
@@ -97,6 +98,55 @@ void fill_address(FaultSite& s, const CoreDump& d, const Found& found, const std
   }
 }
 
+const Grid* grid_of(const CoreDump& d, const Cta& cta, std::size_t device) {
+  for (const auto& g : d.grids)
+    if (g.grid_id == cta.grid_id && g.device == device) return &g;
+  return nullptr;
+}
+
+// Where the warps of a dump without exception sit: each warp at its lanes' most common
+// PC, PCs grouped, most warps first.
+std::vector<WaitingPc> waiting_pcs(const CoreDump& d) {
+  std::map<std::size_t, std::map<std::uint64_t, std::uint32_t>> by_warp;  // warp -> pc -> lanes
+  for (const auto& l : d.lanes) ++by_warp[l.warp][l.pc];
+  struct Key {
+    std::uint64_t pc;
+    const Grid* grid;
+    bool operator<(const Key& o) const { return pc != o.pc ? pc < o.pc : grid < o.grid; }
+  };
+  std::map<Key, std::pair<std::uint32_t, std::uint32_t>> count;  // warps, lanes
+  for (const auto& [warp, pcs] : by_warp) {
+    const auto top = std::max_element(pcs.begin(), pcs.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+    const Cta& cta = cta_of(d, d.warps.at(warp));
+    const Key k{top->first, grid_of(d, cta, d.sms.at(cta.sm).device)};
+    auto& c = count[k];
+    ++c.first;
+    for (const auto& [pc, lanes] : pcs) c.second += lanes;
+  }
+  std::vector<WaitingPc> out;
+  for (const auto& [k, c] : count) {
+    WaitingPc w;
+    w.pc = k.pc;
+    w.warps = c.first;
+    w.lanes = c.second;
+    const Found found = find_image(d, k.pc, k.grid);
+    if (found.lookup.function) {
+      w.function = demangle(found.lookup.function->name);
+      w.function_offset = k.pc - found.lookup.function->value;
+      w.line = found.lookup.line;
+      w.kernel = w.function;
+      if (k.grid && k.grid->function_entry && *k.grid->function_entry != found.lookup.function->value) {
+        const Found entry = find_image(d, *k.grid->function_entry, k.grid);
+        if (entry.lookup.function) w.kernel = demangle(entry.lookup.function->name);
+      }
+    }
+    out.push_back(std::move(w));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const WaitingPc& a, const WaitingPc& b) { return a.warps > b.warps; });
+  if (out.size() > FaultSite::kMaxWaiting) out.resize(FaultSite::kMaxWaiting);
+  return out;
+}
+
 }  // namespace
 
 const char* to_string(PcBasis b) {
@@ -175,6 +225,7 @@ FaultSite analyze_dump(const CoreDump& d, const DisassembleFn& disassemble, cons
     s.exception_id = info.id;
     s.exception = exception_name(s.exception_code);
   }
+  if (!s.has_exception) s.waiting = waiting_pcs(d);
   if (warp == nullptr || warp_lanes.empty()) {
     s.notes.push_back("the dump holds no warp with lanes");
     return s;

@@ -32,6 +32,18 @@ enum class PcBasis {
 };
 const char* to_string(PcBasis b);
 
+// A dump without an exception (taken on request: a hang): one PC where warps wait, with
+// its function and line, and how many warps and lanes sit there.
+struct WaitingPc {
+  std::uint64_t pc = 0;
+  std::string kernel;    // the grid's kernel (demangled)
+  std::string function;  // the function holding pc (demangled)
+  std::uint64_t function_offset = 0;
+  std::optional<SourceLine> line;
+  std::uint32_t warps = 0;
+  std::uint32_t lanes = 0;
+};
+
 struct FaultSite {
   std::string file;              // the dump, as named on the command line
   std::uint64_t file_bytes = 0;
@@ -72,6 +84,11 @@ struct FaultSite {
   unsigned alignment = 0;        // of the address (power of two, at most 4096)
   std::string address_note;      // why not proven / what is intact / why not attempted
   std::vector<SiteThread> threads;  // the threads of first's warp that the site covers, addresses where proven
+
+  // No exception recorded: every distinct PC the warps sit at (a warp counts at its
+  // lanes' most common PC), most warps first, at most kMaxWaiting.
+  std::vector<WaitingPc> waiting;
+  static constexpr std::size_t kMaxWaiting = 8;
 
   std::string disassembler;      // the nvdisasm used; empty when none
   std::vector<std::string> notes;

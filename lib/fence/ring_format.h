@@ -25,6 +25,13 @@
 // CUDA that a process used without the interposer seeing it (RTLD_DEEPBIND). Any process
 // of the run records these into the file CUDADIAG_RING names.
 //
+// Since version 4 the header also keeps the writes the interposer found in the slack of a
+// fenced buffer (SlackWrite: the bytes between its end and its guard, which the fence's
+// alignment leaves mapped): it fills them with kSlackCanary when it places the buffer and
+// checks them when the buffer is freed and when the process exits. And a launch slot says
+// whether the driver's launch call returned (`returned`): under CUDA_LAUNCH_BLOCKING a
+// launch whose call never returned is a kernel that never finished.
+//
 // A slot is complete when its stamp is 2 * seq + 2; the writer sets 2 * seq + 1 before it
 // writes the fields, so a record that was being written when the process died is told
 // apart ("torn") and dropped. Counters are per process and kept when the rings wrap.
@@ -36,7 +43,7 @@
 namespace cudadiag::ring {
 
 inline constexpr std::uint64_t kMagic = 0x00474e4952464443ull;  // "CDFRING\0"
-inline constexpr std::uint32_t kVersion = 3;
+inline constexpr std::uint32_t kVersion = 4;
 inline constexpr std::uint32_t kHeaderBytes = 4096;
 inline constexpr std::uint32_t kMaxPointerArgs = 8;
 inline constexpr std::uint32_t kNamePrefixBytes = 96;
@@ -53,6 +60,25 @@ inline constexpr std::uint32_t kMaxNameBytes = 64u << 20;
 // Process events kept in the header (the counters count every one).
 inline constexpr std::uint32_t kMaxProcessEvents = 16;
 inline constexpr std::uint32_t kEventProgramBytes = 104;
+
+// Slack writes kept in the header (the counter counts every one).
+inline constexpr std::uint32_t kMaxSlackWrites = 16;
+// What the slack after a fenced buffer is filled with.
+inline constexpr std::uint8_t kSlackCanary = 0xcd;
+// The most slack bytes checked per buffer (the alignment is at most 4096).
+inline constexpr std::uint32_t kMaxSlackBytes = 4096;
+
+// When a slack write was found (SlackWrite field `seen_at`).
+enum class SlackCheck : std::uint8_t { free = 1, sync = 2, exit = 3 };
+
+constexpr const char* slack_check_text(SlackCheck c) {
+  switch (c) {
+    case SlackCheck::free: return "seen at free";
+    case SlackCheck::sync: return "seen at a synchronisation";
+    case SlackCheck::exit: return "seen at exit";
+  }
+  return "seen";
+}
 
 // Header field `ring_flags`.
 inline constexpr std::uint32_t kRingReserved = 1;  // the file's blocks were reserved before mapping
@@ -268,6 +294,22 @@ struct ProcessEvent {
   char program[kEventProgramBytes];  // the program (or library), NUL-terminated, cut to fit
 };
 
+// Bytes of a fenced buffer's slack that no longer hold kSlackCanary.
+struct SlackWrite {
+  std::uint64_t stamp;          // complete_stamp(seq) once written
+  std::uint64_t seq;
+  std::uint64_t allocation_seq; // the buffer's record (AllocationSlot::seq)
+  std::uint64_t address;        // the buffer
+  std::uint64_t bytes;
+  std::uint32_t first_offset;   // the first changed byte, counted from the buffer's end (0: the first byte past it)
+  std::uint32_t last_offset;    // the last changed byte, likewise
+  std::uint32_t slack_bytes;    // bytes between the end and the guard
+  std::uint8_t seen_at;         // SlackCheck
+  std::uint8_t reserved0[3];
+  std::int32_t pid;
+  std::uint32_t reserved1;
+};
+
 struct Header {
   std::uint64_t magic;  // kMagic, written last when the file is laid out
   std::uint32_t version;
@@ -318,6 +360,10 @@ struct Header {
   std::uint32_t escapes;                // events for which event_escapes()
   std::uint32_t reserved3;
   ProcessEvent events[kMaxProcessEvents];
+  // Since version 4.
+  std::uint64_t slack_watched;          // fenced buffers whose slack holds canaries
+  std::uint64_t slack_writes;           // slack writes found (next SlackWrite seq); past kMaxSlackWrites counted only
+  SlackWrite slack[kMaxSlackWrites];
 };
 
 struct AllocationSlot {
@@ -351,7 +397,7 @@ struct LaunchSlot {
   std::uint32_t dynamic_smem;
   std::uint16_t api;          // Api
   std::uint8_t pointer_count;
-  std::uint8_t reserved0;
+  std::uint8_t returned;      // 1 once the driver's launch call returned (version 4)
   std::uint32_t name_offset;  // into the names region; kNoName: see name_prefix
   std::uint32_t name_length;
   std::uint64_t pointer_args[kMaxPointerArgs];
@@ -388,9 +434,12 @@ inline constexpr std::uint64_t kTmaOutOfBoundsReach = 128u << 10;
 
 static_assert(sizeof(Header) <= kHeaderBytes);
 static_assert(sizeof(ProcessEvent) == 128);
-static_assert(sizeof(Header) == 216 + 16 * kDriverCallKinds + 32 + kMaxProcessEvents * sizeof(ProcessEvent));
+static_assert(sizeof(SlackWrite) == 64);
+static_assert(sizeof(Header) ==
+              216 + 16 * kDriverCallKinds + 32 + kMaxProcessEvents * sizeof(ProcessEvent) + 16 + kMaxSlackWrites * 64);
 static_assert(offsetof(Header, allocations) == 112);
 static_assert(offsetof(Header, tma_capacity) == 176);
+static_assert(offsetof(Header, slack_writes) == 2464 && offsetof(Header, slack) == 2472);  // tests/fuzz/seeds/ring_reader/slack.ring
 static_assert(sizeof(AllocationSlot) == 128);
 static_assert(sizeof(LaunchSlot) == 256);
 static_assert(offsetof(LaunchSlot, pointer_args) == 72);

@@ -202,6 +202,22 @@ std::string detail_title(const Result& r) {
 std::vector<Fact> detail_facts(const Result& r) {
   std::vector<Fact> out;
   if (!r.reason.empty()) out.push_back({"reason", r.reason});
+  // The GPU's own core dump is the first evidence: kernel, line, thread, address.
+  for (const auto& s : r.fault_sites) {
+    out.push_back({"fault site", site_line(s)});
+    if (!s.instruction.empty()) out.push_back({"instruction", s.instruction});
+    if (s.address_status != "proven" && !s.address_note.empty() && s.unreadable.empty() && !s.exception.empty())
+      out.push_back({"address", s.address_note});
+    for (std::size_t i = 1; i < s.waiting.size() && i < 4; ++i) {
+      const auto& w = s.waiting[i];
+      out.push_back({"also waiting", (w.function.empty() ? w.kernel : w.function) +
+                                         (w.line && !w.file.empty() ? " at " + w.file + ":" + std::to_string(*w.line) : "") +
+                                         " (" + std::to_string(w.warps) + " warps)"});
+    }
+    out.push_back({"dump", s.dump + " (" + std::to_string(s.dump_bytes) + " bytes, read in " + fixed(s.read_ms, 0) +
+                               " ms" + (s.kept ? ", kept" : ", removed after reading") + ")"});
+    for (const auto& n : s.notes) out.push_back({"site note", n});
+  }
   if (r.error) {
     const auto& e = *r.error;
     std::string err = std::to_string(e.code) + " " + e.name;

@@ -114,6 +114,12 @@ std::string render_markdown(const Report& r) {
   out << "\n### Verdict: " << status << "\n";
   if (!r.verdict.reasons.empty()) out << "\n";
   for (const auto& reason : r.verdict.reasons) out << "- " << printable(reason) << "\n";
+  if (const auto& c = r.verdict.coverage) {
+    out << "\n**Could have been seen:**\n\n";
+    for (const auto& line : c->seen) out << "- " << printable(line) << "\n";
+    out << "\n**Could not be seen:**\n\n";
+    for (const auto& line : c->unseen) out << "- " << printable(line) << "\n";
+  }
   return out.str();
 }
 

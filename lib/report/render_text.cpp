@@ -137,6 +137,12 @@ std::string render_text(const Report& r, bool color) {
   write_facts(out, facts::summary(r), "  ");
   out << "\n" << paint("Verdict: ", kBold) << paint(status, verdict_colour(r.verdict.status)) << "\n";
   for (const auto& reason : r.verdict.reasons) out << "  - " << printable(reason) << "\n";
+  if (const auto& c = r.verdict.coverage) {
+    out << paint("Could have been seen:", kBold) << "\n";
+    for (const auto& line : c->seen) out << "  - " << printable(line) << "\n";
+    out << paint("Could not be seen:", kBold) << "\n";
+    for (const auto& line : c->unseen) out << "  - " << printable(line) << "\n";
+  }
   return out.str();
 }
 

@@ -228,6 +228,11 @@ json to_json(const Result& r) {
     j["buffers"] = std::move(a);
   }
   if (r.faulting_buffer) j["faulting_buffer"] = to_json(*r.faulting_buffer);
+  if (!r.fault_sites.empty()) {
+    json sites = json::array();
+    for (const auto& s : r.fault_sites) sites.push_back(to_json(s));
+    j["fault_sites"] = sites;
+  }
   if (!r.xid.empty()) {
     json a = json::array();
     for (const auto& x : r.xid) a.push_back(to_json(x));
@@ -263,6 +268,12 @@ json to_json(const Report& r) {
   j["results"] = std::move(results);
   j["summary"] = r.summary ? to_json(*r.summary) : json::object();
   j["verdict"] = json{{"status", to_string(r.verdict.status)}, {"reasons", r.verdict.reasons}};
+  if (const auto& c = r.verdict.coverage) {
+    json cov{{"directions", c->directions}, {"seen", c->seen}, {"unseen", c->unseen}};
+    if (c->allocations) cov["allocations"] = *c->allocations;
+    if (c->fenced) cov["fenced"] = *c->fenced;
+    j["verdict"]["coverage"] = std::move(cov);
+  }
   if (r.redaction) j["redaction"] = json{{"applied", r.redaction->applied}, {"covers", r.redaction->covers}};
   for (const auto& [k, v] : r.extra.items()) j[k] = v;
   return j;
@@ -582,6 +593,10 @@ Result read_result(const JsonReader& rd, const json& j, const std::string& p) {
   }
   if (const json* v = object_or_null(rd, j, "faulting_buffer", p))
     r.faulting_buffer = read_faulting_buffer(rd, *v, JsonReader::member_pointer(p, "faulting_buffer"));
+  const json sites = rd.array_or_empty(j, "fault_sites", p);
+  for (std::size_t i = 0; i < sites.size(); ++i)
+    r.fault_sites.push_back(
+        read_fault_site(rd, sites[i], JsonReader::element_pointer(JsonReader::member_pointer(p, "fault_sites"), i)));
   {
     const json xid = rd.array_or_empty(j, "xid", p);
     const std::string xp = JsonReader::member_pointer(p, "xid");
@@ -689,6 +704,17 @@ Report report_from_json(const json& j, const std::string& source) {
     if (!parsed) rd.fail("/verdict/status", "unknown status '" + text + "'");
     r.verdict.status = *parsed;
     if (const json* reasons = rd.find(*v, "reasons", "/verdict")) r.verdict.reasons = rd.strings(*reasons, "/verdict/reasons");
+    if (const json* c = rd.find(*v, "coverage", "/verdict")) {
+      rd.object(*c, "/verdict/coverage");
+      VerdictCoverage cov;
+      const std::string at = "/verdict/coverage";
+      if (const json* x = rd.find(*c, "directions", at)) cov.directions = rd.strings(*x, at + "/directions");
+      if (const json* x = rd.find(*c, "seen", at)) cov.seen = rd.strings(*x, at + "/seen");
+      if (const json* x = rd.find(*c, "unseen", at)) cov.unseen = rd.strings(*x, at + "/unseen");
+      if (const json* x = rd.find(*c, "allocations", at)) cov.allocations = rd.unsigned_integer(*x, at + "/allocations");
+      if (const json* x = rd.find(*c, "fenced", at)) cov.fenced = rd.unsigned_integer(*x, at + "/fenced");
+      r.verdict.coverage = std::move(cov);
+    }
   }
   if (const json* v = rd.find(j, "redaction", "")) {
     rd.object(*v, "/redaction");

@@ -17,6 +17,7 @@
 
 #include "cases/family.h"
 #include "profiles/allocator.h"
+#include "report/fault_site.h"
 #include "report/value.h"
 #include "report/vocabulary.h"
 #include "sanitizer/memcheck.h"
@@ -190,6 +191,9 @@ struct Result {
   std::vector<LaunchRecord> launch_log;  // tail of the launch log
   std::vector<BufferRecord> buffers;     // named buffers with address ranges and allocator
   std::optional<FaultingBuffer> faulting_buffer;
+  // The fault sites GPU core dumps of this run proved (report/fault_site.h), one per dump,
+  // first evidence of the result; empty when no dump was written or dumps were not armed.
+  std::vector<FaultSite> fault_sites;
   std::vector<XidLine> xid;              // kernel-log Xid lines attributed to this child
   std::optional<SanitizerFindings> sanitizer;
   Fields details;                        // kernel-specific facts (mismatch count, first bad element, ...)
@@ -204,9 +208,20 @@ struct Summary {
   int not_judged = 0;
 };
 
+// What the checks behind a verdict could have seen and what they could not (`run`):
+// the directions guarded, how many allocations were fenced, one line per item.
+struct VerdictCoverage {
+  std::vector<std::string> directions;        // "past_end", "before_start"
+  std::optional<std::uint64_t> allocations;   // of the fenced run that fenced the fewest
+  std::optional<std::uint64_t> fenced;
+  std::vector<std::string> seen;
+  std::vector<std::string> unseen;
+};
+
 struct Verdict {
   VerdictStatus status = VerdictStatus::incomplete;  // one of statuses_of(invocation.command)
   std::vector<std::string> reasons;                  // human-readable, one per finding
+  std::optional<VerdictCoverage> coverage;
 };
 
 // What --redact replaced by stable hashes ("redacted:xxxxxxxx"): the kinds of value,

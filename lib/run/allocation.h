@@ -41,6 +41,21 @@ struct LaunchRecord {
   std::string api;              // "cuLaunchKernel", "cuLaunchKernelEx", ...
   // Kernel arguments whose value lies inside a known allocation (address, as seen).
   std::vector<std::uint64_t> pointer_args;
+  bool returned = false;        // the driver's launch call returned (under CUDA_LAUNCH_BLOCKING:
+                                //   the kernel finished)
+};
+
+// Bytes of a fenced buffer's alignment slack (between its end and its guard) that lost
+// their canary: a write past the end that the guard could not catch.
+struct SlackWriteRecord {
+  std::uint64_t allocation_seq = 0;  // the buffer's AllocationRecord::seq
+  std::uint64_t address = 0;
+  std::uint64_t bytes = 0;
+  std::uint32_t first_offset = 0;    // bytes past the end of the first changed byte (0: the first byte after it)
+  std::uint32_t last_offset = 0;
+  std::uint32_t slack_bytes = 0;
+  std::string seen_at;               // "seen at free", "seen at exit"
+  int pid = 0;
 };
 
 // A TMA descriptor the program encoded (cuTensorMapEncode*), and where its base lies.
@@ -75,6 +90,9 @@ struct InterposerSummary {
   std::uint64_t dropped_launches = 0;
   std::uint64_t dropped_tma_maps = 0;
   std::uint32_t fence_align = 16;   // alignment of fenced pointers, bytes
+  FenceSide side = FenceSide::none; // where the guards sat (the ring header's fence_side)
+  std::uint64_t quarantine_limit_bytes = 0;  // freed ranges stay reserved up to this much
+  bool slack_watched = false;       // canaries were written into the slack after fenced buffers
 };
 
 // What happened to one process of the run, as the interposer saw it start or end.
@@ -102,6 +120,8 @@ struct InterposerLog {
   std::vector<AllocationRecord> allocations;  // newest last; live and freed
   std::vector<LaunchRecord> launches;         // newest last (the ring's tail)
   std::vector<TmaMapRecord> tma_maps;         // newest last (the ring's tail)
+  std::vector<SlackWriteRecord> slack_writes; // in the order found
+  std::uint64_t slack_writes_lost = 0;        // found beyond what the header keeps
 };
 
 }  // namespace cudadiag::run

@@ -16,6 +16,9 @@ void add_counts(InterposerSummary& into, const InterposerSummary& s) {
   into.tma_encodes += s.tma_encodes;
   into.dropped_allocations += s.dropped_allocations;
   into.dropped_launches += s.dropped_launches;
+  if (into.side == FenceSide::none) into.side = s.side;
+  into.quarantine_limit_bytes = std::max(into.quarantine_limit_bytes, s.quarantine_limit_bytes);
+  into.slack_watched = into.slack_watched || s.slack_watched;
 }
 
 }  // namespace
@@ -57,12 +60,16 @@ JudgedLog log_for_judging(const FenceRecords& records, std::optional<int> faulti
   log.ring = RingHealth{};
   log.process_events.clear();
   log.process_events_lost = log.preloads_restored = log.escapes = 0;
+  log.slack_writes.clear();
+  log.slack_writes_lost = 0;
   for (const auto& r : records.rings) {
     if (!r.read.readable()) continue;
     const InterposerLog& l = r.read.log;
     add_counts(log.summary, l.summary);
     log.process_events.insert(log.process_events.end(), l.process_events.begin(), l.process_events.end());
     log.process_events_lost += l.process_events_lost;
+    log.slack_writes.insert(log.slack_writes.end(), l.slack_writes.begin(), l.slack_writes.end());
+    log.slack_writes_lost += l.slack_writes_lost;
     log.preloads_restored += l.preloads_restored;
     log.escapes += l.escapes;
     if (log.ring.no_room.empty()) log.ring.no_room = l.ring.no_room;

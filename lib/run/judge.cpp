@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "run/site_evidence.h"
 #include "taxonomy/taxonomy.h"
 #include "util/utf8.h"
 
@@ -81,6 +82,37 @@ std::optional<CudaErrorEvidence> from_xid(const std::vector<host::XidEvent>& eve
   return e;
 }
 
+// The exception a GPU core dump recorded: proof of a fault by itself.
+CudaErrorEvidence from_site(const report::FaultSite& s) {
+  CudaErrorEvidence e;
+  e.source = EvidenceSource::coredump;
+  e.name = s.exception;
+  e.error_class = site_error_class(s);
+  using taxonomy::ErrorClass;
+  const char* runtime_name = e.error_class == ErrorClass::misaligned      ? "cudaErrorMisalignedAddress"
+                             : e.error_class == ErrorClass::device_assert ? "cudaErrorAssert"
+                             : e.error_class == ErrorClass::memory_fault  ? "cudaErrorIllegalAddress"
+                                                                          : nullptr;
+  if (const auto* t = runtime_name ? taxonomy::find_by_name(runtime_name) : nullptr) {
+    e.code = t->code;
+    e.name = std::string(t->name) + " (" + s.exception + ")";
+  }
+  e.line = report::site_line(s);
+  e.kernel = s.kernel;
+  return e;
+}
+
+// The sites, and what the dumps add to the judgement: a dump that records an exception
+// is a CUDA error whatever the program printed.
+void judge_sites(const RunObservation& obs, RunJudgement& j) {
+  j.sites = obs.sites;
+  j.site_notes = obs.coredump_notes;
+  const auto* site = exception_site(j.sites);
+  if (!site) return;
+  j.error_unseen_by_program = !j.text.first_cuda();
+  if (!j.error || j.error->source == EvidenceSource::xid) j.error = from_site(*site);
+}
+
 std::string where(const ErrorFinding& f) {
   return fmt::format("{} line {}", to_string(f.stream), f.line_number);
 }
@@ -126,6 +158,10 @@ void judge_fence(const RunObservation& obs, RunJudgement& j) {
     j.fence->cuda_unused = false;
     j.fence->reason = "ld.so could not preload the interposer: " + p->line;
   }
+  if (!obs.interposer) return;
+  j.fence_reach = fence_reach_of(*obs.interposer, j.fence->effective);
+  j.slack_writes = slack_findings(*obs.interposer);
+  if (obs.child.ending == runner::Ending::timeout) j.hang = hang_finding(*obs.interposer);
 }
 
 // SIGBUS is what a write into a shared mapping past its file's end, or into blocks the
@@ -141,15 +177,27 @@ std::optional<std::string> ring_suspicion(const RingHealth& ring, const RunJudge
 
 void attribute(const RunObservation& obs, RunJudgement& j) {
   if (!obs.interposer) return;
-  std::optional<std::uint64_t> address;
-  if (j.mmu_fault) address = j.mmu_fault->address;
-  j.attribution = attribute_fault(*obs.interposer, address, AddressPrecision::page);
+  // The dump's proven byte beats the Xid's page.
+  std::optional<std::uint64_t> address = proven_address(j.sites);
+  const AddressPrecision precision = address ? AddressPrecision::exact : AddressPrecision::page;
+  if (!address && j.mmu_fault) address = j.mmu_fault->address;
+  j.attribution = attribute_fault(*obs.interposer, address, precision);
   j.fence_suspicion = ring_suspicion(obs.interposer->ring, j);
   if (!j.fence_suspicion) j.fence_suspicion = fence_suspicion(obs.interposer->summary, *j.attribution);
   if (!j.fence_suspicion && j.error && j.error->error_class == taxonomy::ErrorClass::out_of_memory) {
     j.fence_suspicion =
         "out of memory under the fence: each fenced allocation maps whole granules (2 MiB on current GPUs), so a "
         "program with many small allocations needs far more memory; this error can be the fence's";
+  }
+  // No fault address, an argument refused: fenced memory is no cudaMalloc memory (no
+  // legacy IPC handle, 16-byte alignment), and a program that shares it with another
+  // process (torch.multiprocessing) or checks its alignment is refused by CUDA itself.
+  if (!j.fence_suspicion && j.error && j.error->error_class == taxonomy::ErrorClass::invalid_value &&
+      !(j.attribution && j.attribution->allocation)) {
+    j.fence_suspicion =
+        "an argument refused under the fence with no fault address: fenced memory has no legacy IPC handle "
+        "(cudaIpcGetMemHandle, torch.multiprocessing) and is 16-byte aligned where cudaMalloc gives 256; this error "
+        "can be the fence's";
   }
 }
 
@@ -164,13 +212,14 @@ const char* to_string(RunOutcome o) {
     case RunOutcome::timeout: return "timeout";
     case RunOutcome::does_not_start: return "does_not_start";
     case RunOutcome::fence_not_effective: return "fence_not_effective";
+    case RunOutcome::slack_write: return "slack_write";
   }
   return "clean";
 }
 
 bool RunJudgement::failed() const {
   return outcome == RunOutcome::cuda_error || outcome == RunOutcome::crashed || outcome == RunOutcome::exit_code ||
-         outcome == RunOutcome::timeout;
+         outcome == RunOutcome::timeout || outcome == RunOutcome::slack_write;
 }
 
 RunStatus status_of(const RunJudgement& j) {
@@ -195,11 +244,17 @@ RunJudgement judge_run(const RunObservation& obs) {
     if (x.xid == 31 && x.mmu_fault && !j.mmu_fault) j.mmu_fault = x.mmu_fault;
     if (host::xid_meaning(x.xid).points_to == "hardware") j.machine_xids.push_back(x.xid);
   }
+  if (obs.rung == Rung::sanitizer)
+    for (std::size_t i = 0; i + 1 < obs.argv.size(); ++i)
+      if (obs.argv[i] == "--kernel-name" && obs.argv[i + 1].rfind("kns=", 0) == 0) {
+        j.memcheck_kernels = obs.argv[i + 1].substr(4);
+        break;
+      }
   if (obs.sanitizer) {
     j.sanitizer = obs.sanitizer;
     sanitizer::attach_text_allocations(*j.sanitizer, err_text + "\n" + out_text);
   }
-  if (obs.rung == Rung::fence) judge_fence(obs, j);
+  if (is_fence(obs.rung)) judge_fence(obs, j);
 
   // The command never ran.
   if (c.ending == runner::Ending::spawn_failed) {
@@ -211,6 +266,7 @@ RunJudgement judge_run(const RunObservation& obs) {
   if (const auto* f = j.text.first_cuda()) j.error = from_finding(*f);
   else if (j.sanitizer) j.error = from_memcheck(*j.sanitizer);
   if (!j.error) j.error = from_xid(obs.xid);
+  judge_sites(obs, j);
 
   const auto* not_started = j.text.first_of(FindingKind::not_started);
   const bool exit_126_127 = j.exit_code && (*j.exit_code == 126 || *j.exit_code == 127);
@@ -228,6 +284,7 @@ RunJudgement judge_run(const RunObservation& obs) {
                            taxonomy::to_string(j.error->error_class.value_or(taxonomy::ErrorClass::unknown)),
                            j.error->source == EvidenceSource::output && f ? "its output, " + where(*f)
                            : j.error->source == EvidenceSource::sanitizer ? std::string("memcheck's report")
+                           : j.error->source == EvidenceSource::coredump  ? std::string("the GPU core dump")
                                                                           : std::string("the kernel log"),
                            j.error->framework != Framework::unknown && j.error->source == EvidenceSource::output
                                ? fmt::format(" ({})", to_string(j.error->framework))
@@ -262,7 +319,31 @@ RunJudgement judge_run(const RunObservation& obs) {
     if (j.sanitizer) j.reason += fmt::format("; memcheck: {} finding(s)", j.sanitizer->findings.size());
   }
 
-  if (j.failed() && obs.rung == Rung::fence) {
+  if (j.error_unseen_by_program && j.outcome == RunOutcome::cuda_error)
+    j.reason += "; the program did not see the error (its output names none): the driver's core dump proves it";
+  if (j.outcome == RunOutcome::timeout)
+    if (const auto* w = waiting_site(j.sites)) j.reason += "; at the deadline: " + report::site_line(*w);
+  {
+    const auto lines = place_sites(j.sites, obs.interposer ? &*obs.interposer : nullptr, j.mmu_fault);
+    j.site_notes.insert(j.site_notes.end(), lines.begin(), lines.end());
+  }
+  if (obs.coredump_armed && j.sites.empty() && j.outcome == RunOutcome::cuda_error && j.error &&
+      (j.error->error_class == taxonomy::ErrorClass::memory_fault ||
+       j.error->error_class == taxonomy::ErrorClass::misaligned ||
+       j.error->error_class == taxonomy::ErrorClass::device_assert))
+    j.site_notes.push_back(
+        "core dumps were armed but the driver wrote none: this driver may not write GPU core dumps (or the error "
+        "was not a GPU exception); the rest of the evidence stands");
+  // A write into the slack is the program's, whatever else happened (a CUDA error wins).
+  if (!j.slack_writes.empty() && (j.outcome == RunOutcome::clean || j.outcome == RunOutcome::exit_code ||
+                                  j.outcome == RunOutcome::fence_not_effective || j.outcome == RunOutcome::timeout)) {
+    j.outcome = RunOutcome::slack_write;
+    j.reason = "the fence found " + j.slack_writes.front().line +
+               (j.slack_writes.size() > 1 ? fmt::format(" (and {} more)", j.slack_writes.size() - 1) : std::string());
+  }
+  if (j.hang && j.outcome == RunOutcome::timeout) j.reason += "; " + j.hang->line;
+
+  if (j.failed() && is_fence(obs.rung)) {
     attribute(obs, j);
     if (j.attribution && j.attribution->allocation && j.attribution->certain) j.reason += "; " + j.attribution->summary;
     if (j.fence_suspicion) j.reason += "; " + *j.fence_suspicion;

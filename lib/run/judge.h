@@ -8,7 +8,10 @@
 //                        however it ended
 //   crashed              killed by a signal (or a shell said so), no CUDA error
 //   exit_code            non-zero exit, no CUDA error
-//   timeout              ran past its deadline, no CUDA error
+//   timeout              ran past its deadline, no CUDA error (on a fence rung, with the
+//                        launch that never returned: a GPU hang, `hang`)
+//   slack_write          no CUDA error, but the fence found a write into the alignment slack
+//                        after a buffer (between its end and its guard), however it ended
 //   does_not_start       exec failed, exit 126/127, or "CMD: not found"
 //   fence_not_effective  exit 0 on the fence rung, but the fence could not see the
 //                        program's allocations, or a process of the run used CUDA
@@ -20,8 +23,11 @@
 #include <vector>
 
 #include "host/xid.h"
+#include "report/fault_site.h"
 #include "run/allocation.h"
 #include "run/attribution.h"
+#include "run/coverage.h"
+#include "run/fence_findings.h"
 #include "run/error_text.h"
 #include "run/rungs.h"
 #include "runner/runner.h"
@@ -40,14 +46,19 @@ struct RunObservation {
   std::string interposer_error;             // fence rung without a log: why
   std::optional<sanitizer::MemcheckReport> sanitizer;  // sanitizer rung: the parsed XML
   std::string sanitizer_error;                         // sanitizer rung without a report: why
+  // GPU core dumps (coredump/arming.h): whether they were armed for this run, the sites
+  // the dumps proved (one per dump), and what the report must say of them.
+  bool coredump_armed = false;
+  std::vector<report::FaultSite> sites;
+  std::vector<std::string> coredump_notes;
 };
 
-enum class RunOutcome { clean, cuda_error, crashed, exit_code, timeout, does_not_start, fence_not_effective };
+enum class RunOutcome { clean, cuda_error, crashed, exit_code, timeout, does_not_start, fence_not_effective, slack_write };
 const char* to_string(RunOutcome o);
 
-// Where the CUDA error of a run was found: the program's output, memcheck's report, or
-// a kernel-log Xid line.
-enum class EvidenceSource : std::uint8_t { output, sanitizer, xid };
+// Where the CUDA error of a run was found: the program's output, memcheck's report, a
+// kernel-log Xid line, or a GPU core dump.
+enum class EvidenceSource : std::uint8_t { output, sanitizer, xid, coredump };
 
 // What names the CUDA error of a cuda_error run, and where it was found.
 struct CudaErrorEvidence {
@@ -75,7 +86,15 @@ struct RunJudgement {
   std::optional<host::MmuFault> mmu_fault;  // the first Xid 31 of its pid
   std::vector<int> machine_xids;            // Xids that point at the machine (48, 79, 94, ...)
   std::optional<Attribution> attribution;   // fence rung, when it failed and left a log
-  std::optional<FenceEffect> fence;         // fence rung
+  std::optional<FenceEffect> fence;         // fence rungs
+  std::optional<FenceReach> fence_reach;    // fence rungs with a log: what the guards covered
+  std::vector<SlackFinding> slack_writes;   // fence rungs: writes into a buffer's alignment slack
+  std::optional<HangFinding> hang;          // fence rungs past their deadline: the launch that never returned
+  // Set by the session when one of the rung's own settings makes the program fail
+  // (breaking_setting.h): the failure is the tool's, not the program's.
+  std::string broken_by;
+  // Sanitizer rung limited to some kernels (--kernel-name kns=<this>): "" for all of them.
+  std::string memcheck_kernels;
   std::optional<std::string> fence_suspicion;  // the fault may be the fence's own
   // Fence rung: processes of the run that may have used CUDA outside the fence (an exec
   // the interposer could not follow, CUDA under RTLD_DEEPBIND), one line each: such a
@@ -84,7 +103,14 @@ struct RunJudgement {
   // Fence rung: what the report must say besides (a restored LD_PRELOAD, a ring with no room).
   std::vector<std::string> fence_notes;
   std::optional<sanitizer::MemcheckReport> sanitizer;  // with the text output's distances
-  bool failed() const;  // cuda_error, crashed, exit_code or timeout
+  // The run's core-dump sites, proven addresses placed among the fence's allocations
+  // (site_evidence.h); the first evidence of the run.
+  std::vector<report::FaultSite> sites;
+  // A dump proves a GPU exception the program's output never named (with skip_abort a
+  // program may see cudaSuccess).
+  bool error_unseen_by_program = false;
+  std::vector<std::string> site_notes;  // the dump and the kernel log disagree; armed but no dump
+  bool failed() const;  // cuda_error, crashed, exit_code, timeout or slack_write
 };
 
 RunJudgement judge_run(const RunObservation& obs);

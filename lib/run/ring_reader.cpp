@@ -230,6 +230,7 @@ LaunchRecord launch_of(const ring::LaunchSlot& s, Names& names) {
   l.api = api_text(s.api);
   const std::uint32_t n = std::min<std::uint32_t>(s.pointer_count, ring::kMaxPointerArgs);
   l.pointer_args.assign(s.pointer_args, s.pointer_args + n);
+  l.returned = s.returned != 0;
   return l;
 }
 
@@ -263,6 +264,9 @@ InterposerSummary summary_of(const ring::Header& h) {
   s.tma_near_guard = h.tma_near_guard;
   s.dropped_allocations = h.dropped_allocations;
   s.fence_align = h.fence_align;
+  s.side = side_of(h.fence_side);
+  s.quarantine_limit_bytes = h.quarantine_limit_bytes;
+  s.slack_watched = h.slack_watched > 0;
   return s;
 }
 
@@ -378,6 +382,32 @@ void read_process_events(const ring::Header& h, RingRead& r) {
   r.log.escapes = h.escapes;
 }
 
+// The slack writes the header keeps: at most kMaxSlackWrites, complete ones only.
+void read_slack_writes(const ring::Header& h, RingRead& r) {
+  const std::uint64_t n = std::min<std::uint64_t>(h.slack_writes, ring::kMaxSlackWrites);
+  for (std::uint64_t i = 0; i < n; ++i) {
+    const ring::SlackWrite& w = h.slack[i];
+    const bool known_check = w.seen_at >= static_cast<std::uint8_t>(ring::SlackCheck::free) &&
+                             w.seen_at <= static_cast<std::uint8_t>(ring::SlackCheck::exit);
+    if (w.stamp != ring::complete_stamp(i) || w.seq != i || !known_check || w.slack_bytes > ring::kMaxSlackBytes ||
+        w.first_offset > w.last_offset || w.last_offset >= w.slack_bytes) {
+      ++r.log.slack_writes_lost;
+      continue;
+    }
+    SlackWriteRecord x;
+    x.allocation_seq = w.allocation_seq;
+    x.address = w.address;
+    x.bytes = w.bytes;
+    x.first_offset = w.first_offset;
+    x.last_offset = w.last_offset;
+    x.slack_bytes = w.slack_bytes;
+    x.seen_at = ring::slack_check_text(static_cast<ring::SlackCheck>(w.seen_at));
+    x.pid = w.pid;
+    r.log.slack_writes.push_back(std::move(x));
+  }
+  r.log.slack_writes_lost += h.slack_writes - n;
+}
+
 // The layout the header declares is the one the interposer writes for its counts, and
 // the counts are within what it writes: the reader's work is bounded by them.
 bool layout_matches(const ring::Header& h) {
@@ -468,6 +498,7 @@ RingRead parse(Bytes& bytes, const std::string& origin) {
   r.other_cuda_processes = h.other_cuda_processes;
   r.log.ring.unreserved = (h.ring_flags & ring::kRingReserved) == 0;
   read_process_events(h, r);
+  read_slack_writes(h, r);
   read_driver_calls(h, r);
   if (h.ring_flags & ring::kRingNoRoom) {
     r.status = RingStatus::no_room;

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "coredump/arming.h"
 #include "evidence/interruption.h"
 #include "evidence/session_report.h"
 #include "run/to_result.h"
@@ -72,17 +73,28 @@ json rungs_json(const SessionOutcome& out) {
   return rungs;
 }
 
+// Where the planned fenced runs put their guards: "back", "front" or "both".
+std::string fence_sides(const SessionOutcome& out) {
+  bool back = false, front = false;
+  for (const auto& p : out.plan)
+    for (const auto& r : p.runs) {
+      back = back || r.fence_side == FenceSide::back;
+      front = front || r.fence_side == FenceSide::front;
+    }
+  return back && front ? "both" : front ? "front" : "back";
+}
+
 json fence_json(const SessionOptions& opts, const SessionOutcome& out) {
   const auto& run = opts.run;
   json f{{"interposer", run.interposer_path.empty() ? json(nullptr) : json(run.interposer_path)},
          {"align", run.fence_align},
-         {"side", run.fence_side == FenceSide::front ? "front" : "back"},
+         {"side", fence_sides(out)},
          {"quarantine_mb", run.quarantine_mb ? json(*run.quarantine_mb) : json(nullptr)}};
   if (run.interposer_path.empty()) f["missing_reason"] = run.interposer_missing_reason;
   // What the fence saw in its last run (every fenced run's own is in its result).
   for (auto it = out.runs.rbegin(); it != out.runs.rend(); ++it) {
     const auto& j = it->judgement;
-    if (j.rung != Rung::fence || !j.fence) continue;
+    if (!is_fence(j.rung) || !j.fence) continue;
     f["effective"] = j.fence->effective;
     f["cuda_unused"] = j.fence->cuda_unused;
     f["reason"] = j.fence->reason;
@@ -111,6 +123,29 @@ json caching_json() {
   return rows;
 }
 
+// How GPU core dumps were armed for the runs (coredump/arming.h), or why not.
+json coredump_json(const SessionOptions& opts) {
+  const auto& run = opts.run;
+  const bool armed = run.coredump && run.user_coredump_vars.empty();
+  json c{{"armed", armed}};
+  if (armed) {
+    c["rungs"] = "every rung but the sanitizer's";
+    c["generation_flags"] = coredump::kGenerationFlags;
+    c["skip_abort"] = coredump::kSkipAbortReason;
+    c["hang_trigger"] = fmt::format("at a deadline, {} bytes into the driver's pipe, then up to {:.0f} s for the dump",
+                                    coredump::kTriggerBytes, seconds(opts.dump_wait));
+    c["max_bytes"] = opts.max_dump_bytes;
+    c["kept_in"] = opts.keep_dumps.empty() ? json(nullptr) : json(opts.keep_dumps);
+  } else if (!run.user_coredump_vars.empty()) {
+    c["reason"] = "the program's environment sets the driver's core-dump variables; they are kept as they are and "
+                  "cudadiag reads no dump of its own";
+    c["user_variables"] = run.user_coredump_vars;
+  } else {
+    c["reason"] = "not armed (--coredump arms them)";
+  }
+  return c;
+}
+
 json run_section(const SessionOptions& opts, const SessionOutcome& out) {
   const auto& v = out.verdict;
   json ladder = json::array();
@@ -128,6 +163,9 @@ json run_section(const SessionOptions& opts, const SessionOutcome& out) {
   section["fence"] = fence_json(opts, out);
   section["caching"] = caching_json();
   section["kernel_log"] = json{{"read", out.kernel_log_read}, {"reason", out.kernel_log_reason}};
+  section["coredump"] = coredump_json(opts);
+  section["memcheck"] = json{{"why", out.memcheck_reason.empty() ? json(nullptr) : json(out.memcheck_reason)},
+                             {"kernel_filter", out.memcheck_kernel.empty() ? json(nullptr) : json(out.memcheck_kernel)}};
   section["interrupted_runs"] = out.interrupted.size();
   section["wall_ms"] = out.wall_ms;
   return section;

@@ -2,12 +2,16 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <memory>
+#include <set>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "coredump/arming.h"
 #include "evidence/kernel_log.h"
 #include "evidence/memcheck_file.h"
+#include "run/coverage.h"
 #include "run/fence_records.h"
 #include "run/ring_reader.h"
 #include "util/errors.h"
@@ -59,6 +63,10 @@ KernelLog kernel_log_before(const SessionOptions& opts) {
   return k;
 }
 
+coredump::DumpNames dump_names(const PlannedRun& planned, const SessionOptions& opts) {
+  return coredump::DumpNames{opts.run.work_dir, planned.coredump_prefix};
+}
+
 // Everything observed of one finished run: the kernel log, the rings, memcheck's XML.
 RunObservation observe(const PlannedRun& planned, const SessionOptions& opts, const runner::ChildOutcome& child,
                        const KernelLog& klog) {
@@ -72,7 +80,7 @@ RunObservation observe(const PlannedRun& planned, const SessionOptions& opts, co
   std::vector<int> pids;
   if (child.pid > 0) pids.push_back(child.pid);
   std::optional<FenceRecords> rings;
-  if (planned.rung == Rung::fence) {
+  if (is_fence(planned.rung)) {
     rings = read_fence_records(planned.ring_path);
     for (const int pid : rings->pids())
       if (std::find(pids.begin(), pids.end(), pid) == pids.end()) pids.push_back(pid);
@@ -93,13 +101,29 @@ RunObservation observe(const PlannedRun& planned, const SessionOptions& opts, co
     obs.sanitizer = std::move(file.report);
     obs.sanitizer_error = evidence::problem_text(file, planned.sanitizer_xml);
   }
+  if (!planned.coredump_prefix.empty()) {
+    obs.coredump_armed = true;
+    coredump::CollectOptions c;
+    c.max_bytes = opts.max_dump_bytes;
+    c.keep_dir = opts.keep_dumps;
+    c.disassemble = opts.disassemble;
+    c.no_disassembler_reason = opts.no_disassembler_reason;
+    auto collected = coredump::collect_dumps(dump_names(planned, opts), c);
+    obs.sites = std::move(collected.sites);
+    obs.coredump_notes = std::move(collected.notes);
+  }
   return obs;
 }
 
 // What a run writes must be its own: a file left by an earlier session in the same
 // directory would be read as this run's (or, for a ring, claimed already).
-void remove_outputs(const PlannedRun& planned) {
+void remove_outputs(const PlannedRun& planned, const SessionOptions& opts) {
   std::error_code ec;
+  if (!planned.coredump_prefix.empty()) {
+    const auto names = dump_names(planned, opts);
+    for (const auto& f : coredump::find_dumps(names)) std::filesystem::remove(f, ec);
+    for (const auto& f : coredump::find_pipes(names)) std::filesystem::remove(f, ec);
+  }
   if (!planned.ring_path.empty()) {
     for (const auto& f : process_ring_files(planned.ring_path)) std::filesystem::remove(f, ec);
     std::filesystem::remove(planned.ring_path, ec);
@@ -114,6 +138,85 @@ void release(T& v) {
 
 std::string rung_runs_text(const RungPlan& plan, std::size_t done) {
   return done == 0 ? std::string() : fmt::format(" after {} of {} runs", done, plan.runs.size());
+}
+
+// The runs of the rung that ran last before `rung`, when every one of them passed.
+const SessionRun* passing_run_below(const std::vector<SessionRun>& runs, Rung rung) {
+  std::optional<Rung> below;
+  for (const auto& r : runs)
+    if (r.judgement.rung < rung) below = r.judgement.rung;
+  if (!below) return nullptr;
+  const SessionRun* last = nullptr;
+  for (const auto& r : runs) {
+    if (r.judgement.rung != *below) continue;
+    if (r.judgement.failed()) return nullptr;
+    last = &r;
+  }
+  return last;
+}
+
+// A rung that failed without a CUDA error right above a rung that passed: re-runs the
+// rung below's environment with one of the rung's settings at a time until one fails
+// the same way. Marks the rung's runs it explains; the rungs above run without it.
+void find_breaking_setting(SessionOutcome& out, std::size_t plan_index, const SessionOptions& opts,
+                           std::vector<RunStatus>& statuses) {
+  const Rung rung = out.plan[plan_index].rung;
+  if (rung != Rung::blocking && !is_fence(rung)) return;
+  const SessionRun* failing = nullptr;
+  for (const auto& r : out.runs) {
+    if (r.judgement.rung != rung || !r.judgement.failed()) continue;
+    if (!fails_without_cuda_error(r.judgement)) return;  // a fault of its own: the program's
+    if (!failing) failing = &r;
+  }
+  const SessionRun* below = failing ? passing_run_below(out.runs, rung) : nullptr;
+  if (!below) return;
+  BreakingSetting found;
+  found.rung = rung;
+  bool any = false;
+  for (const auto& setting : settings_between(below->planned, failing->planned)) {
+    if (stop_requested(opts)) return;
+    PlannedRun trial = with_setting(below->planned, failing->planned, setting);
+    runner::ChildSpec spec = child_spec_for(trial, opts);
+    spec.deadline = bisect_deadline(below->observation.child.wall_ms, opts.timeout);
+    spec.label = "bisect " + setting.text;
+    remove_outputs(trial, opts);
+    bool never_started = false;
+    const auto child = run_one(std::move(spec), opts, never_started);
+    ++found.bisect_runs;
+    if (never_started) return;
+    const RunJudgement j = judge_run(observe(trial, opts, child, KernelLog{}));
+    spdlog::debug("bisect {}: {}: {}", setting.text, to_string(j.outcome), j.reason);
+    if (fails_without_cuda_error(j)) {
+      found.setting = setting;
+      any = true;
+      break;
+    }
+  }
+  if (!any) return;
+  found.error_line = last_output_line(failing->observation);
+  found.text = breaking_text(found.setting, found.error_line);
+  // The rungs above do not fail on it again: they run without it, or not at all when the
+  // setting is the interposer itself.
+  const PlannedRun below_planned = below->planned;  // `below` points into out.runs
+  for (std::size_t p = plan_index + 1; p < out.plan.size(); ++p) {
+    auto& plan = out.plan[p];
+    const bool needs_it = is_fence(plan.rung) && found.setting.text == "the fence interposer";
+    if (needs_it && plan.skip_reason.empty()) {
+      plan.skip_reason = found.text;
+      plan.runs.clear();
+      continue;
+    }
+    bool changed = false;
+    for (auto& run : plan.runs) changed = drop_setting(run, below_planned, found.setting) || changed;
+    if (changed) found.text += fmt::format("; the {} rung runs without it", to_string(plan.rung));
+  }
+  for (std::size_t i = 0; i < out.runs.size(); ++i) {
+    auto& r = out.runs[i];
+    if (r.judgement.rung != rung || !r.judgement.failed()) continue;
+    r.judgement.broken_by = found.text;
+    statuses[i].failed = false;
+  }
+  out.breaking.push_back(std::move(found));
 }
 
 }  // namespace
@@ -166,6 +269,19 @@ runner::ChildSpec child_spec_for(const PlannedRun& run, const SessionOptions& op
   spec.capture_limit = opts.capture_limit;
   spec.result_pipe = false;
   spec.label = fmt::format("{} #{}", to_string(run.rung), run.repeat_index);
+  if (!run.coredump_prefix.empty() && opts.dump_wait.count() > 0) {
+    // A hang: the driver's pipe asks every CUDA process of the run for a dump (the warps'
+    // PCs), awaited until the dumps stop growing, then the run is ended as usual.
+    const coredump::DumpNames names = dump_names(run, opts);
+    auto watcher = std::make_shared<std::optional<coredump::DumpWatcher>>();
+    spec.at_deadline = [names, watcher](pid_t) {
+      const auto triggered = coredump::trigger_pipes(coredump::find_pipes(names));
+      spdlog::debug("deadline: {} dump pipe(s) written", triggered.size());
+      if (!triggered.empty()) watcher->emplace(names, triggered.size());
+    };
+    spec.deadline_wait = [watcher] { return watcher->has_value() && !(*watcher)->complete(); };
+    spec.deadline_hook_budget = opts.dump_wait;
+  }
   return spec;
 }
 
@@ -187,7 +303,8 @@ SessionOutcome run_session(const SessionOptions& opts_in, const SessionProgress&
   std::vector<RunStatus> statuses;
   std::string ladder_stopped;  // why the rungs after this point do not run
 
-  for (const auto& plan : out.plan) {
+  for (std::size_t plan_index = 0; plan_index < out.plan.size(); ++plan_index) {
+    const auto& plan = out.plan[plan_index];
     // A rung that cannot run says why (the interposer or compute-sanitizer is missing),
     // except a sanitizer rung that --sanitize auto would not have run anyway.
     if (!plan.skip_reason.empty() && !plan.conditional) {
@@ -199,8 +316,14 @@ SessionOutcome run_session(const SessionOptions& opts_in, const SessionProgress&
       out.skipped.push_back({plan.rung, ladder_stopped});
       continue;
     }
-    if (plan.conditional && !sanitizer_should_run(opts.run.sanitize, statuses)) {
-      out.skipped.push_back({plan.rung, "--sanitize auto: no earlier rung found anything"});
+    MemcheckPlan memcheck;
+    if (plan.rung == Rung::sanitizer) {
+      std::vector<RunJudgement> earlier;
+      for (const auto& r : out.runs) earlier.push_back(r.judgement);
+      memcheck = plan_memcheck(opts.run.sanitize, earlier);
+    }
+    if (plan.conditional && !memcheck.run) {
+      out.skipped.push_back({plan.rung, memcheck.reason});
       continue;
     }
     if (!plan.skip_reason.empty()) {
@@ -208,13 +331,17 @@ SessionOutcome run_session(const SessionOptions& opts_in, const SessionProgress&
       continue;
     }
     std::size_t done = 0;
-    for (const auto& planned : plan.runs) {
+    if (plan.rung == Rung::sanitizer && memcheck.run) out.memcheck_reason = memcheck.reason;
+    if (!memcheck.kernel.empty()) out.memcheck_kernel = memcheck.kernel;
+    for (const auto& planned_in : plan.runs) {
+      PlannedRun planned = planned_in;
+      limit_memcheck_to_kernel(planned, memcheck.kernel, opts.run.command.size());
       if (stop_requested(opts)) {
         ladder_stopped = "interrupted";
         out.skipped.push_back({plan.rung, "interrupted" + rung_runs_text(plan, done)});
         break;
       }
-      remove_outputs(planned);
+      remove_outputs(planned, opts);
       if (progress.started) progress.started(planned);
       const KernelLog klog = kernel_log_before(opts);
       if (klog.wanted && !klog.cursor.readable && out.kernel_log_reason.empty())
@@ -238,6 +365,7 @@ SessionOutcome run_session(const SessionOptions& opts_in, const SessionProgress&
       drop_unshown_observation(out.runs);
       ++done;
       const bool rung_complete = done == plan.runs.size();
+      if (rung_complete) find_breaking_setting(out, plan_index, opts, statuses);
       if (!ladder_continues(opts.run.stop_at_first, statuses, rung_complete)) {
         ladder_stopped = !statuses.back().started
                              ? "the command did not start"

@@ -24,7 +24,9 @@
 #include <string>
 #include <vector>
 
+#include "coredump/disassembler.h"
 #include "host/xid.h"
+#include "run/breaking_setting.h"
 #include "run/judge.h"
 #include "run/run_verdict.h"
 #include "run/rungs.h"
@@ -53,6 +55,15 @@ struct SessionOptions {
   const std::atomic<bool>* stop = nullptr;
   std::chrono::milliseconds stop_grace = kStopGrace;  // on a stop: SIGTERM, this long, SIGKILL
   std::string kernel_log = "/dev/kmsg";             // "" : not read
+  // GPU core dumps (armed by the plan, coredump/arming.h): read after each run with this
+  // disassembler (empty: none, for the reason given), kept in keep_dumps ("" : removed
+  // once read), not read beyond max_dump_bytes. At a deadline the driver's pipe is
+  // written first and the dump awaited for dump_wait at most, then the run is ended.
+  coredump::DisassembleFn disassemble;
+  std::string no_disassembler_reason = "no disassembler was looked for";
+  std::string keep_dumps;
+  std::uint64_t max_dump_bytes = std::uint64_t{512} << 20;
+  std::chrono::milliseconds dump_wait{30000};
 };
 
 struct SessionRun {
@@ -77,6 +88,9 @@ struct SessionOutcome {
   bool stopped = false;                      // a stop request ended the session early
   bool kernel_log_read = false;              // the kernel log could be read around the runs
   std::string kernel_log_reason;             // why not
+  std::vector<BreakingSetting> breaking;  // rung settings that broke the program, found by bisection
+  std::string memcheck_reason;   // why the sanitizer rung ran ("": it did not)
+  std::string memcheck_kernel;   // memcheck was limited to kernels with this in their name
   RunVerdict verdict;
   double wall_ms = 0.0;
 };

@@ -8,6 +8,7 @@
 #include "evidence/cuda_start.h"
 #include "repeat/series.h"
 #include "report/vocabulary.h"
+#include "run/site_evidence.h"
 
 namespace cudadiag::run {
 namespace {
@@ -66,6 +67,14 @@ std::string assert_line(const ErrorFinding& f) {
 // How precise one failing run's evidence is (higher: better), and its line.
 std::pair<int, std::string> evidence_of(const RunJudgement& j) {
   const std::string rung = std::string(to_string(j.rung)) + ": ";
+  // The GPU's own core dump first: kernel, line, thread and the proven byte, with or
+  // without the kernel log.
+  if (const auto* s = exception_site(j.sites)) {
+    std::string line = rung + "GPU core dump: " + report::site_line(*s);
+    if (j.error_unseen_by_program) line += " (the program did not see the error)";
+    return {7, line};
+  }
+  if (j.outcome == RunOutcome::slack_write && !j.slack_writes.empty()) return {6, rung + j.slack_writes.front().line};
   if (j.attribution && j.attribution->allocation && j.attribution->certain) {
     std::string access = j.mmu_fault ? std::string("a ") + host::to_string(j.mmu_fault->access) + " fault: " : "";
     return {6, rung + access + j.attribution->summary};
@@ -82,11 +91,14 @@ std::pair<int, std::string> evidence_of(const RunJudgement& j) {
           ? "; the last kernel launched: " + j.attribution->suspect->kernel
           : std::string();
   if (j.error) return {1, rung + j.error->name + ": " + j.error->line + last_kernel};
+  if (waiting_site(j.sites)) return {1, rung + j.reason};  // a hang: where its warps wait
   return {0, rung + j.reason + last_kernel};
 }
 
 bool genuine_fault(const RunJudgement& j) {
-  return (j.outcome == RunOutcome::cuda_error || j.outcome == RunOutcome::crashed) && !j.fence_suspicion;
+  return (j.outcome == RunOutcome::cuda_error || j.outcome == RunOutcome::crashed ||
+          j.outcome == RunOutcome::slack_write) &&
+         !j.fence_suspicion;
 }
 
 // Why a run without failures proves nothing: what could have seen a silent overrun did
@@ -95,7 +107,7 @@ std::string blind_spots(const std::vector<RunJudgement>& runs, const std::vector
   std::vector<std::string> why;
   bool fence_ran = false, sanitizer_ran = false;
   for (const auto& j : runs) {
-    if (j.rung == Rung::fence) {
+    if (is_fence(j.rung)) {
       if (!fence_ran && j.fence && !j.fence->effective) why.push_back("the fence was not effective: " + j.fence->reason);
       fence_ran = true;
     }
@@ -105,10 +117,11 @@ std::string blind_spots(const std::vector<RunJudgement>& runs, const std::vector
     }
   }
   for (const auto& s : skipped) {
-    if (s.rung == Rung::fence) why.push_back("the fence did not run: " + s.reason);
+    if (is_fence(s.rung))
+      why.push_back(std::string(s.rung == Rung::fence ? "the fence" : "the fence-front rung") + " did not run: " + s.reason);
     if (s.rung == Rung::sanitizer) why.push_back("the sanitizer did not run: " + s.reason);
   }
-  if (!fence_ran && std::none_of(skipped.begin(), skipped.end(), [](const SkippedRung& s) { return s.rung == Rung::fence; }))
+  if (!fence_ran && std::none_of(skipped.begin(), skipped.end(), [](const SkippedRung& s) { return is_fence(s.rung); }))
     why.push_back("the fence rung was not asked for");
   std::string out;
   for (const auto& w : why) out += (out.empty() ? "" : "; ") + w;
@@ -167,9 +180,21 @@ std::optional<std::pair<std::size_t, std::string>> best_evidence(const std::vect
   return best;
 }
 
-RunVerdict decide_run_verdict(const std::vector<RunJudgement>& runs, const std::vector<SkippedRung>& skipped) {
+RunVerdict decide_run_verdict(const std::vector<RunJudgement>& judged, const std::vector<SkippedRung>& skipped) {
   RunVerdict v;
+  // A failure a rung's own setting caused is the tool's: not counted against the program.
+  std::vector<RunJudgement> runs = judged;
+  std::set<std::string> broken;
+  for (auto& j : runs) {
+    if (j.broken_by.empty()) continue;
+    if (broken.insert(j.broken_by).second)
+      v.notes.push_back(std::string(to_string(j.rung)) + ": " + j.broken_by +
+                        " (the rung's own setting, not the program's failure: not counted)");
+    j.outcome = RunOutcome::clean;
+    j.reason = "not counted: " + j.broken_by;
+  }
   v.rungs = rung_stats(runs);
+  v.coverage = ladder_coverage(runs);
   for (const auto& s : skipped) v.notes.push_back(std::string(to_string(s.rung)) + " did not run: " + s.reason);
   std::set<int> machine;
   for (const auto& j : runs)
@@ -182,6 +207,9 @@ RunVerdict decide_run_verdict(const std::vector<RunJudgement>& runs, const std::
   for (const auto& j : runs)
     for (const auto& n : j.fence_notes)
       if (noted.insert(n).second) v.notes.push_back("fence: " + n);
+  for (const auto& j : runs)
+    for (const auto& n : j.site_notes)
+      if (noted.insert(n).second) v.notes.push_back("core dump: " + n);
   std::vector<std::string> escapes;
   for (const auto& j : runs)
     for (const auto& e : j.fence_escapes)
@@ -207,24 +235,30 @@ RunVerdict decide_run_verdict(const std::vector<RunJudgement>& runs, const std::
 
   const bool any_failed = std::any_of(runs.begin(), runs.end(), [](const RunJudgement& j) { return j.failed(); });
   const bool any_fault = std::any_of(runs.begin(), runs.end(), [](const RunJudgement& j) {
-    return j.outcome == RunOutcome::cuda_error || j.outcome == RunOutcome::crashed;
+    return j.outcome == RunOutcome::cuda_error || j.outcome == RunOutcome::crashed ||
+           j.outcome == RunOutcome::slack_write;
   });
 
   if (!any_failed) {
-    const auto all_of_rung = [&](Rung r, auto pred) {
+    const auto all_of_rung = [&](auto in_rung, auto pred) {
       bool any = false;
       for (const auto& j : runs) {
-        if (j.rung != r) continue;
+        if (!in_rung(j.rung)) continue;
         any = true;
         if (!pred(j)) return false;
       }
       return any;
     };
-    const bool fence_ok = all_of_rung(
-        Rung::fence, [](const RunJudgement& j) { return j.fence && (j.fence->effective || j.fence->cuda_unused); });
-    const bool no_cuda = all_of_rung(Rung::fence, [](const RunJudgement& j) { return j.fence && j.fence->cuda_unused; });
-    const bool memcheck_ok = all_of_rung(Rung::sanitizer, [](const RunJudgement& j) {
-      return j.outcome == RunOutcome::clean && j.sanitizer && j.sanitizer->findings.empty();
+    const auto fenced = [](Rung r) { return is_fence(r); };
+    const auto sanitized = [](Rung r) { return r == Rung::sanitizer; };
+    // Allocations a fenced run had to leave unfenced (managed memory, a pool it does not
+    // see) were not watched: the fence alone cannot call the program clean then.
+    const bool fence_ok =
+        v.coverage.unfenced.empty() &&
+        all_of_rung(fenced, [](const RunJudgement& j) { return j.fence && (j.fence->effective || j.fence->cuda_unused); });
+    const bool no_cuda = all_of_rung(fenced, [](const RunJudgement& j) { return j.fence && j.fence->cuda_unused; });
+    const bool memcheck_ok = all_of_rung(sanitized, [](const RunJudgement& j) {
+      return j.outcome == RunOutcome::clean && j.sanitizer && j.sanitizer->findings.empty() && j.memcheck_kernels.empty();
     });
     if (!escapes.empty()) {
       // Whatever else ran clean, a process that used CUDA unfenced was not watched.
@@ -237,10 +271,17 @@ RunVerdict decide_run_verdict(const std::vector<RunJudgement>& runs, const std::
                              no_cuda    ? "the program never used CUDA (the interposer loaded and saw no CUDA driver "
                                           "call): nothing to fence"
                              : fence_ok ? "the fence was effective in every fenced run"
-                                        : "memcheck found nothing");
+                             : v.coverage.unfenced.empty()
+                                 ? "memcheck found nothing"
+                                 : "memcheck found nothing (the verdict rests on it: the fence could not see every "
+                                   "allocation)");
+      if (const auto d = directions_text(v.coverage); !d.empty() && !no_cuda) v.reason += "; checked " + d;
     } else {
       v.kind = VerdictKind::inconclusive;
-      v.reason = "no run failed, but nothing could have seen a silent overrun: " + blind_spots(runs, skipped);
+      std::string why = blind_spots(runs, skipped);
+      for (const auto& [reason, n] : v.coverage.unfenced)
+        why += fmt::format("{}{} allocation(s) not fenced ({})", why.empty() ? "" : "; ", n, reason);
+      v.reason = "no run failed, but nothing could have seen a silent overrun: " + why;
       if (std::none_of(runs.begin(), runs.end(), [](const RunJudgement& j) { return j.rung == Rung::sanitizer; }))
         v.notes.push_back("run with --sanitize always to put the program under memcheck anyway");
     }
@@ -256,6 +297,17 @@ RunVerdict decide_run_verdict(const std::vector<RunJudgement>& runs, const std::
   }
 
   if (!any_fault) {
+    // A run that reached its deadline inside a kernel: a GPU hang, the program's.
+    const auto hung = std::find_if(runs.begin(), runs.end(), [](const RunJudgement& j) { return j.hang.has_value(); });
+    if (hung != runs.end()) {
+      v.kind = VerdictKind::exposed;
+      v.first_exposed_by = hung->rung;
+      v.evidence_run = static_cast<std::size_t>(hung - runs.begin());
+      v.evidence = std::string(to_string(hung->rung)) + ": " + hung->hang->line +
+                   (hung->hang->dump_line.empty() ? std::string() : "; " + hung->hang->dump_line);
+      v.reason = "a GPU hang: " + v.evidence;
+      return v;
+    }
     std::vector<std::string> flaky;
     for (const auto& s : v.rungs)
       if (s.failures > 0 && s.failures < s.runs) flaky.push_back(rate(s));

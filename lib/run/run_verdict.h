@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "report/vocabulary.h"
+#include "run/coverage.h"
 #include "run/judge.h"
 #include "run/rungs.h"
 #include "stats/wilson.h"
@@ -58,6 +59,7 @@ struct RunVerdict {
   std::optional<std::size_t> evidence_run;  // index into the runs of the evidence below
   std::string evidence;                     // one line
   std::vector<RungStats> rungs;             // rungs that ran, in ladder order
+  Coverage coverage;                        // what the rungs that ran could and could not have seen
 };
 
 // `runs` in the order they ran; `skipped`: rungs planned but not run, and why.

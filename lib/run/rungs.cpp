@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "coredump/arming.h"
 #include "profiles/sanitizer_tool.h"
 #include "util/errors.h"
 
@@ -100,11 +101,13 @@ PlannedRun plan_run(const RunOptions& opts, Rung rung, int repeat_index) {
       run.argv = opts.command;
       break;
     case Rung::fence:
+    case Rung::fence_front:
       set_blocking_env(run);
-      run.ring_path = opts.work_dir + "/fence" + suffix + ".ring";
+      run.fence_side = rung == Rung::fence_front ? FenceSide::front : opts.fence_side;
+      run.ring_path = opts.work_dir + "/" + to_string(rung) + suffix + ".ring";
       run.env_set[std::string(kRingVar)] = run.ring_path;
       run.env_set[std::string(kAlignVar)] = std::to_string(opts.fence_align);
-      run.env_set[std::string(kSideVar)] = opts.fence_side == FenceSide::front ? "front" : "back";
+      run.env_set[std::string(kSideVar)] = run.fence_side == FenceSide::front ? "front" : "back";
       if (opts.quarantine_mb) run.env_set[std::string(kQuarantineVar)] = std::to_string(*opts.quarantine_mb);
       else run.env_unset.emplace_back(kQuarantineVar);
       run.env_set["LD_PRELOAD"] =
@@ -119,6 +122,11 @@ PlannedRun plan_run(const RunOptions& opts, Rung rung, int repeat_index) {
       run.argv.insert(run.argv.end(), opts.command.begin(), opts.command.end());
       break;
   }
+  if (rung != Rung::sanitizer && opts.coredump && opts.user_coredump_vars.empty()) {
+    run.coredump_prefix = std::string("core-") + to_string(rung) + suffix;
+    for (auto& [name, value] : coredump::arming_env({opts.work_dir, run.coredump_prefix}, true))
+      run.env_set[name] = value;
+  }
   return run;
 }
 
@@ -129,13 +137,16 @@ const char* to_string(Rung r) {
     case Rung::native: return "native";
     case Rung::blocking: return "blocking";
     case Rung::fence: return "fence";
+    case Rung::fence_front: return "fence-front";
     case Rung::sanitizer: return "sanitizer";
   }
   return "native";
 }
 
+bool is_fence(Rung r) { return r == Rung::fence || r == Rung::fence_front; }
+
 const std::vector<Rung>& all_rungs() {
-  static const std::vector<Rung> kAll{Rung::native, Rung::blocking, Rung::fence, Rung::sanitizer};
+  static const std::vector<Rung> kAll{Rung::native, Rung::blocking, Rung::fence, Rung::fence_front, Rung::sanitizer};
   return kAll;
 }
 
@@ -153,7 +164,7 @@ std::vector<Rung> parse_rungs(std::string_view text) {
     const auto r = rung_from_name(word);
     if (!r) {
       throw UsageError("--rungs: unknown rung '" + word +
-                       "' (known: native, blocking, fence, sanitizer)");
+                       "' (known: native, blocking, fence, fence-front, sanitizer)");
     }
     if (std::find(out.begin(), out.end(), *r) != out.end())
       throw UsageError("--rungs: rung '" + word + "' named twice");
@@ -199,10 +210,11 @@ void check_run_options(const RunOptions& opts) {
   if (opts.work_dir.empty()) throw UsageError("run: no work directory for the rings and sanitizer files");
 }
 
-std::string interposer_next_to(std::string_view executable_path) {
+std::vector<std::string> interposer_candidates(std::string_view executable_path) {
   const auto slash = executable_path.rfind('/');
   const std::string dir = slash == std::string_view::npos ? "." : std::string(executable_path.substr(0, slash));
-  return (dir.empty() ? std::string("/") : dir + "/") + std::string(kInterposerFile);
+  const std::string prefix = dir.empty() ? std::string("/") : dir + "/";
+  return {prefix + std::string(kInterposerFile), prefix + "../lib/cudadiag/" + std::string(kInterposerFile)};
 }
 
 std::string compose_ld_preload(std::string_view ours, const std::optional<std::string>& user) {
@@ -224,11 +236,14 @@ std::vector<RungPlan> plan_rungs(const RunOptions& opts) {
     rungs.push_back(Rung::sanitizer);
   }
   std::sort(rungs.begin(), rungs.end());
+  // --fence-front turns the fence rung around: a fence-front rung would repeat it.
+  if (opts.fence_side == FenceSide::front && std::find(rungs.begin(), rungs.end(), Rung::fence) != rungs.end())
+    std::erase(rungs, Rung::fence_front);
   std::vector<RungPlan> plans;
   for (const Rung rung : rungs) {
     RungPlan plan;
     plan.rung = rung;
-    if (rung == Rung::fence && opts.interposer_path.empty()) {
+    if (is_fence(rung) && opts.interposer_path.empty()) {
       plan.skip_reason = "the fence interposer was not found" +
                          (opts.interposer_missing_reason.empty() ? std::string() : ": " + opts.interposer_missing_reason);
     } else if (rung == Rung::sanitizer && opts.sanitize == SanitizeMode::never) {
@@ -243,6 +258,12 @@ std::vector<RungPlan> plan_rungs(const RunOptions& opts) {
     plans.push_back(std::move(plan));
   }
   return plans;
+}
+
+void limit_memcheck_to_kernel(PlannedRun& run, const std::string& kernel, std::size_t command_size) {
+  if (kernel.empty() || run.rung != Rung::sanitizer || run.argv.size() < command_size) return;
+  const auto at = run.argv.end() - static_cast<std::ptrdiff_t>(command_size);
+  run.argv.insert(at, {"--kernel-name", "kns=" + kernel});
 }
 
 bool ladder_continues(bool stop_at_first, std::span<const RunStatus> done, bool rung_complete) {

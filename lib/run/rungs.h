@@ -3,7 +3,11 @@
 // --repeat), each rung with its settings applied before CUDA starts:
 //   native     as given
 //   blocking   CUDA_LAUNCH_BLOCKING=1 and every framework's caching allocator off
-//   fence      blocking + LD_PRELOAD of the fence interposer (libcudadiag_fence.so)
+//   fence        blocking + LD_PRELOAD of the fence interposer (libcudadiag_fence.so),
+//                every allocation flush against a guard at its end: overruns fault
+//   fence-front  the same with the guard before the start: underruns fault (one run more
+//                buys the other direction; a buffer cannot end and start at a granule
+//                boundary at once)
 //   sanitizer  blocking + compute-sanitizer memcheck around the command
 // Rungs run bottom-up in this order, whatever order --rungs lists them in: a rung that
 // exposes a fault is meaningful only next to the cheaper rungs below it that did not.
@@ -21,8 +25,10 @@
 
 namespace cudadiag::run {
 
-enum class Rung { native, blocking, fence, sanitizer };
-const char* to_string(Rung r);
+enum class Rung { native, blocking, fence, fence_front, sanitizer };
+const char* to_string(Rung r);  // "fence-front" for fence_front
+// The rungs that run under the fence interposer (fence, fence-front).
+bool is_fence(Rung r);
 // Every rung, in ladder order.
 const std::vector<Rung>& all_rungs();
 std::optional<Rung> rung_from_name(std::string_view name);
@@ -73,7 +79,9 @@ struct RunOptions {
   bool stop_at_first = false;
   int repeat = 1;                        // each rung this many times
   std::uint32_t fence_align = 16;        // --fence-align: power of two, 1..4096
-  FenceSide fence_side = FenceSide::back;  // --fence-front: FenceSide::front
+  // --fence-front: the fence rung guards the start instead, and the fence-front rung is not
+  // planned (it would repeat it).
+  FenceSide fence_side = FenceSide::back;
   std::optional<std::uint64_t> quarantine_mb;  // --fence-quarantine-mb; the interposer's default when absent
   std::uint64_t sanitizer_padding = profiles::kSanitizerPaddingBytes;  // --padding, bytes (0: none)
   // Looked up by the caller, so that planning stays pure:
@@ -84,14 +92,22 @@ struct RunOptions {
   std::string sanitizer_missing_reason;
   std::string work_dir;                   // ring files and sanitizer XML go here
   std::optional<std::string> user_ld_preload;  // the LD_PRELOAD the program would inherit
+  // GPU core dumps (coredump/arming.h): armed on every rung but the sanitizer's (memcheck
+  // owns the exception there), into work_dir, unless `coredump` is false or the user set
+  // the driver's variables (their names here, from the inherited environment and --env):
+  // those are left as they are and cudadiag reads no dump of its own.
+  bool coredump = true;
+  std::vector<std::string> user_coredump_vars;
 };
 
 // Throws UsageError naming the flag: empty command, repeat < 1 or > 10000, fence_align
 // not a power of two in 1..4096, no rungs, an empty work_dir.
 void check_run_options(const RunOptions& opts);
 
-// Where the interposer is looked for: next to the cudadiag executable.
-std::string interposer_next_to(std::string_view executable_path);
+// Where the interposer is looked for, in order: next to the cudadiag executable (the
+// build tree), then ../lib/cudadiag/ from it (an installed prefix: bin/cudadiag beside
+// lib/cudadiag/libcudadiag_fence.so).
+std::vector<std::string> interposer_candidates(std::string_view executable_path);
 
 // Ours first, then the user's entries (ours removed from them if already there).
 // ld.so accepts ':' and ' ' as separators; the result uses ':'.
@@ -103,8 +119,10 @@ struct PlannedRun {
   std::vector<std::string> argv;               // wrapper (if any) + the command
   std::map<std::string, std::string> env_set;  // set before the program starts
   std::vector<std::string> env_unset;          // removed from the inherited environment
-  std::string ring_path;      // fence: where the interposer writes (CUDADIAG_RING)
+  std::string ring_path;      // fence rungs: where the interposer writes (CUDADIAG_RING)
+  FenceSide fence_side = FenceSide::none;  // fence rungs: where the guards sit
   std::string sanitizer_xml;  // sanitizer: compute-sanitizer --save file
+  std::string coredump_prefix;  // dumps armed: <work_dir>/<prefix>_<pid>.nvcudmp, pipe <prefix>-pipe_<pid>
 };
 
 struct RungPlan {
@@ -117,6 +135,11 @@ struct RungPlan {
 // One plan per rung of the ladder, in ladder order. --sanitize always adds the sanitizer
 // rung to --rungs; never keeps it, skipped, so that the report says why it did not run.
 std::vector<RungPlan> plan_rungs(const RunOptions& opts);
+
+// A sanitizer run limited to the kernels whose name contains `kernel` (compute-sanitizer
+// --kernel-name kns=<substring>): memcheck's slowdown applies to that kernel only. The
+// option goes before the command (its last command_size arguments).
+void limit_memcheck_to_kernel(PlannedRun& run, const std::string& kernel, std::size_t command_size);
 
 // ---- Ladder control ------------------------------------------------------------------
 // What the ladder needs to know of a finished run (judge.h: status_of()).

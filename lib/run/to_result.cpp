@@ -28,7 +28,8 @@ report::Outcome outcome_of(RunOutcome o) {
   switch (o) {
     case RunOutcome::clean:
     case RunOutcome::fence_not_effective: return report::Outcome::ok;
-    case RunOutcome::cuda_error: return report::Outcome::cuda_error;
+    case RunOutcome::cuda_error:
+    case RunOutcome::slack_write: return report::Outcome::cuda_error;  // an out-of-bounds write, seen without a fault
     case RunOutcome::crashed:
     case RunOutcome::exit_code: return report::Outcome::crashed;  // died, or exited non-zero without a CUDA error
     case RunOutcome::timeout: return report::Outcome::timeout;
@@ -202,7 +203,7 @@ report::Result to_result(const RunObservation& obs, const RunJudgement& j) {
   for (const auto& arg : obs.command) command.emplace_back(to_valid_utf8(arg));
   r.params = report::Fields{{"command", std::move(command)}, {"rung", rung}, {"repeat", j.repeat_index}};
   r.profile = rung;
-  if (obs.rung == Rung::fence && obs.interposer) {
+  if (is_fence(obs.rung) && obs.interposer) {
     for (const auto& a : obs.interposer->allocations) {
       if (a.side == FenceSide::none) continue;
       r.allocator = a.side == FenceSide::back ? profiles::Allocator::fence_back : profiles::Allocator::fence_front;
@@ -239,7 +240,16 @@ report::Result to_result(const RunObservation& obs, const RunJudgement& j) {
       r.faulting_buffer = f;
     }
   }
+  r.fault_sites = j.sites;
+  for (auto& site : r.fault_sites)
+    for (std::string* t : {&site.kernel, &site.function, &site.file, &site.instruction, &site.dump}) make_valid(*t);
   json details = details_json(obs, j);
+  if (obs.coredump_armed || !obs.coredump_notes.empty()) {
+    json c{{"armed", obs.coredump_armed}, {"dumps", obs.sites.size()}};
+    if (j.error_unseen_by_program) c["program_saw_error"] = false;
+    if (!j.site_notes.empty()) c["notes"] = j.site_notes;
+    details["coredump"] = c;
+  }
   make_valid(details);
   r.details = report::fields_from_json(details);
   return r;
@@ -251,6 +261,14 @@ report::Verdict to_report_verdict(const RunVerdict& v) {
   out.reasons.push_back(to_valid_utf8(v.reason));
   if (!v.evidence.empty() && v.reason.find(v.evidence) == std::string::npos) out.reasons.push_back(to_valid_utf8(v.evidence));
   for (const auto& n : v.notes) out.reasons.push_back(to_valid_utf8(n));
+  report::VerdictCoverage c;
+  if (v.coverage.past_end) c.directions.push_back("past_end");
+  if (v.coverage.before_start) c.directions.push_back("before_start");
+  c.allocations = v.coverage.allocations;
+  c.fenced = v.coverage.fenced;
+  for (const auto& line : v.coverage.seen) c.seen.push_back(to_valid_utf8(line));
+  for (const auto& line : v.coverage.unseen) c.unseen.push_back(to_valid_utf8(line));
+  out.coverage = std::move(c);
   return out;
 }
 

@@ -298,6 +298,7 @@ ChildOutcome run_child_stoppable(const ChildSpec& spec, const std::atomic<bool>*
   bool status_lost = false;
   int status = 0;
   std::optional<Clock::time_point> reaped_at;
+  std::optional<Clock::time_point> hook_started;  // the deadline hook ran (the run timed out)
 
   const auto kill_group = [&](Clock::time_point now) {
     ::kill(-pid, SIGKILL);
@@ -324,7 +325,7 @@ ChildOutcome run_child_stoppable(const ChildSpec& spec, const std::atomic<bool>*
     if (reaped && !streams.open()) break;
     // A descendant may hold the pipes after the child exited: give it a moment (none
     // when we were ending the child anyway), then end everything it left.
-    if (reaped && (term_sent || now - *reaped_at > kPipeHolderWait)) break;
+    if (reaped && (term_sent || hook_started || now - *reaped_at > kPipeHolderWait)) break;
     if (!reaped) {
       if (stop && !stop_seen && stop->load()) stop_seen = now;
       const auto effective = stop_seen ? std::min(deadline, *stop_seen) : deadline;
@@ -332,8 +333,16 @@ ChildOutcome run_child_stoppable(const ChildSpec& spec, const std::atomic<bool>*
       if (tracked.kill_requested() && !kill_sent) {
         kill_group(now);  // a second stop signal: no more grace
       } else if (!term_sent && now >= effective) {
-        ::kill(-pid, SIGTERM);
-        term_sent = now;
+        if (spec.at_deadline && !stop_seen && !hook_started) {
+          hook_started = now;
+          spec.at_deadline(pid);
+        }
+        const bool hook_waits = hook_started && !stop_seen && now < *hook_started + spec.deadline_hook_budget &&
+                                spec.deadline_wait && spec.deadline_wait();
+        if (!hook_waits) {
+          ::kill(-pid, SIGTERM);
+          term_sent = now;
+        }
       } else if (term_sent && !kill_sent && now >= *term_sent + grace) {
         kill_group(now);
       } else if (kill_sent && now >= *kill_sent + kUnkillableWait) {
@@ -353,8 +362,8 @@ ChildOutcome run_child_stoppable(const ChildSpec& spec, const std::atomic<bool>*
 
   // Whatever the child left alive: in its group, or moved to a group or session of its
   // own (reparented to us, the subreaper). Then the last bytes they wrote.
-  if (term_sent && !o.unkillable) ::kill(-pid, SIGKILL);  // what is left of the group we were ending
-  sweep_leftovers(pid, !term_sent, o.strays, o.strays_unnamed, kLeftoverBudget);
+  if ((term_sent || hook_started) && !o.unkillable) ::kill(-pid, SIGKILL);  // what is left of the group we were ending
+  sweep_leftovers(pid, !term_sent && !hook_started, o.strays, o.strays_unnamed, kLeftoverBudget);
   if (!o.strays.empty())
     spdlog::debug("child {}: pid {} left {} process(es) alive; killed", spec.label, pid,
                   o.strays.size() + o.strays_unnamed);
@@ -366,9 +375,9 @@ ChildOutcome run_child_stoppable(const ChildSpec& spec, const std::atomic<bool>*
   o.result = std::move(streams.result_bytes);
   o.result_truncated = streams.result_truncated;
   if (o.unkillable || status_lost) {
-    o.ending = term_sent ? Ending::timeout : (o.result.empty() ? Ending::no_result : Ending::result);
+    o.ending = term_sent || hook_started ? Ending::timeout : (o.result.empty() ? Ending::no_result : Ending::result);
   } else {
-    decode_status(status, term_sent.has_value(), o);
+    decode_status(status, term_sent.has_value() || hook_started.has_value(), o);
   }
   spdlog::debug("child {}: pid {} ended: {}{}", spec.label, pid, to_string(o.ending),
                 o.signal ? " (" + o.signal_name + ")" : "");

@@ -34,6 +34,13 @@ struct ChildSpec {
   // result_fd_env absent from its environment (removed when inherited).
   bool result_pipe = true;
   std::string label;                           // for logs
+  // At the deadline, before SIGTERM: at_deadline(pid) runs once (the child is still
+  // alive: ask it for a dump, a stack), then SIGTERM waits while deadline_wait() returns
+  // true, polled every round, deadline_hook_budget at most. The child may end meanwhile;
+  // it still ends as a timeout. Not called on a stop request.
+  std::function<void(pid_t)> at_deadline;
+  std::function<bool()> deadline_wait;
+  std::chrono::milliseconds deadline_hook_budget{0};
 };
 
 // Bounded capture: the first capture_limit/2 bytes and the last capture_limit/2 bytes.

@@ -1,5 +1,7 @@
 #include "suite/executor.h"
 
+#include <unistd.h>
+
 #include <spdlog/spdlog.h>
 
 #include <cerrno>
@@ -7,9 +9,12 @@
 #include <sstream>
 #include <utility>
 
+#include "coredump/arming.h"
+#include "coredump/disassembler.h"
 #include "host/xid.h"
 #include "report/annotate.h"
 #include "runner/child_info.h"
+#include "util/scratch_dir.h"
 
 namespace cudadiag::suite {
 
@@ -228,8 +233,61 @@ struct Executor::Impl {
   bool stopped_early = false;
   const std::function<void(ExecutedCase&)>* on_result = nullptr;
 
+  // Core dumps: the folder they go to (made at the first armed child), and the
+  // disassembler, looked up at the first dump.
+  std::optional<ScratchDir> dump_dir;
+  bool dump_dir_failed = false;
+  std::optional<coredump::Disassembler> disassembler;
+  std::map<size_t, coredump::DumpNames> dumps_of_child;
+
   explicit Impl(ExecutorOptions o)
       : opts(std::move(o)), pool(runner::PoolOptions{opts.jobs, opts.stop, opts.stop_grace}) {}
+
+  // Arms the child's dumps when nothing speaks against it (see ExecutorOptions).
+  void arm_dumps(size_t id, const ChildSettings& s, const Wrap& wrap, runner::ChildSpec& spec) {
+    if (!opts.coredump || !wrap.argv.empty() || dump_dir_failed) return;
+    std::vector<std::string> names = coredump::inherited_coredump_variables();
+    for (const auto& [name, value] : s.env_set) names.push_back(name);
+    if (!coredump::user_coredump_variables(names).empty()) return;
+    if (!dump_dir) {
+      try {
+        dump_dir.emplace("dumps");
+      } catch (const std::exception& e) {
+        dump_dir_failed = true;
+        spdlog::warn("GPU core dumps not armed: {}", e.what());
+        return;
+      }
+    }
+    const coredump::DumpNames names_of_child{dump_dir->path(), "case-" + std::to_string(id)};
+    for (auto& [name, value] : coredump::arming_env(names_of_child, true)) spec.env_set[name] = value;
+    dumps_of_child[id] = names_of_child;
+    if (opts.dump_wait.count() > 0) {
+      auto watcher = std::make_shared<std::optional<coredump::DumpWatcher>>();
+      spec.at_deadline = [names_of_child, watcher](pid_t) {
+        const auto triggered = coredump::trigger_pipes(coredump::find_pipes(names_of_child));
+        if (!triggered.empty()) watcher->emplace(names_of_child, triggered.size());
+      };
+      spec.deadline_wait = [watcher] { return watcher->has_value() && !(*watcher)->complete(); };
+      spec.deadline_hook_budget = opts.dump_wait;
+    }
+  }
+
+  // The sites of the child's dumps (removed once read).
+  std::vector<report::FaultSite> read_dumps(size_t id) {
+    const auto it = dumps_of_child.find(id);
+    if (it == dumps_of_child.end()) return {};
+    const coredump::DumpNames names = it->second;
+    dumps_of_child.erase(it);
+    for (const auto& p : coredump::find_pipes(names)) ::unlink(p.c_str());
+    if (coredump::find_dumps(names).empty()) return {};
+    if (!disassembler) disassembler = coredump::find_nvdisasm();
+    coredump::CollectOptions c;
+    c.disassemble = coredump::disassemble_with(*disassembler);
+    c.no_disassembler_reason = disassembler->reason;
+    auto got = coredump::collect_dumps(names, c);
+    for (const auto& n : got.notes) spdlog::warn("child #{}: {}", id, n);
+    return std::move(got.sites);
+  }
 
   bool stop_requested() const { return opts.stop && opts.stop->load(); }
 
@@ -244,7 +302,9 @@ struct Executor::Impl {
     rec.batch = batch;
     rec.artifact = wrap.artifact;
     children.push_back(rec);
-    const size_t pool_id = pool.submit(child_spec_for(specs, s, opts.self_exe, wrap));
+    runner::ChildSpec spec = child_spec_for(specs, s, opts.self_exe, wrap);
+    arm_dumps(id, s, wrap, spec);
+    const size_t pool_id = pool.submit(std::move(spec));
     if (pool_id != id) throw std::logic_error("executor: child numbering out of step with the pool");
     spdlog::debug("child #{}: {} case(s) from batch {}", id, specs.size(), batch);
     cases_of_child[id] = std::move(positions);
@@ -281,6 +341,17 @@ struct Executor::Impl {
     for (size_t p : positions) specs.push_back(cases[p].spec);
     std::vector<size_t> rest;
     auto got = results_from_child(specs, outcome, s, &rest);
+    // The dumps go to the result that ended the child (its sticky error, crash or
+    // timeout), else to its last result.
+    auto sites = read_dumps(id);
+    if (!sites.empty() && !got.empty()) {
+      std::size_t ender = got.size() - 1;
+      for (std::size_t k = 0; k < got.size(); ++k)
+        if (got[k].outcome == Outcome::cuda_error || got[k].outcome == Outcome::crashed ||
+            got[k].outcome == Outcome::timeout)
+          ender = k;
+      got[ender].fault_sites = std::move(sites);
+    }
     size_t next_rest = 0, next_got = 0;
     for (size_t k = 0; k < positions.size(); ++k) {
       if (next_rest < rest.size() && rest[next_rest] == k) {

@@ -76,6 +76,16 @@ struct ExecutorOptions {
   int jobs = 1;
   const std::atomic<bool>* stop = nullptr;
   std::chrono::milliseconds stop_grace = kStopGrace;
+  // GPU core dumps (coredump/arming.h) in every child not wrapped by a tool (memcheck
+  // owns the exception there), into a private scratch folder, unless the user set the
+  // driver's variables (in the environment or the profile): a dump is read into the
+  // site of the result that ended its child (Result::fault_sites) and removed; a child
+  // that reaches its deadline is asked for a dump through the driver's pipe first.
+  // Off by default: on an H100 (driver 580.159.04) armed children with skip_abort saw
+  // success where the catalog's faults happened, and the driver's abort without it ends
+  // a child's whole batch of cases.
+  bool coredump = false;
+  std::chrono::milliseconds dump_wait{30000};
 };
 
 class Executor {

@@ -184,6 +184,20 @@ void write_output(const std::string& path, std::string_view content) {
   write_file_atomically(path, content);
 }
 
+void check_output_path(const std::string& path) {
+  if (path.empty() || path == "-" || fd_alias(path)) return;
+  const ResolvedPath r = resolve_path(path);
+  switch (check_writable(path, r)) {
+    case WriteKind::create:
+    case WriteKind::replace:
+      // The new file is created in this directory, then renamed onto the name.
+      if (::faccessat(r.dir.get(), ".", W_OK | X_OK, AT_EACCESS) != 0) fail(path, errno);
+      return;
+    case WriteKind::write_device:
+      return;
+  }
+}
+
 std::string keep_report(std::string_view content, std::string_view extension) {
   std::vector<std::string> dirs;
   if (const char* tmp = std::getenv("TMPDIR"); tmp && *tmp) dirs.emplace_back(tmp);

@@ -33,6 +33,14 @@ namespace cudadiag {
 // Writes `content` to `path` ("-" or "" is standard output) as described above.
 void write_output(const std::string& path, std::string_view content);
 
+// Whether write_output could write `path` now, checked before any work starts so that a
+// long run never ends on "cannot write": the path is resolved and judged exactly as
+// write_output will (a missing directory, a refused link, a FIFO, another user's file in
+// a shared directory), and a new or replaced file's directory must be writable by the
+// effective user (a read-only filesystem too). Writes nothing. Throws UsageError naming
+// `path` and the reason; "" and "-" (standard output) always pass.
+void check_output_path(const std::string& path);
+
 // The file part of write_output: `path` names a file, a link, a device (or something refused).
 void write_file_atomically(const std::string& path, std::string_view content);
 

@@ -13,7 +13,20 @@
 #                           silent natively (XLA's pool), exposed by the blocking rung
 #                           (XLA_PYTHON_CLIENT_ALLOCATOR=platform)
 #   clean nvcc program, real training loop
-#                           clean, the fence effective; the loop's loss identical on every rung
+#                           clean, the fence effective; the loop's loss identical on every rung;
+#                           both ends checked (fence and fence-front rungs)
+#   underrun (coverage_bugs underrun: out[-1])
+#                           exposed first by the fence-front rung
+#   odd-sized overrun inside the slack (coverage_bugs slack: one fp16 past 1001 elements)
+#                           exposed by the fence rung: a slack write seen at free, the kernel named
+#   managed memory one-element overrun (coverage_bugs managed)
+#                           --sanitize auto escalates to memcheck (the fence cannot fence managed
+#                           memory): exposed by the sanitizer rung
+#   CUDA IPC through torch.multiprocessing (a correct program)
+#                           the blocking rung's PYTORCH_NO_CUDA_MEMORY_CACHING=1 is named as what
+#                           breaks it; never "the program's own failure", never exposed
+#   a kernel spinning on a flag (coverage_bugs hang)
+#                           exposed as a GPU hang naming wait_for, from the fence rung's ring
 # memcheck runs where it is quick (--sanitize auto on the nvcc and CuPy programs); PyTorch,
 # Triton and JAX programs take --sanitize never here (scripts/bench-run.sh times memcheck
 # on the training loop). Reports and logs under $OUT/60-run. Exits 1 on any mismatch.
@@ -75,7 +88,7 @@ case_run() {
   shift 2
   local t0
   t0=$(date +%s.%N)
-  "$CUDADIAG" run --format json -o "$dir/$name.json" --timeout 180 --sanitize "$sanitize" -v -- "$@" \
+  "$CUDADIAG" run --format json -o "$dir/$name.json" --timeout "${CASE_TIMEOUT:-180}" --sanitize "$sanitize" -v -- "$@" \
     >"$dir/$name.stdout" 2>"$dir/$name.stderr"
   echo $? >"$dir/$name.rc"
   echo "$t0 $(date +%s.%N)" >"$dir/$name.time"
@@ -91,13 +104,19 @@ case_run train_loop auto "$PYTHON" "$PROGRAMS/train_loop.py"
 case_run cupy_pool_overrun auto "$PYTHON" "$dir/progs/cupy_pool_overrun.py"
 case_run torch_index_select_bad never "$PYTHON" "$dir/progs/torch_index_select_bad.py"
 case_run jax_pallas_far_read never "$PYTHON" "$dir/progs/jax_pallas_far_read.py"
+case_run underrun never "$dir/bin/coverage_bugs" underrun
+case_run slack_overrun never "$dir/bin/coverage_bugs" slack
+case_run managed_overrun auto "$dir/bin/coverage_bugs" managed
+case_run torch_ipc never "$PYTHON" "$PROGRAMS/torch_ipc.py"
+CASE_TIMEOUT=20 case_run gpu_hang never "$dir/bin/coverage_bugs" hang
 
 python3 - "$dir" "$(($(date +%s) - started))" <<'PY'
 import json, os, re, sys
 d, total = sys.argv[1], sys.argv[2]
 bad = []
 names = ["torch_custom_op", "triton_no_mask", "oob_static", "use_after_free", "misaligned", "device_assert",
-         "clean", "train_loop", "cupy_pool_overrun", "torch_index_select_bad", "jax_pallas_far_read"]
+         "clean", "train_loop", "cupy_pool_overrun", "torch_index_select_bad", "jax_pallas_far_read",
+         "underrun", "slack_overrun", "managed_overrun", "torch_ipc", "gpu_hang"]
 
 def load(n):
     try:
@@ -194,6 +213,34 @@ for n in ("clean", "train_loop"):
     check(n, rep["verdict"]["status"] == "clean" and rc(n) == 0, f"verdict clean, exit 0 (got {rep['verdict']['status']}, {rc(n)})")
     f = rep["run"]["fence"]
     check(n, f.get("effective") is True, f"fence effective: {f.get('reason')}")
+    cov = rep["verdict"].get("coverage") or {}
+    check(n, cov.get("directions") == ["past_end", "before_start"],
+          f"both ends checked (got {cov.get('directions')})")
+
+rep = exposed("underrun", "fence-front")
+rep = exposed("slack_overrun", "fence")
+if rep:
+    f = by_rung(rep).get("fence", {})
+    check("slack_overrun", f.get("details", {}).get("run_outcome") == "slack_write", "fence run: slack_write")
+    ev = rep["run"]["evidence"]
+    check("slack_overrun", "inside the alignment slack" in ev and "seen at free" in ev and "fill_half_inclusive" in ev,
+          f"evidence names the slack write and the kernel (got {ev[:160]})")
+rep = exposed("managed_overrun", "sanitizer")
+if rep:
+    why = rep["run"].get("memcheck", {}).get("why") or ""
+    check("managed_overrun", "managed memory" in why, f"memcheck escalated for the managed buffer (got {why!r})")
+rep = reports["torch_ipc"]
+if rep:
+    reasons = " | ".join(rep["verdict"]["reasons"])
+    check("torch_ipc", rep["verdict"]["status"] != "exposed" and "program's own failure" not in reasons,
+          f"not the program's failure (got {rep['verdict']['status']}: {reasons[:160]})")
+    check("torch_ipc", "PYTORCH_NO_CUDA_MEMORY_CACHING=1 breaks this program" in reasons,
+          "the blocking rung's setting is named as what breaks it")
+rep = exposed("gpu_hang", "fence")
+if rep:
+    r0 = rep["verdict"]["reasons"][0]
+    check("gpu_hang", "GPU hang" in r0 and "wait_for" in r0, f"a GPU hang naming wait_for (got {r0[:160]})")
+
 rep = reports["train_loop"]
 if rep:
     losses = {}

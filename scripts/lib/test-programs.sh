@@ -2,7 +2,7 @@
 # this machine, in parallel.
 #   build_test_runs BIN_DIR LOG_DIR
 # BIN_DIR gets oob_static (nvcc's default: static cudart), oob_shared (-cudart shared),
-# use_after_free, misaligned, device_assert, clean, and libwrite_past_end.so (the kernel
+# use_after_free, misaligned, device_assert, clean, coverage_bugs, and libwrite_past_end.so (the kernel
 # of torch_custom_op.py); LOG_DIR gets build.NAME.log for each. NVCC overrides the
 # compiler (default: nvcc on PATH, else /usr/local/cuda/bin/nvcc). A failed build is
 # named on stdout; the program is then missing.
@@ -24,6 +24,7 @@ build_test_runs() {
   one misaligned "$programs/misaligned.cu" &
   one device_assert "$programs/device_assert.cu" &
   one clean "$programs/clean.cu" &
+  one coverage_bugs "$programs/coverage_bugs.cu" &
   one libwrite_past_end.so -shared -Xcompiler -fPIC "$programs/write_past_end.cu" &
   wait
 }

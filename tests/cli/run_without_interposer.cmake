@@ -10,8 +10,8 @@ execute_process(COMMAND ${DIR}/${name} run --format json -- /bin/true
 if(NOT rc EQUAL 1)
   message(FATAL_ERROR "exit ${rc}, expected 1\n${out}\n${err}")
 endif()
-foreach(pattern "fence rung skipped: .*libcudadiag_fence.so does not exist"
-                "\"status\": \"inconclusive\"" "the fence did not run: .*libcudadiag_fence.so does not exist")
+foreach(pattern "fence rung skipped: neither .*/libcudadiag_fence.so nor .*/lib/cudadiag/libcudadiag_fence.so exists"
+                "\"status\": \"inconclusive\"" "the fence did not run: .*neither .*libcudadiag_fence.so nor .*libcudadiag_fence.so exists")
   if(NOT "${out}${err}" MATCHES "${pattern}")
     message(FATAL_ERROR "no match for '${pattern}'\n${out}\n${err}")
   endif()

@@ -67,7 +67,7 @@ TEST_CASE("report files: a set loads with several jobs, in order", "[compare][fi
   CHECK(set.reports[0].results[0].case_id == set.reports[8].results[0].case_id);
 }
 
-TEST_CASE("report files: the first bad file in order is the one named", "[compare][files]") {
+TEST_CASE("report files: with strict, the first bad file in order is the one named", "[compare][files]") {
   TempDir dir;
   for (int i = 0; i < 6; ++i) dir.copy("identical_a.json", "r" + std::to_string(i) + ".json");
   fs::remove(dir.path / "r2.json");
@@ -76,7 +76,14 @@ TEST_CASE("report files: the first bad file in order is the one named", "[compar
   dir.copy("future_major.json", "r5.json");
   for (unsigned jobs : {1u, 2u, 4u}) {
     INFO("jobs " << jobs);
-    CHECK_THROWS_WITH(load_report_set(expand_report_paths({dir.path.string()}), jobs), Catch::Contains("r2.json: line"));
+    CHECK_THROWS_WITH(load_report_set(expand_report_paths({dir.path.string()}), jobs, true),
+                      Catch::Contains("r2.json: line"));
+    // Without strict both are passed over, each with its note, in order.
+    const auto set = load_report_set(expand_report_paths({dir.path.string()}), jobs);
+    CHECK(set.reports.size() == 4);
+    REQUIRE(set.notes.size() == 2);
+    CHECK_THAT(set.notes[0], Catch::Contains("r2.json: passed over") && Catch::Contains("line"));
+    CHECK_THAT(set.notes[1], Catch::Contains("r5.json: passed over"));
   }
 }
 
@@ -96,4 +103,28 @@ TEST_CASE("report files: a compare report in a directory is passed over, named a
   CHECK_THAT(set.notes[0], Catch::Contains("compare.json: a compare report, passed over"));
   CHECK_THROWS_WITH(load_report_set(expand_report_paths({(dir.path / "compare.json").string()}), 1),
                     Catch::Contains("/invocation/command: a compare report"));
+}
+
+TEST_CASE("report files: an unreadable report in a directory is passed over with a note, fatal with strict or named",
+          "[compare][files]") {
+  TempDir dir;
+  dir.copy("identical_a.json", "a.json");
+  dir.copy("identical_b.json", "b.json");
+  {
+    // A node's report cut short (its task killed while a copy was made by hand).
+    std::ifstream in(dir.path / "a.json");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::ofstream out(dir.path / "c.json");
+    out << text.substr(0, text.size() / 2);
+  }
+  const auto paths = expand_report_paths({dir.path.string()});
+  REQUIRE(paths.size() == 3);
+  const auto set = load_report_set(paths, 2);
+  CHECK(set.reports.size() == 2);
+  REQUIRE(set.notes.size() == 1);
+  CHECK_THAT(set.notes[0], Catch::StartsWith((dir.path / "c.json").string() + ": passed over, not a readable report ("));
+  CHECK_THROWS_WITH(load_report_set(paths, 2, /*strict=*/true), Catch::Contains("c.json"));
+  // Named on its own, a bad report is always an error.
+  CHECK_THROWS_WITH(load_report_set(expand_report_paths({(dir.path / "c.json").string(), (dir.path / "a.json").string()}), 1),
+                    Catch::Contains("c.json"));
 }

@@ -125,6 +125,12 @@ std::string kept_path(const std::string& err) {
   return err.substr(at + marker.size(), end == std::string::npos ? std::string::npos : end - at - marker.size());
 }
 
+// A refusal found before any work: nothing to keep, no file left in `tmpdir`.
+void check_nothing_kept(const std::string& err, const fs::path& tmpdir) {
+  CHECK(kept_path(err).empty());
+  CHECK(fs::is_empty(tmpdir));
+}
+
 // What `cudadiag schema` prints: the reference report for the kept copies.
 std::string schema_text(const fs::path& scratch) {
   const Run r = run_binary({{"schema"}, scratch}, scratch);
@@ -184,7 +190,7 @@ TEST_CASE("cli -o: another user's symlink in a sticky directory is refused, its 
   CHECK(slurp(victim) == "root:secret\n");
   CHECK((lstat_of(victim).st_mode & 07777) == 0600);
   CHECK(fs::is_symlink(link));
-  check_kept(r.err, s.tmpdir, schema_text(s.scratch));
+  check_nothing_kept(r.err, s.tmpdir);
 }
 
 TEST_CASE("cli -o: another user's 0666 file in a sticky directory is refused and stays theirs",
@@ -204,7 +210,7 @@ TEST_CASE("cli -o: another user's 0666 file in a sticky directory is refused and
   CHECK(st.st_uid == kNobody);
   CHECK((st.st_mode & 07777) == 0666);
   CHECK(slurp(planted) == "theirs");
-  check_kept(r.err, s.tmpdir, schema_text(s.scratch));
+  check_nothing_kept(r.err, s.tmpdir);
 }
 
 TEST_CASE("cli -o: a FIFO is refused at once, nothing written into it", "[cli][output_paths][root]") {
@@ -230,7 +236,7 @@ TEST_CASE("cli -o: a FIFO is refused at once, nothing written into it", "[cli][o
   CHECK(r.code == 2);
   CHECK(r.seconds < 5);
   CHECK_THAT(r.err, Catch::Contains(own.string() + ": is a FIFO"));
-  check_kept(r.err, s.tmpdir, schema_text(s.scratch));
+  check_nothing_kept(r.err, s.tmpdir);
 }
 
 TEST_CASE("cli -o: a new file is 0644 even with umask 0, and a replaced one becomes the writer's, within 0644",
@@ -266,18 +272,70 @@ TEST_CASE("cli -o: a new file is 0644 even with umask 0, and a replaced one beco
   CHECK(slurp(foreign) == slurp(fresh));
 }
 
-TEST_CASE("cli -o: a report that cannot be written is exit 2 and kept in a private file named on stderr",
+TEST_CASE("cli -o: a path that cannot be written is exit 2 before any work, nothing kept",
           "[cli][output_paths]") {
   TempDir dir;
   const auto tmpdir = dir.path / "tmp";
   fs::create_directory(tmpdir);
   const auto target = dir.path / "no" / "such" / "r.json";
-  const Run r = run_binary({{"schema", "-o", target.string()}, tmpdir}, dir.path);
+  Run r = run_binary({{"schema", "-o", target.string()}, tmpdir}, dir.path);
   CHECK(r.exited);
   CHECK(r.code == 2);
-  CHECK_THAT(r.err, Catch::Contains("cannot write " + target.string() + ": No such file or directory; the report was kept in " +
+  CHECK_THAT(r.err, Catch::Contains("cannot write " + target.string() + ": No such file or directory"));
+  check_nothing_kept(r.err, tmpdir);
+
+  // `run` does not start the program when its report could not be written.
+  const auto marker = dir.path / "ran";
+  r = run_binary({{"run", "-o", target.string(), "--", "/bin/sh", "-c", "touch " + marker.string()}, tmpdir},
+                 dir.path);
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Catch::Contains("cannot write " + target.string()));
+  CHECK_FALSE(fs::exists(marker));
+
+  // A directory the writer may not add names to (a read-only bind is the same): refused.
+  if (::geteuid() != 0) {
+    const auto locked = dir.path / "locked";
+    fs::create_directory(locked);
+    REQUIRE(::chmod(locked.c_str(), 0555) == 0);
+    r = run_binary({{"schema", "-o", (locked / "r.json").string()}, tmpdir}, dir.path);
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Catch::Contains("Permission denied"));
+  }
+}
+
+TEST_CASE("cli -o: a report whose write fails after the work is exit 2 and kept in a private file named on stderr",
+          "[cli][output_paths]") {
+  TempDir dir;
+  const auto tmpdir = dir.path / "tmp";
+  fs::create_directory(tmpdir);
+  struct stat st {};
+  if (::stat("/dev/full", &st) != 0 || !S_ISCHR(st.st_mode) || st.st_uid != 0) {
+    WARN("SKIPPED: no /dev/full character device of root's here");
+    return;
+  }
+  const Run r = run_binary({{"schema", "-o", "/dev/full"}, tmpdir}, dir.path);
+  CHECK(r.exited);
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Catch::Contains("cannot write /dev/full: No space left on device; the report was kept in " +
                                     tmpdir.string() + "/cudadiag-report-"));
   check_kept(r.err, tmpdir, schema_text(dir.path));
+}
+
+TEST_CASE("cli -o: FILE.json and FILE.md pick the format unless --format says otherwise", "[cli][output_paths]") {
+  TempDir dir;
+  const auto json_out = dir.path / "list.json";
+  Run r = run_binary({{"list", "-o", json_out.string()}, dir.path}, dir.path);
+  REQUIRE(r.code == 0);
+  CHECK(slurp(json_out).rfind("{", 0) == 0);
+  const auto md_out = dir.path / "schema.MD";
+  r = run_binary({{"schema", "-o", md_out.string()}, dir.path}, dir.path);
+  REQUIRE(r.code == 0);
+  CHECK(slurp(md_out).rfind("```json", 0) == 0);
+  const auto forced = dir.path / "forced.json";
+  r = run_binary({{"list", "--format", "text", "-o", forced.string()}, dir.path}, dir.path);
+  REQUIRE(r.code == 0);
+  CHECK(slurp(forced).rfind("{", 0) != 0);
+  CHECK(slurp(forced) != slurp(json_out));
 }
 
 TEST_CASE("cli: a stdout whose reader has gone is no SIGPIPE death: exit 2, the report kept",

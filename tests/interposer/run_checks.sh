@@ -198,7 +198,9 @@ print(subprocess.run(["sh", "-c", "echo child"], capture_output=True, text=True)
     expect_line dump 'unfenced=host memory: 1; managed memory: 1'
     expect_line dump 'quarantined_bytes=[1-9][0-9]*'
     expect_line dump 'last_kernel=fill_bytes\(unsigned char\*, unsigned long, int\)'
-    expect_line dump 'last_launch=grid\(2,2,2\) block\(64,1,1\) smem=0 stream=0x0 api=cuLaunchKernelEx pointer_args=1'
+    expect_line dump 'last_launch=grid\(2,2,2\) block\(64,1,1\) smem=0 stream=0x0 api=cuLaunchKernelEx pointer_args=1 returned=true'
+    expect_line dump 'slack_watched=true'
+    expect_line dump 'slack_writes=0'
     [[ $(grep -c '^allocation .* side=back .* freed=true released=false api=' "$work/dump.out") == 8 ]] ||
       fail "expected 8 freed fenced allocations kept in quarantine"
     expect_line dump 'allocation .* api=cuMemAllocAsync_ptsz reason='
@@ -249,9 +251,24 @@ print(subprocess.run(["sh", "-c", "echo child"], capture_output=True, text=True)
     expect_line dump 'fenced=1'
     expect_line dump 'launches=1'
     expect_line dump 'last_kernel=fill_bytes\(unsigned char\*, unsigned long, int\)'
-    expect_line dump 'last_launch=grid\(1,1,1\) block\(32,1,1\) smem=0 stream=0x0 api=cuLaunchKernel_ptsz pointer_args=1'
+    # It never returned: the record says so.
+    expect_line dump 'last_launch=grid\(1,1,1\) block\(32,1,1\) smem=0 stream=0x0 api=cuLaunchKernel_ptsz pointer_args=1 returned=false'
     address=$(sed -n 's/^allocation .* address=\(0x[0-9a-f]*\) .*/\1/p' "$work/dump.out")
     expect_line dump "launch seq=0 .* pointer_args=$address"
+    ;;
+
+  slack_write_ring)
+    # One byte past a 4,002-byte buffer lands in the 14 bytes of slack before the guard:
+    # no fault, but the canary there changed, seen when the buffer is freed.
+    run fenced env "$FAKE" CUDADIAG_RING="$work/ring" "$PRELOAD" "$STATIC_RUNTIME" slack-overrun
+    expect_rc fenced 0
+    expect_line fenced 'slack-overrun: no fault'
+    dump_ring dump "$work/ring"
+    expect_line dump 'slack_writes=1'
+    expect_line dump 'slack_write allocation=0 address=0x[0-9a-f]+ bytes=4002 first=0 last=0 slack=14 pid=[0-9]+ seen at free'
+    # Without the interposer the same program is as silent.
+    run native env "$FAKE" "$STATIC_RUNTIME" slack-overrun
+    expect_rc native 0
     ;;
 
   underrun_front)

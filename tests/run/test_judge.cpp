@@ -205,6 +205,21 @@ TEST_CASE("fence rung: faults the fence may have caused") {
   j = judge_run(o);
   REQUIRE(j.fence_suspicion);
   CHECK(j.fence_suspicion->find("out of memory under the fence") != std::string::npos);
+  // PyTorch's CUDA IPC refused on fenced memory (seen on an H100 with torch.multiprocessing):
+  // an invalid argument with no fault address is possibly the fence's.
+  o = exited(Rung::fence, 1, "torch.AcceleratorError: CUDA error: invalid argument\n");
+  o.interposer = fenced_log();
+  j = judge_run(o);
+  CHECK(j.outcome == RunOutcome::cuda_error);
+  REQUIRE(j.fence_suspicion);
+  CHECK(j.fence_suspicion->find("no legacy IPC handle") != std::string::npos);
+  // An illegal address with a fault in a guard is no such suspicion's.
+  o = exited(Rung::fence, 1, kIllegalAddress);
+  o.interposer = fenced_log();
+  o.xid.push_back(xid31(0x7f0000200000));
+  j = judge_run(o);
+  CHECK(j.outcome == RunOutcome::cuda_error);
+  CHECK_FALSE(j.fence_suspicion);
 }
 
 TEST_CASE("sanitizer rung: memcheck's report is evidence, its text adds distances") {

@@ -15,6 +15,7 @@
 
 #include "run/run_report.h"
 #include "run/run_session.h"
+#include "report/render.h"
 #include "report/schema.h"
 #include "ring_fixture.h"
 
@@ -329,8 +330,59 @@ TEST_CASE("session: a failing program that never uses CUDA is not exposed", "[ru
 }
 #endif
 
+TEST_CASE("session: a rung setting that breaks the program is found, named, and not run again above",
+          "[run_session]") {
+  test::TempDir dir;
+  // Hangs after an error whenever PyTorch's caching allocator is off, as CUDA IPC does.
+  auto o = options(dir,
+                   sh("if [ \"$PYTORCH_NO_CUDA_MEMORY_CACHING\" = 1 ]; then "
+                      "echo 'RuntimeError: invalid device pointer' >&2; sleep 30; fi; echo ok"),
+                   "native,blocking,fence");
+  o.timeout = 2s;
+  o.grace = 300ms;
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto out = run_session(o);
+  CHECK(std::chrono::steady_clock::now() - t0 < 12s);  // one deadline for the rung, one for the bisection
+  REQUIRE(out.breaking.size() == 1);
+  const auto& b = out.breaking[0];
+  CHECK(b.rung == Rung::blocking);
+  CHECK(b.setting.text == "PYTORCH_NO_CUDA_MEMORY_CACHING=1");
+  CHECK(b.error_line == "RuntimeError: invalid device pointer");
+  CHECK(b.bisect_runs == 2);  // CUDA_LAUNCH_BLOCKING=1 passed, then this one
+  CHECK_THAT(b.text, Catch::StartsWith("PYTORCH_NO_CUDA_MEMORY_CACHING=1 breaks this program: "
+                                       "`RuntimeError: invalid device pointer`"));
+  REQUIRE(out.runs.size() >= 2);
+  CHECK(out.runs[1].judgement.outcome == RunOutcome::timeout);
+  CHECK(out.runs[1].judgement.broken_by == b.text);
+#ifdef INTERPOSER
+  // The fence rung ran without the setting: it passed at once instead of waiting for its deadline.
+  REQUIRE(out.runs.size() == 3);
+  CHECK(out.runs[2].planned.env_set.count("PYTORCH_NO_CUDA_MEMORY_CACHING") == 0);
+  CHECK(out.runs[2].judgement.outcome == RunOutcome::clean);
+  CHECK_THAT(b.text, Catch::EndsWith("the fence rung runs without it"));
+  CHECK(out.verdict.kind == VerdictKind::clean);
+#endif
+  CHECK_THAT(out.verdict.reason, !Catch::Contains("the program's own failure"));
+  CHECK(std::any_of(out.verdict.notes.begin(), out.verdict.notes.end(), [](const std::string& n) {
+    return n.find("blocking: PYTORCH_NO_CUDA_MEMORY_CACHING=1 breaks this program") == 0 &&
+           n.find("not the program's failure") != std::string::npos;
+  }));
+}
+
 #if defined(INTERPOSER) && defined(STATIC_RUNTIME) && defined(FAKE_DRIVER_DIR)
 namespace {
+
+// A stand-in compute-sanitizer: saves tests/data/sanitizer/<xml> where --save says, then
+// runs the program.
+std::string stand_in_sanitizer(const test::TempDir& dir, const std::string& xml) {
+  const std::string tool = (dir / "compute-sanitizer").string();
+  std::ofstream script(tool);
+  script << "#!/bin/sh\nwhile [ \"$1\" != --save ]; do shift; done\ncp '" << CUDADIAG_TEST_DATA << "/sanitizer/" << xml
+         << "' \"$2\"\nwhile [ \"$1\" != --print-limit ]; do shift; done\nshift 2\nexec \"$@\"\n";
+  script.close();
+  REQUIRE(::chmod(tool.c_str(), 0755) == 0);
+  return tool;
+}
 
 // The probe of tests/interposer in `mode`, its libcuda the fake driver.
 SessionOptions on_fake_driver(const test::TempDir& dir, const std::string& mode, const std::string& rungs) {
@@ -368,13 +420,155 @@ TEST_CASE("session: the fence exposes an overrun that native runs miss (fake dri
 
 TEST_CASE("session: a correct program on the fake driver is clean with an effective fence", "[run_session]") {
   test::TempDir dir;
-  const auto out = run_session(on_fake_driver(dir, "clean", "native,fence"));
+  auto o = on_fake_driver(dir, "clean", "native,fence");
+  o.env["PROBE_NO_MANAGED"] = "1";  // every allocation fenceable
+  const auto out = run_session(o);
   REQUIRE(out.runs.size() == 2);
   CHECK(out.runs[0].observation.child.out.text() == out.runs[1].observation.child.out.text());
   REQUIRE(out.runs[1].judgement.fence);
   CHECK(out.runs[1].judgement.fence->effective);
   CHECK(out.verdict.kind == VerdictKind::clean);
   CHECK_THAT(out.verdict.reason, Catch::Contains("the fence was effective"));
+  // Only the end was guarded: the verdict says so, and that underruns were not looked for.
+  CHECK_THAT(out.verdict.reason, Catch::EndsWith("checked past the end"));
+  CHECK(out.verdict.coverage.past_end);
+  CHECK_FALSE(out.verdict.coverage.before_start);
+  CHECK_THAT(out.verdict.coverage.unseen.front(), Catch::Contains("underruns before the start"));
+}
+
+TEST_CASE("session: a managed buffer the fence cannot guard keeps a correct program from clean without memcheck",
+          "[run_session]") {
+  test::TempDir dir;
+  auto o = on_fake_driver(dir, "clean", "native,fence,sanitizer");
+  auto out = run_session(o);  // no compute-sanitizer
+  REQUIRE(out.runs.size() == 2);
+  CHECK(out.runs[1].judgement.fence->effective);
+  CHECK(out.verdict.kind == VerdictKind::inconclusive);
+  CHECK_THAT(out.verdict.reason, Catch::EndsWith("1 allocation(s) not fenced (managed memory)"));
+  // memcheck runs for it, and the verdict rests on memcheck.
+  o.run.sanitizer_path = stand_in_sanitizer(dir, "synthetic_clean.xml");
+  out = run_session(o);
+  REQUIRE(out.runs.size() == 3);
+  CHECK_THAT(out.memcheck_reason, Catch::Contains("1 (managed memory)"));
+  CHECK(out.verdict.kind == VerdictKind::clean);
+  CHECK_THAT(out.verdict.reason, Catch::Contains("memcheck found nothing (the verdict rests on it"));
+  CHECK(out.verdict.coverage.memcheck);
+}
+
+TEST_CASE("session: the default ladder fences both ends; a correct program is clean and says what was seen",
+          "[run_session]") {
+  test::TempDir dir;
+  auto o = on_fake_driver(dir, "clean", "native,blocking,fence,fence-front,sanitizer");
+  o.env["PROBE_NO_MANAGED"] = "1";
+  const auto out = run_session(o);
+  REQUIRE(out.runs.size() == 4);
+  CHECK(out.runs[3].judgement.rung == Rung::fence_front);
+  CHECK(out.runs[2].observation.child.out.text() == out.runs[0].observation.child.out.text());
+  CHECK(out.runs[3].observation.child.out.text() == out.runs[0].observation.child.out.text());
+  CHECK(out.verdict.kind == VerdictKind::clean);
+  CHECK_THAT(out.verdict.reason, Catch::EndsWith("checked past the end and before the start"));
+  const auto& c = out.verdict.coverage;
+  CHECK(c.past_end);
+  CHECK(c.before_start);
+  CHECK(c.slack_writes);  // 1- and 15-byte buffers leave slack: canaries watched it, nothing changed
+  CHECK(c.use_after_free);
+  REQUIRE(c.fenced);
+  CHECK(*c.fenced + 1 == *c.allocations);  // the host buffer is recorded, never fenced
+  CHECK(c.unfenced.empty());               // ... and is no blind spot
+  CHECK_THAT(c.seen.front(), Catch::Contains("overruns past the end") && Catch::Contains("allocations fenced"));
+  CHECK(std::any_of(c.unseen.begin(), c.unseen.end(),
+                    [](const std::string& l) { return l.find("reads in the alignment slack") != std::string::npos; }));
+  CHECK(std::any_of(c.unseen.begin(), c.unseen.end(),
+                    [](const std::string& l) { return l.find("inside a framework pool") != std::string::npos; }));
+  // Nothing was unfenced and the fence was effective: memcheck is not needed.
+  REQUIRE(skipped(out, Rung::sanitizer));
+
+  // The report carries it typed, and the text and Markdown show it.
+  run::RunFacts facts;
+  const auto r = run_report(report::new_report({"cudadiag", "run"}, "run"), o, out, facts);
+  const auto j = report::to_json(r);
+  CHECK(report::validate_report(j).empty());
+  CHECK(j["verdict"]["coverage"]["directions"] == report::json::array({"past_end", "before_start"}));
+  CHECK(j["verdict"]["coverage"]["fenced"] == *c.fenced);
+  CHECK(j["run"]["fence"]["side"] == "both");
+  const auto back = report::report_from_json(j);
+  REQUIRE(back.verdict.coverage);
+  CHECK(back.verdict.coverage->seen == c.seen);
+  CHECK_THAT(report::render(r, report::Format::text), Catch::Contains("Could not be seen:"));
+  CHECK_THAT(report::render(r, report::Format::md), Catch::Contains("**Could have been seen:**"));
+}
+
+TEST_CASE("session: an underrun that the end's guard misses faults under the fence-front rung", "[run_session]") {
+  test::TempDir dir;
+  const auto out = run_session(on_fake_driver(dir, "underrun", "native,blocking,fence,fence-front"));
+  REQUIRE(out.runs.size() == 4);
+  CHECK(out.runs[2].judgement.outcome == RunOutcome::clean);  // the back fence cannot see it
+  CHECK(out.runs[3].judgement.outcome == RunOutcome::crashed);
+  CHECK(out.runs[3].judgement.signal_name == "SIGSEGV");
+  CHECK(out.verdict.kind == VerdictKind::exposed);
+  REQUIRE(out.verdict.first_exposed_by);
+  CHECK(*out.verdict.first_exposed_by == Rung::fence_front);
+  CHECK(std::filesystem::exists(dir / "work" / "fence-front-0.ring"));
+}
+
+TEST_CASE("session: a write into the alignment slack is caught at free and names the kernel", "[run_session]") {
+  test::TempDir dir;
+  const auto out = run_session(on_fake_driver(dir, "slack-overrun", "native,fence"));
+  REQUIRE(out.runs.size() == 2);
+  CHECK(out.runs[0].judgement.outcome == RunOutcome::clean);
+  const auto& fence = out.runs[1];
+  CHECK(fence.observation.child.out.text() == "slack-overrun: no fault\n");  // the guard never saw it
+  CHECK(fence.judgement.outcome == RunOutcome::slack_write);
+  REQUIRE(fence.judgement.slack_writes.size() == 1);
+  const auto& w = fence.judgement.slack_writes[0];
+  CHECK(w.write.bytes == 4002);
+  CHECK(w.write.first_offset == 0);
+  CHECK(w.write.last_offset == 0);
+  CHECK(w.write.slack_bytes == 14);  // 4002 bytes at 16-byte alignment
+  CHECK(w.kernels == std::vector<std::string>{"fill_bytes(unsigned char*, unsigned long, int)"});
+  CHECK(out.verdict.kind == VerdictKind::exposed);
+  CHECK(*out.verdict.first_exposed_by == Rung::fence);
+  CHECK_THAT(out.verdict.evidence,
+             Catch::Contains("a write 0 bytes past the end of allocation #") &&
+                 Catch::Contains("inside the alignment slack") && Catch::Contains("seen at free") &&
+                 Catch::Contains("fill_bytes(unsigned char*, unsigned long, int)"));
+}
+
+TEST_CASE("session: a kernel that never finishes is a GPU hang naming it", "[run_session]") {
+  test::TempDir dir;
+  auto o = on_fake_driver(dir, "clean", "fence");
+  o.env["FAKE_CUDA_HANG"] = "1";
+  o.timeout = 1500ms;
+  o.grace = 300ms;
+  const auto out = run_session(o);
+  REQUIRE(out.runs.size() == 1);
+  const auto& j = out.runs[0].judgement;
+  CHECK(j.outcome == RunOutcome::timeout);
+  REQUIRE(j.hang);
+  CHECK(j.hang->kernel == "fill_bytes(unsigned char*, unsigned long, int)");
+  CHECK(j.hang->dump_line.empty());
+  CHECK(out.verdict.kind == VerdictKind::exposed);
+  CHECK_THAT(out.verdict.reason, Catch::StartsWith("a GPU hang: fence: GPU hang: kernel fill_bytes"));
+  CHECK_THAT(out.verdict.reason, Catch::Contains("never finished"));
+}
+
+TEST_CASE("session: --sanitize auto escalates to memcheck when the fence could not see an allocation",
+          "[run_session]") {
+  test::TempDir dir;
+  auto o = on_fake_driver(dir, "managed-overrun", "native,blocking,fence,sanitizer");
+  o.run.sanitizer_path = stand_in_sanitizer(dir, "real_h200_memcheck_oob_write.xml");
+  const auto out = run_session(o);
+  REQUIRE(out.runs.size() == 4);  // nothing failed before it, and still memcheck ran
+  CHECK(out.runs[2].judgement.outcome == RunOutcome::fence_not_effective);  // its one buffer is managed
+  CHECK_THAT(out.memcheck_reason, Catch::Contains("managed memory"));
+  CHECK(out.verdict.kind == VerdictKind::exposed);
+  CHECK(*out.verdict.first_exposed_by == Rung::sanitizer);
+
+  // Without memcheck, the managed buffer was never watched: not clean.
+  o.run.sanitizer_path.clear();
+  const auto blind = run_session(o);
+  CHECK(blind.verdict.kind == VerdictKind::inconclusive);
+  CHECK_THAT(blind.verdict.reason, Catch::Contains("1 allocation(s) not fenced (managed memory)"));
 }
 #endif
 

@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "run/preload_path.h"
+#include "coredump/arming.h"
 #include "run/rungs.h"
 #include "util/errors.h"
 
@@ -94,14 +95,16 @@ TEST_CASE("the caching table: one row per switch, each marked verified or docume
 
 TEST_CASE("plan: every rung's environment, argv and files") {
   const auto plans = plan_rungs(base_options());
-  REQUIRE(plans.size() == 4);
+  REQUIRE(plans.size() == 5);
   CHECK(plans[0].rung == Rung::native);
-  CHECK(plans[3].rung == Rung::sanitizer);
-  CHECK(plans[3].conditional);  // --sanitize auto
+  CHECK(plans[3].rung == Rung::fence_front);
+  CHECK(plans[4].rung == Rung::sanitizer);
+  CHECK(plans[4].conditional);  // --sanitize auto
 
   const auto& native = plan_of(plans, Rung::native).runs.at(0);
   CHECK(native.argv == base_options().command);
-  CHECK(native.env_set.empty());
+  // Only the GPU core dump's variables (test_coredump_run.cpp): the program as given otherwise.
+  for (const auto& [name, value] : native.env_set) CHECK(cudadiag::coredump::is_coredump_variable(name));
   CHECK(unsets(native, "CUDADIAG_RING"));  // a value inherited from the parent never leaks in
 
   const auto& blocking = plan_of(plans, Rung::blocking).runs.at(0);
@@ -121,6 +124,17 @@ TEST_CASE("plan: every rung's environment, argv and files") {
   CHECK(fence.env_set.at("CUDADIAG_RING") == fence.ring_path);
   CHECK(fence.env_set.count("CUDADIAG_FENCE_QUARANTINE_MB") == 0);
   CHECK(unsets(fence, "CUDADIAG_FENCE_QUARANTINE_MB"));
+
+  // The default ladder guards the other end too, in one more run of its own.
+  const auto& front = plan_of(plans, Rung::fence_front).runs.at(0);
+  CHECK(front.argv == base_options().command);
+  CHECK(front.env_set.at("CUDADIAG_FENCE_SIDE") == "front");
+  CHECK(front.fence_side == FenceSide::front);
+  CHECK(fence.fence_side == FenceSide::back);
+  CHECK(front.env_set.at("LD_PRELOAD") == fence.env_set.at("LD_PRELOAD"));
+  CHECK(front.env_set.at("CUDA_LAUNCH_BLOCKING") == "1");
+  CHECK(front.ring_path == "/tmp/cd-run/fence-front-0.ring");
+  CHECK(front.env_set.at("CUDADIAG_RING") == front.ring_path);
 
   const auto& san = plan_of(plans, Rung::sanitizer).runs.at(0);
   CHECK(san.sanitizer_xml == "/tmp/cd-run/sanitizer-0.xml");
@@ -151,6 +165,40 @@ TEST_CASE("plan: fence options, repeats and per-repeat files") {
   CHECK(runs[0].env_set.at("CUDADIAG_FENCE_ALIGN") == "256");
   CHECK(runs[0].env_set.at("CUDADIAG_FENCE_SIDE") == "front");
   CHECK(runs[0].env_set.at("CUDADIAG_FENCE_QUARANTINE_MB") == "512");
+}
+
+TEST_CASE("plan: --fence-front turns the fence rung around and drops the fence-front rung") {
+  auto o = base_options();
+  o.fence_side = FenceSide::front;
+  auto plans = plan_rungs(o);
+  REQUIRE(plans.size() == 4);
+  CHECK(plan_of(plans, Rung::fence).runs.at(0).env_set.at("CUDADIAG_FENCE_SIDE") == "front");
+  CHECK(std::none_of(plans.begin(), plans.end(), [](const RungPlan& p) { return p.rung == Rung::fence_front; }));
+  // Asked for by name, the fence-front rung runs alone.
+  o = base_options();
+  o.rungs = parse_rungs("native,fence-front");
+  plans = plan_rungs(o);
+  REQUIRE(plans.size() == 2);
+  CHECK(plans[1].rung == Rung::fence_front);
+  CHECK(is_fence(Rung::fence_front));
+  CHECK_FALSE(is_fence(Rung::blocking));
+  CHECK(std::string(to_string(Rung::fence_front)) == "fence-front");
+}
+
+TEST_CASE("plan: memcheck limited to one kernel takes --kernel-name kns= before the command") {
+  const auto plans = plan_rungs(base_options());
+  PlannedRun san = plan_of(plans, Rung::sanitizer).runs.at(0);
+  const auto before = san.argv;
+  limit_memcheck_to_kernel(san, "fill_bytes", base_options().command.size());
+  REQUIRE(san.argv.size() == before.size() + 2);
+  const auto at = san.argv.end() - static_cast<std::ptrdiff_t>(base_options().command.size());
+  CHECK(*(at - 2) == "--kernel-name");
+  CHECK(*(at - 1) == "kns=fill_bytes");
+  CHECK(std::vector<std::string>(at, san.argv.end()) == base_options().command);
+  // Not a sanitizer run, or no kernel: unchanged.
+  PlannedRun native = plan_of(plans, Rung::native).runs.at(0);
+  limit_memcheck_to_kernel(native, "fill_bytes", base_options().command.size());
+  CHECK(native.argv == base_options().command);
 }
 
 TEST_CASE("plan: --sanitize always adds the rung; never and missing tools skip with a reason") {
@@ -199,10 +247,12 @@ TEST_CASE("LD_PRELOAD: ours first, the user's kept, no duplicate") {
   CHECK_FALSE(unsets(plan_of(plans, Rung::native).runs[0], "LD_PRELOAD"));
 }
 
-TEST_CASE("the interposer is looked for next to the binary") {
-  CHECK(interposer_next_to("/opt/cudadiag/bin/cudadiag") == "/opt/cudadiag/bin/libcudadiag_fence.so");
-  CHECK(interposer_next_to("cudadiag") == "./libcudadiag_fence.so");
-  CHECK(interposer_next_to("/cudadiag") == "/libcudadiag_fence.so");
+TEST_CASE("the interposer is looked for next to the binary, then in an installed prefix's lib/cudadiag") {
+  using V = std::vector<std::string>;
+  CHECK(interposer_candidates("/opt/cudadiag/bin/cudadiag") ==
+        V{"/opt/cudadiag/bin/libcudadiag_fence.so", "/opt/cudadiag/bin/../lib/cudadiag/libcudadiag_fence.so"});
+  CHECK(interposer_candidates("cudadiag") == V{"./libcudadiag_fence.so", "./../lib/cudadiag/libcudadiag_fence.so"});
+  CHECK(interposer_candidates("/cudadiag").front() == "/libcudadiag_fence.so");
 }
 
 TEST_CASE("option checks name the flag") {

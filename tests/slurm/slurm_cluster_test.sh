@@ -8,7 +8,8 @@
 #   2. the same script with one task per GPU (two here): both reports land and the
 #      compare step reads them;
 #   3. scripts/slurm/cudadiag-healthcheck: passes with --allow-no-gpu, drains the node
-#      with --drain where the GPU part cannot run, and the NHC check wraps it.
+#      with --drain where the GPU part cannot run, resumes it after a passing check (only
+#      when it drained it itself), and the NHC check wraps it.
 # Without a GPU the GPU part is skipped (exit 3) and the host-only cases run; with one,
 # the verdicts are whatever the GPUs give. Prints "SKIP: why" and exits 0 when Slurm or
 # munge is not installed (scripts/install-deps.sh installs them) or not run as root.
@@ -186,6 +187,16 @@ if [ $has_gpu = 0 ]; then
   check "healthcheck says why on one line" grep -q "^cudadiag-healthcheck: $HOST: cudadiag: incomplete: GPU part could not run" "$T/health2.out"
   check "healthcheck drained the node with the reason" \
     grep -q '^drain[a-z]* cudadiag: incomplete: GPU part could not run' <(sinfo -h -N -o '%T %E')
+  # A passing check resumes the node it drained...
+  CUDADIAG=$BIN timeout "$STEP_TIMEOUT" "$HC" --drain --allow-no-gpu --keep "$T/health" >"$T/health3.out"
+  echo "healthcheck --drain --allow-no-gpu: exit $?: $(tail -1 "$T/health3.out")"
+  check "a passing check resumes the node it drained" grep -q '^idle' <(sinfo -h -N -o %T)
+  check "healthcheck says it resumed the node" grep -q "^cudadiag-healthcheck: $HOST: resumed" "$T/health3.out"
+  # ...but never one drained for another reason.
+  scontrol update nodename="$HOST" state=drain reason="admin: disk replacement"
+  CUDADIAG=$BIN timeout "$STEP_TIMEOUT" "$HC" --drain --allow-no-gpu --keep "$T/health" >"$T/health4.out"
+  echo "after a passing check on an admin-drained node: $(sinfo -h -N -o "%T %E")"
+  check "a node an admin drained stays drained" grep -q '^drain[a-z*]* admin: disk replacement' <(sinfo -h -N -o '%T %E')
   scontrol update nodename="$HOST" state=resume
   # NHC's die and log, as NHC defines them: die records the reason and fails the check.
   # shellcheck disable=SC2317  # die and log are called by the sourced check

@@ -285,3 +285,32 @@ TEST_CASE("executor: a request too long for argv is split across children", "[ex
   }
   CHECK(pid_of(results[0]) != pid_of(results[39]));
 }
+
+TEST_CASE("executor: case children arm GPU core dumps; a dump becomes the site of the result that ended the child",
+          "[executor]") {
+  auto batch = make_batch({"ok", "sticky-dump", "ok"});
+  batch[1].params["dump"] = std::string(CUDADIAG_SOURCE_DIR) + "/tests/coredump/data/slim/misaligned16.nvcudmp";
+  suite::ExecutorOptions eo{FAKE_CHILD, 1, nullptr, 300ms};
+  eo.coredump = true;  // off by default (executor.h says why)
+  suite::Executor ex(eo);
+  ex.submit(batch, std::make_shared<const suite::ChildSettings>(fake_options()));
+  ex.run([](suite::ExecutedCase&) {});
+  std::vector<report::Result> results;
+  for (const auto& c : ex.cases()) results.push_back(c.result);
+  REQUIRE(results.size() == 3);
+  CHECK(results[0].fault_sites.empty());
+  CHECK(results[1].outcome == report::Outcome::cuda_error);
+  REQUIRE(results[1].fault_sites.size() == 1);
+  CHECK(results[1].fault_sites[0].exception == "Warp Misaligned Address");
+  CHECK(results[1].fault_sites[0].dump_bytes > 0);
+  CHECK_FALSE(results[1].fault_sites[0].kept);
+  CHECK(results[2].fault_sites.empty());  // the fresh child wrote none
+
+  // The user's own setting (here in the profile's environment) is kept: no dump read.
+  auto settings = fake_options();
+  settings.env_set["CUDA_COREDUMP_FILE"] = "/nonexistent/user_%p.nvcudmp";
+  const auto theirs = run_batch(batch, settings);
+  REQUIRE(theirs.size() == 3);
+  CHECK(theirs[1].outcome == report::Outcome::cuda_error);
+  CHECK(theirs[1].fault_sites.empty());
+}

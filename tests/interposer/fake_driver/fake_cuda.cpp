@@ -15,8 +15,36 @@
 //                                  not yet released
 //   FAKE_CUDA_STATS=FILE           at exit, how often each VMM call was made, one
 //                                  "name=count" a line
+// GPU core dumps, as the driver writes them (the content is a real dump, copied):
+//   FAKE_CUDA_COREDUMP_FROM=FILE   the dump written on an exception when the program armed
+//                                  CUDA_ENABLE_COREDUMP_ON_EXCEPTION=1: to CUDA_COREDUMP_FILE
+//                                  (%p the pid, %h the host name, %t the time). An exception
+//                                  is a launch whose kernel touches a guard (SIGSEGV caught
+//                                  while it runs), or every launch with FAKE_CUDA_FAULT=1.
+//                                  Then, as the driver: with skip_abort in
+//                                  CUDA_COREDUMP_GENERATION_FLAGS the launch returns
+//                                  CUDA_ERROR_ILLEGAL_ADDRESS (CUDA_SUCCESS with
+//                                  FAKE_CUDA_HIDE_FAULT=1: the program does not see it),
+//                                  without it the process aborts
+//   FAKE_CUDA_FAULT=1              every launch faults (without dumps armed it returns
+//                                  CUDA_ERROR_ILLEGAL_ADDRESS)
+//   FAKE_CUDA_HANG=1               a launched kernel never finishes (the launch call
+//                                  never returns, as under CUDA_LAUNCH_BLOCKING)
+//   FAKE_CUDA_HANG_DUMP_FROM=FILE  with CUDA_ENABLE_USER_TRIGGERED_COREDUMP=1 and
+//                                  CUDA_COREDUMP_PIPE: the pipe is made at cuInit (or the
+//                                  first launch); once FAKE_CUDA_PIPE_BYTES (default 1) bytes
+//                                  were read from it, this dump is written to
+//                                  CUDA_COREDUMP_FILE in two halves 300 ms apart, and the
+//                                  process aborts, as the driver did on an H100
+// cuMemsetD8 and cuMemcpyDtoH work on the host memory that stands for device memory.
 #include <cuda.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -114,8 +142,112 @@ struct FakeFunction {
 
 const FakeFunction kFillBytes = {"_Z10fill_bytesPhmi", 3, {0, 8, 16}, {8, 8, 4}};
 
+// ---- Core dumps ------------------------------------------------------------------
+// The driver's name pattern, expanded: %p pid, %h host name, %t seconds, %% a percent.
+void expand_pattern(const char* pattern, char* out, size_t size) {
+  size_t n = 0;
+  for (const char* p = pattern; *p && n + 1 < size; ++p) {
+    char piece[256] = {};
+    if (p[0] == '%' && p[1]) {
+      ++p;
+      if (*p == 'p') std::snprintf(piece, sizeof piece, "%d", static_cast<int>(getpid()));
+      else if (*p == 'h') gethostname(piece, sizeof piece - 1);
+      else if (*p == 't') std::snprintf(piece, sizeof piece, "%ld", static_cast<long>(time(nullptr)));
+      else piece[0] = *p;
+    } else {
+      piece[0] = *p;
+    }
+    for (const char* q = piece; *q && n + 1 < size; ++q) out[n++] = *q;
+  }
+  out[n] = 0;
+}
+
+// Copies `from` to CUDA_COREDUMP_FILE, in `parts` writes `pause_ms` apart.
+void write_dump(const char* from, int parts, int pause_ms) {
+  const char* pattern = std::getenv("CUDA_COREDUMP_FILE");
+  if (!from || !*from || !pattern || !*pattern) return;
+  char path[4096];
+  expand_pattern(pattern, path, sizeof path);
+  FILE* in = std::fopen(from, "rb");
+  if (!in) return;
+  std::fseek(in, 0, SEEK_END);
+  const long size = std::ftell(in);
+  std::fseek(in, 0, SEEK_SET);
+  const int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd >= 0 && size > 0) {
+    static char buffer[1 << 16];
+    long done = 0;
+    for (int part = 1; part <= parts; ++part) {
+      const long until = part == parts ? size : size / parts * part;
+      while (done < until) {
+        const size_t want = static_cast<size_t>(until - done) < sizeof buffer ? static_cast<size_t>(until - done)
+                                                                              : sizeof buffer;
+        const size_t got = std::fread(buffer, 1, want, in);
+        if (got == 0 || write(fd, buffer, got) != static_cast<ssize_t>(got)) break;
+        done += static_cast<long>(got);
+      }
+      if (part < parts) usleep(static_cast<useconds_t>(pause_ms) * 1000);
+    }
+  }
+  if (fd >= 0) close(fd);
+  std::fclose(in);
+}
+
+bool dumps_armed() { return env_on("CUDA_ENABLE_COREDUMP_ON_EXCEPTION") && std::getenv("FAKE_CUDA_COREDUMP_FROM"); }
+
+// An exception, as the driver reports it with dumps armed.
+CUresult exception() {
+  if (!dumps_armed()) return CUDA_ERROR_ILLEGAL_ADDRESS;
+  write_dump(std::getenv("FAKE_CUDA_COREDUMP_FROM"), 1, 0);
+  const char* flags = std::getenv("CUDA_COREDUMP_GENERATION_FLAGS");
+  if (!flags || !std::strstr(flags, "skip_abort")) abort();
+  return env_on("FAKE_CUDA_HIDE_FAULT") ? CUDA_SUCCESS : CUDA_ERROR_ILLEGAL_ADDRESS;
+}
+
+void* pipe_reader(void* arg) {
+  const char* path = static_cast<const char*>(arg);
+  const char* need_text = std::getenv("FAKE_CUDA_PIPE_BYTES");
+  const long need = need_text && *need_text ? std::strtol(need_text, nullptr, 10) : 1;
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);  // waits for a writer
+  if (fd < 0) return nullptr;
+  long got = 0;
+  char buffer[65536];
+  while (got < need) {
+    const ssize_t n = read(fd, buffer, sizeof buffer);
+    if (n <= 0) break;
+    got += n;
+  }
+  if (got >= need) {
+    write_dump(std::getenv("FAKE_CUDA_HANG_DUMP_FROM"), 2, 300);
+    abort();
+  }
+  close(fd);
+  return nullptr;
+}
+
+// The user-triggered pipe, made once.
+void arm_pipe() {
+  static bool done = false;
+  if (done) return;
+  done = true;
+  const char* pattern = std::getenv("CUDA_COREDUMP_PIPE");
+  if (!env_on("CUDA_ENABLE_USER_TRIGGERED_COREDUMP") || !pattern || !*pattern) return;
+  static char path[4096];
+  expand_pattern(pattern, path, sizeof path);
+  if (mkfifo(path, 0600) != 0) return;
+  pthread_t t;
+  if (pthread_create(&t, nullptr, pipe_reader, path) == 0) pthread_detach(t);
+}
+
+sigjmp_buf g_fault_jump;
+void on_kernel_fault(int) { siglongjmp(g_fault_jump, 1); }
+
 CUresult run(CUfunction f, void** params, void** extra) {
+  arm_pipe();
   if (reinterpret_cast<const FakeFunction*>(f) != &kFillBytes) return CUDA_ERROR_INVALID_HANDLE;
+  if (env_on("FAKE_CUDA_HANG"))
+    for (;;) pause();
+  if (env_on("FAKE_CUDA_FAULT")) return exception();
   unsigned char* p = nullptr;
   unsigned long n = 0;
   int value = 0;
@@ -131,14 +263,31 @@ CUresult run(CUfunction f, void** params, void** extra) {
   } else {
     return CUDA_ERROR_INVALID_VALUE;
   }
-  std::memset(p, value, n);
-  return CUDA_SUCCESS;
+  if (!dumps_armed()) {
+    std::memset(p, value, n);
+    return CUDA_SUCCESS;
+  }
+  // A guard touched while the kernel runs is an exception, not the process's death.
+  struct sigaction caught {}, old_segv {}, old_bus {};
+  caught.sa_handler = on_kernel_fault;
+  sigemptyset(&caught.sa_mask);
+  caught.sa_flags = SA_NODEFER;
+  sigaction(SIGSEGV, &caught, &old_segv);
+  sigaction(SIGBUS, &caught, &old_bus);
+  const bool faulted = sigsetjmp(g_fault_jump, 1) != 0;
+  if (!faulted) std::memset(p, value, n);
+  sigaction(SIGSEGV, &old_segv, nullptr);
+  sigaction(SIGBUS, &old_bus, nullptr);
+  return faulted ? exception() : CUDA_SUCCESS;
 }
 
 }  // namespace
 
 FAKE_EXPORT CUresult fake_init(unsigned int) __asm__("cuInit");
-CUresult fake_init(unsigned int) { return CUDA_SUCCESS; }
+CUresult fake_init(unsigned int) {
+  arm_pipe();
+  return CUDA_SUCCESS;
+}
 
 FAKE_EXPORT CUresult fake_driver_get_version(int*) __asm__("cuDriverGetVersion");
 CUresult fake_driver_get_version(int* v) {
@@ -187,6 +336,17 @@ CUresult fake_mem_alloc_host(void** p, size_t bytes) {
 }
 FAKE_EXPORT CUresult fake_mem_free_host(void*) __asm__("cuMemFreeHost");
 CUresult fake_mem_free_host(void* p) { return free_block(p); }
+
+FAKE_EXPORT CUresult fake_memset_d8(CUdeviceptr, unsigned char, size_t) __asm__("cuMemsetD8_v2");
+CUresult fake_memset_d8(CUdeviceptr p, unsigned char value, size_t n) {
+  std::memset(reinterpret_cast<void*>(p), value, n);
+  return CUDA_SUCCESS;
+}
+FAKE_EXPORT CUresult fake_memcpy_dtoh(void*, CUdeviceptr, size_t) __asm__("cuMemcpyDtoH_v2");
+CUresult fake_memcpy_dtoh(void* dst, CUdeviceptr src, size_t n) {
+  std::memcpy(dst, reinterpret_cast<const void*>(src), n);
+  return CUDA_SUCCESS;
+}
 
 // Context, stream and device queries of a single-device machine.
 FAKE_EXPORT CUresult fake_ctx_get_device(CUdevice*) __asm__("cuCtxGetDevice");
@@ -410,6 +570,8 @@ const Symbol kSymbols[] = {
     FAKE_SYMBOL("cuMemAllocManaged", 6000, false, fake_mem_alloc_managed),
     FAKE_SYMBOL("cuMemAllocHost", 3020, false, fake_mem_alloc_host),
     FAKE_SYMBOL("cuMemFreeHost", 2000, false, fake_mem_free_host),
+    FAKE_SYMBOL("cuMemsetD8", 3020, false, fake_memset_d8),
+    FAKE_SYMBOL("cuMemcpyDtoH", 3020, false, fake_memcpy_dtoh),
     FAKE_SYMBOL("cuCtxGetDevice", 2000, false, fake_ctx_get_device),
     FAKE_SYMBOL("cuCtxGetCurrent", 4000, false, fake_ctx_get_current),
     FAKE_SYMBOL("cuCtxSynchronize", 2000, false, fake_ctx_synchronize),

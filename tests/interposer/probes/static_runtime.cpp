@@ -5,9 +5,13 @@
 //
 //   static_runtime resolve          where each cuGetProcAddress answer lives
 //   static_runtime clean            allocations, launches and frees in bounds; a checksum
+//                                   (PROBE_NO_MANAGED=1: without its managed buffer)
 //   static_runtime overrun          writes one byte past a 4,000-byte buffer from the host
 //   static_runtime kernel-overrun   a launch writes one byte past it
 //   static_runtime underrun         writes one byte before it
+//   static_runtime slack-overrun    a launch writes one byte past a 4,002-byte buffer (into the
+//                                   alignment slack), then frees it
+//   static_runtime managed-overrun  a launch writes one byte past a 4,000-byte cuMemAllocManaged buffer
 //   static_runtime use-after-free   writes into it after cuMemFree
 //   static_runtime double-free      frees it twice, prints the second answer
 //   static_runtime fork             allocates, then a forked child allocates and frees too
@@ -160,7 +164,10 @@ int clean(const Api& api) {
   CUdeviceptr managed = 0, pitched = 0;
   void* host = nullptr;
   size_t pitch = 0;
-  if (int rc = api.alloc_managed(&managed, 100, CU_MEM_ATTACH_GLOBAL)) return fail("cuMemAllocManaged", rc);
+  // PROBE_NO_MANAGED=1: no managed buffer (the fence cannot guard one), so that every device buffer is fenced.
+  const bool no_managed = std::getenv("PROBE_NO_MANAGED") && std::strcmp(std::getenv("PROBE_NO_MANAGED"), "1") == 0;
+  if (!no_managed)
+    if (int rc = api.alloc_managed(&managed, 100, CU_MEM_ATTACH_GLOBAL)) return fail("cuMemAllocManaged", rc);
   if (int rc = api.alloc_host(&host, 100)) return fail("cuMemAllocHost", rc);
   if (int rc = api.alloc_pitch(&pitched, &pitch, 100, 3, 4)) return fail("cuMemAllocPitch", rc);
   std::memset(reinterpret_cast<void*>(pitched), 1, pitch * 3);
@@ -181,7 +188,8 @@ int clean(const Api& api) {
     return fail("cuTensorMapEncodeTiled", rc);
   for (CUdeviceptr b : buffers)
     if (int rc = api.free(b)) return fail("cuMemFree", rc);
-  if (int rc = api.free(managed)) return fail("cuMemFree (managed)", rc);
+  if (!no_managed)
+    if (int rc = api.free(managed)) return fail("cuMemFree (managed)", rc);
   if (int rc = api.free(pitched)) return fail("cuMemFree (pitched)", rc);
   if (int rc = api.free_host(host)) return fail("cuMemFreeHost", rc);
   std::printf("checksum=%llu\nclean ok\n", checksum);
@@ -310,6 +318,18 @@ int deepbind() {
 
 int misuse(const Api& api, const std::string& mode) {
   CUdeviceptr p = 0;
+  if (mode == "slack-overrun" || mode == "managed-overrun") {
+    const bool managed = mode == "managed-overrun";
+    const unsigned long n = managed ? 4000 : 4002;
+    if (int rc = managed ? api.alloc_managed(&p, n, CU_MEM_ATTACH_GLOBAL) : api.alloc(&p, n))
+      return fail("allocation", rc);
+    CUfunction f = fill_bytes(api);
+    if (!f) return fail("cuModuleGetFunction", 0);
+    if (int rc = fill(api, f, p, n + 1, 7)) return fail("cuLaunchKernel", rc);
+    if (int rc = api.free(p)) return fail("cuMemFree", rc);
+    std::printf("%s: no fault\n", mode.c_str());
+    return 0;
+  }
   if (int rc = api.alloc(&p, 4000)) return fail("cuMemAlloc", rc);
   auto* bytes = reinterpret_cast<volatile unsigned char*>(p);
   if (mode == "overrun") {

@@ -102,7 +102,22 @@ int protocol(int argc, char** argv) {
       line["details"] = {{"pid", ::getpid()}};
     } else if (fake == "hang") {
       for (;;) sleep_seconds(3600);
-    } else if (fake == "sticky") {
+    } else if (fake == "sticky" || fake == "sticky-dump") {
+      // sticky-dump: as a driver with dumps armed, the file params["dump"] is written to
+      // CUDA_COREDUMP_FILE (%p: the pid) before the error surfaces.
+      const char* pattern = std::getenv("CUDA_COREDUMP_FILE");
+      const char* armed = std::getenv("CUDA_ENABLE_COREDUMP_ON_EXCEPTION");
+      if (fake == "sticky-dump" && pattern && armed && std::string(armed) == "1") {
+        std::string path = pattern;
+        const auto at = path.find("%p");
+        if (at != std::string::npos) path.replace(at, 2, std::to_string(::getpid()));
+        std::FILE* in = std::fopen(params.value("dump", "").c_str(), "rb");
+        std::FILE* out = std::fopen(path.c_str(), "wb");
+        char buffer[65536];
+        for (size_t n; in && out && (n = std::fread(buffer, 1, sizeof buffer, in)) > 0;) std::fwrite(buffer, 1, n, out);
+        if (in) std::fclose(in);
+        if (out) std::fclose(out);
+      }
       line["outcome"] = "cuda_error";
       line["error"] = {{"code", 700},
                        {"name", "cudaErrorIllegalAddress"},

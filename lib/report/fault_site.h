@@ -1,0 +1,76 @@
+#pragma once
+// The fault site a GPU core dump proves, as the report carries it (Result::fault_sites):
+// the exception, the kernel and its launch shape, the source line, the first faulting
+// block and thread, the faulting instruction and, only when provable, the address it
+// accessed with where that address lies among the program's allocations. A dump taken on
+// request (a hang) records no exception: it names the PCs where the warps wait instead.
+// Each dump's size and read time travel with its site. lib/coredump fills it
+// (coredump/report_site.h); lib/report only carries, writes, reads and renders it.
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace cudadiag::report {
+
+using Triple = std::array<std::uint32_t, 3>;
+
+// Where warps of a dump taken on request wait: one PC, with how many warps and lanes sit there.
+struct WaitingPc {
+  std::string kernel;
+  std::string function;           // the function holding pc (a device function may differ from the kernel)
+  std::uint64_t offset = 0;       // pc - the function's first instruction
+  std::string file;
+  std::optional<std::uint32_t> line;
+  std::uint32_t warps = 0;
+  std::uint32_t lanes = 0;
+};
+
+struct FaultSite {
+  std::string dump;               // the dump file: its kept path, or its name in the run's scratch folder
+  std::uint64_t dump_bytes = 0;
+  double read_ms = 0.0;           // reading and analysing it
+  bool kept = false;              // --keep-dumps: the file was kept at `dump`
+  std::string unreadable;         // set: the dump could not be read (why); only dump* and read_ms besides
+
+  std::string device;             // "NVIDIA H100 80GB HBM3"
+  std::string exception;          // "Warp Illegal Address"; empty when the dump records none (taken on request)
+  std::string exception_id;       // "warp_illegal_address"
+  std::string kernel;             // demangled
+  std::optional<Triple> grid, block_dim;
+  std::string function;           // the function holding the PC
+  std::uint64_t function_offset = 0;
+  std::optional<std::uint64_t> pc;
+  std::string file;               // source file of the PC; empty without line information
+  std::optional<std::uint32_t> line;
+  std::string line_note;          // why there is no line ("no line information: build with -lineinfo")
+  std::uint32_t faulting_warps = 0, faulting_lanes = 0, faulting_blocks = 0;
+  std::optional<Triple> block, thread;  // the first faulting thread
+
+  std::string instruction;        // the faulting instruction (nvdisasm), when decoded
+  std::string address_status;     // proven | not_recoverable | not_memory | unsupported | no_registers | not_attempted
+  std::string access;             // read | write | atomic
+  unsigned access_bytes = 0;
+  std::optional<std::uint64_t> address;  // proven only
+  unsigned alignment = 0;         // of the proven address
+  std::string address_note;       // why not proven, what is intact
+  std::string placement;          // the proven address among the program's allocations ("4 bytes past the end of #3 (4096 bytes)")
+
+  std::vector<WaitingPc> waiting; // a dump without exception: where the warps wait, most warps first
+  std::vector<std::string> notes;
+};
+
+// The one-line summary: "Warp Illegal Address in touch(float*, int) at uaf.cu:4, thread
+// (128,0,0) of block (8,0,0): read 4 bytes at 0x7f..: 8704 bytes into allocation #0 ...".
+std::string site_line(const FaultSite& s);
+// The first waiting PC of a hang: "wait_flag(int volatile*) at hang.cu:4 (1 of 1 warps)".
+std::string waiting_line(const FaultSite& s);
+
+nlohmann::ordered_json to_json(const FaultSite& s);
+class JsonReader;
+FaultSite read_fault_site(const JsonReader& rd, const nlohmann::ordered_json& j, const std::string& pointer);
+
+}  // namespace cudadiag::report

@@ -1,0 +1,58 @@
+#pragma once
+// A rung that breaks the program: when a rung fails without a CUDA error (a non-zero exit
+// or its deadline, no GPU hang) while the rung below it passed, one of the rung's own
+// settings is the likely cause (PyTorch's CUDA IPC needs the caching allocator that the
+// blocking rung turns off). The session re-runs the rung below's environment plus one of
+// the rung's settings at a time, with a bounded deadline, until one fails the same way;
+// that setting is named ("PYTORCH_NO_CUDA_MEMORY_CACHING=1 breaks this program: ..."),
+// the rung's failure is the tool's, not the program's, and the rungs above run without
+// that setting instead of failing on it again. Planning only: nothing here runs anything.
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "run/judge.h"
+#include "run/rungs.h"
+
+namespace cudadiag::run {
+
+// One setting of a rung that the rung below does not have: a variable set (or removed),
+// or the fence interposer as a whole (LD_PRELOAD with its CUDADIAG_* variables).
+struct RungSetting {
+  std::vector<std::string> set_names;   // set to the rung's values
+  std::vector<std::string> unset_names; // removed
+  std::string text;                     // "PYTORCH_NO_CUDA_MEMORY_CACHING=1", "PYTORCH_CUDA_ALLOC_CONF unset", "the fence interposer"
+};
+std::vector<RungSetting> settings_between(const PlannedRun& below, const PlannedRun& rung);
+
+// The rung below's run with one of the rung's settings added: what the bisection runs.
+PlannedRun with_setting(const PlannedRun& below, const PlannedRun& rung, const RungSetting& s);
+
+// A rung above runs without the breaking setting: the rung below's values (or the
+// inherited environment) in its place. Returns whether anything changed.
+bool drop_setting(PlannedRun& run, const PlannedRun& below, const RungSetting& s);
+
+// A failure the tool may have caused: exit non-zero or deadline, no CUDA error, no signal,
+// no GPU hang, no slack write.
+bool fails_without_cuda_error(const RunJudgement& j);
+
+// The deadline of one bisection run: three times the passing run's duration and 10 s
+// more, never longer than the session's own.
+std::chrono::milliseconds bisect_deadline(double passing_wall_ms, std::chrono::milliseconds session_timeout);
+
+// The program's last words: the last line of stderr naming an error or exception
+// ("RuntimeError: invalid device pointer"), else its last non-empty line (else stdout's),
+// at most 200 characters.
+std::string last_output_line(const RunObservation& obs);
+
+struct BreakingSetting {
+  Rung rung = Rung::native;
+  RungSetting setting;
+  std::string error_line;  // what the program said when it broke
+  int bisect_runs = 0;
+  std::string text;        // "PYTORCH_NO_CUDA_MEMORY_CACHING=1 breaks this program: `RuntimeError: ...`"
+};
+std::string breaking_text(const RungSetting& s, const std::string& error_line);
+
+}  // namespace cudadiag::run

@@ -1,0 +1,78 @@
+#include "run/site_evidence.h"
+
+#include <fmt/format.h>
+
+namespace cudadiag::run {
+
+const report::FaultSite* exception_site(const std::vector<report::FaultSite>& sites) {
+  for (const auto& s : sites)
+    if (s.unreadable.empty() && !s.exception.empty()) return &s;
+  return nullptr;
+}
+
+const report::FaultSite* waiting_site(const std::vector<report::FaultSite>& sites) {
+  for (const auto& s : sites)
+    if (s.unreadable.empty() && s.exception.empty() && (!s.waiting.empty() || !s.kernel.empty())) return &s;
+  return nullptr;
+}
+
+std::optional<std::uint64_t> proven_address(const std::vector<report::FaultSite>& sites) {
+  const auto* s = exception_site(sites);
+  if (!s || s->address_status != "proven") return std::nullopt;
+  return s->address;
+}
+
+taxonomy::ErrorClass site_error_class(const report::FaultSite& s) {
+  using taxonomy::ErrorClass;
+  const auto& id = s.exception_id;
+  if (id == "warp_misaligned_address") return ErrorClass::misaligned;
+  if (id == "warp_assert") return ErrorClass::device_assert;
+  if (id == "warp_illegal_instruction" || id == "warp_invalid_pc") return ErrorClass::illegal_instruction;
+  if (id == "warp_illegal_address" || id == "warp_out_of_range_address" || id == "warp_invalid_address_space")
+    return ErrorClass::memory_fault;
+  return ErrorClass::unknown;
+}
+
+std::string placement_text(const Attribution& a) {
+  if (!a.fault_address || a.precision != AddressPrecision::exact) return "";
+  if (!a.allocation) return *a.fault_address < kNullPage ? "a null pointer dereference" : "";
+  const auto& al = *a.allocation;
+  const std::string what = fmt::format("allocation #{} ({} bytes)", al.seq, al.bytes);
+  std::string t;
+  switch (a.relation) {
+    case Relation::past_end: t = fmt::format("{} bytes past the end of {}", a.distance_min, what); break;
+    case Relation::before_start: t = fmt::format("{} bytes before the start of {}", a.distance_min, what); break;
+    case Relation::use_after_free:
+      t = *a.fault_address >= al.address
+              ? fmt::format("{} bytes into {}, freed before the launch", *a.fault_address - al.address, what)
+              : fmt::format("{} bytes before the start of {}, freed before the launch", al.address - *a.fault_address, what);
+      break;
+    case Relation::inside_live: t = fmt::format("{} bytes into live {}", *a.fault_address - al.address, what); break;
+    case Relation::unknown: return "";
+  }
+  if (!a.certain) t += " (nearest allocation, not a guard)";
+  return t;
+}
+
+std::vector<std::string> place_sites(std::vector<report::FaultSite>& sites, const InterposerLog* log,
+                                     const std::optional<host::MmuFault>& xid_fault) {
+  std::vector<std::string> lines;
+  for (auto& s : sites) {
+    if (!s.unreadable.empty() || s.address_status != "proven" || !s.address) continue;
+    if (log) s.placement = placement_text(attribute_fault(*log, *s.address, AddressPrecision::exact));
+    if (xid_fault) {
+      const std::uint64_t page = xid_fault->address;
+      if (*s.address < page || *s.address - page >= host::kMmuFaultGranularity) {
+        const std::string line = fmt::format(
+            "the kernel log and the core dump disagree: the Xid 31 names the page at {:#x}, the dump proves the "
+            "address {:#x}",
+            page, *s.address);
+        s.notes.push_back(line);
+        lines.push_back(line);
+      }
+    }
+  }
+  return lines;
+}
+
+}  // namespace cudadiag::run

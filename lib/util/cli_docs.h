@@ -1,0 +1,44 @@
+#pragma once
+// The command line described once, as data, and two documents made from it at build
+// time: a man page (roff) and a bash completion script. The binary fills the model
+// from its own option parser (apps/cudadiag/cli_docs_model.cpp), so neither document
+// can drift from what the binary accepts.
+#include <string>
+#include <vector>
+
+namespace cudadiag {
+
+struct OptionDoc {
+  std::vector<std::string> names;  // "-o", "--output" (a positional: its name alone, no dash)
+  std::string value;               // what it takes ("FILE", "TEXT", ...); empty for a flag
+  std::string description;
+  std::vector<std::string> choices;  // the words it accepts, when a fixed set
+  bool positional = false;
+};
+
+struct CommandDoc {
+  std::string name;         // "repro"
+  std::string description;  // one paragraph
+  std::string footer;       // examples and exit codes, as the help prints them
+  std::vector<OptionDoc> options;
+};
+
+struct ProgramDoc {
+  std::string name;  // "cudadiag"
+  std::string version;
+  std::string summary;
+  std::string footer;  // exit codes
+  std::vector<OptionDoc> options;  // the program's own (--help, --version)
+  std::vector<CommandDoc> commands;
+};
+
+// roff (man(7)) for section 1: NAME, SYNOPSIS, DESCRIPTION, COMMANDS (each with its
+// options), EXIT STATUS. Text is escaped: a leading dot or quote, backslashes, hyphens
+// in option names.
+std::string render_man_page(const ProgramDoc& doc);
+
+// A bash completion script (`complete -F`): the subcommands as the first word, each
+// subcommand's options after it, and the fixed choices of an option after the option.
+std::string render_bash_completion(const ProgramDoc& doc);
+
+}  // namespace cudadiag

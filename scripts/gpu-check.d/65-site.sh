@@ -1,0 +1,197 @@
+#!/usr/bin/env bash
+# The fault site from the GPU's own core dump, on the device: `cudadiag run` arms dumps
+# on every rung but the sanitizer's and reads them itself. The programs of the `run`
+# section (tests/programs, nvcc ones rebuilt here with -lineinfo), a hang written below
+# (not in the repository), and the fault catalog's kernels (`cudadiag fault`, whose
+# children are armed the same way). Each `run` program runs twice: with the kernel log
+# and with --no-kernel-log. Checks, per program:
+#   every fault   a site on the native rung: kernel, file:line, block and thread
+#   overruns      the fence rung's site places the proven address at the exact byte
+#                 ("N bytes past the end of allocation #k"), N equal to memcheck's
+#                 distance for the same program (--sanitize always)
+#   hang          timeout at the deadline, the dump from the driver's pipe names the
+#                 spinning kernel and the line where its warps wait
+#   the same site with and without --no-kernel-log
+# Prints one table (program, kernel log, rung, kernel, line, block/thread, byte offset,
+# memcheck's offset, dump size and read time). Reports under $OUT/65-site. Exits 1 on
+# any mismatch.
+set -uo pipefail
+source "$(dirname "$0")/lib/common.sh"
+dir="$OUT/65-site"
+rm -rf "$dir" && mkdir -p "$dir/bin" "$dir/progs" "$dir/catalog"
+PYTHON=${PYTHON:-python3}
+PROGRAMS=tests/programs
+nvcc=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+
+# --- programs, with line information ----------------------------------------------------
+cat >"$dir/progs/hang.cu" <<'CU'
+#include <cstdio>
+__global__ void spin_on_flag(volatile int* flag) {
+  while (*flag == 0) {
+  }
+}
+int main() {
+  int* flag = nullptr;
+  cudaMalloc(&flag, sizeof(int));
+  cudaMemset(flag, 0, sizeof(int));
+  spin_on_flag<<<4, 64>>>(flag);
+  std::printf("sync: %s\n", cudaGetErrorString(cudaDeviceSynchronize()));
+  return 0;
+}
+CU
+build() {  # NAME NVCC-ARGS...
+  local name=$1
+  shift
+  "$nvcc" -O2 -lineinfo -arch=native -o "$dir/bin/$name" "$@" >"$dir/build.$name.log" 2>&1 ||
+    echo "building $name failed (see $dir/build.$name.log)"
+}
+build oob_static "$PROGRAMS/oob_write.cu" &
+build use_after_free "$PROGRAMS/use_after_free.cu" &
+build misaligned "$PROGRAMS/misaligned.cu" &
+build device_assert "$PROGRAMS/device_assert.cu" &
+build libwrite_past_end.so -shared -Xcompiler -fPIC "$PROGRAMS/write_past_end.cu" &
+build hang "$dir/progs/hang.cu" &
+wait
+
+# --- runs -------------------------------------------------------------------------------
+# one NAME LOG RUNGS SANITIZE TIMEOUT CMD...: LOG is "kmsg" or "nokmsg".
+one() {
+  local name=$1 log=$2 rungs=$3 sanitize=$4 timeout=$5
+  shift 5
+  local -a flags=()
+  [[ $log == nokmsg ]] && flags=(--no-kernel-log)
+  "$CUDADIAG" run --coredump ${flags[@]+"${flags[@]}"} --rungs "$rungs" --sanitize "$sanitize" --timeout "$timeout" \
+    --keep-dumps "$dir" --format json -o "$dir/$name.$log.json" -- "$@" >"$dir/$name.$log.stdout" 2>"$dir/$name.$log.stderr"
+  echo $? >"$dir/$name.$log.rc"
+}
+for log in kmsg nokmsg; do
+  one oob_static $log native,fence always 120 "$dir/bin/oob_static"
+  one use_after_free $log native,fence always 120 "$dir/bin/use_after_free"
+  one misaligned $log native never 120 "$dir/bin/misaligned"
+  one device_assert $log native never 120 "$dir/bin/device_assert"
+  one torch_custom_op $log native,fence never 300 "$PYTHON" "$PROGRAMS/torch_custom_op.py" "$dir/bin/libwrite_past_end.so"
+  one triton_no_mask $log native,fence never 300 "$PYTHON" "$PROGRAMS/triton_no_mask.py"
+  one hang $log native never 15 "$dir/bin/hang"
+done
+
+# The fault catalog's kernels, through the bundled children.
+cases=$("$CUDADIAG" list --kernel fault --format json |
+  python3 -c 'import json,sys; print(" ".join(c["id"] for c in json.load(sys.stdin)["cases"]))')
+for c in $cases; do
+  "$CUDADIAG" fault "$c" --allocator fence-back --no-bisect -q --format json -o "$dir/catalog/$c.json" \
+    2>"$dir/catalog/$c.stderr"
+done
+
+python3 - "$dir" <<'PY'
+import glob, json, os, re, sys
+d = sys.argv[1]
+bad = []
+
+def check(what, cond):
+    if not cond:
+        bad.append(what)
+
+def load(path):
+    try:
+        return json.load(open(path))
+    except Exception as e:
+        bad.append(f"{os.path.basename(path)}: no report ({e})")
+        return None
+
+def site_of(r):
+    s = (r or {}).get("fault_sites") or []
+    return next((x for x in s if "unreadable" not in x), None)
+
+def line_of(s):
+    return f"{os.path.basename(s['file'])}:{s['line']}" if s and s.get("file") and s.get("line") is not None else "-"
+
+def triple(t):
+    return "(" + ",".join(str(v) for v in t) + ")" if t else "?"
+
+def byte_offset(s):
+    m = re.match(r"(\d+) bytes (past the end|before the start|into)", (s or {}).get("access", {}).get("placement", ""))
+    return int(m.group(1)) if m else None
+
+def memcheck_offset(rep):
+    for r in rep["results"]:
+        if r["profile"] != "sanitizer" or not isinstance(r.get("sanitizer"), dict):
+            continue
+        for f in r["sanitizer"].get("findings", []):
+            n = f.get("nearest")
+            if n and "distance_bytes" in n:
+                return n["distance_bytes"]
+    return None
+
+rows = []
+expect_line = {"oob_static": "oob_write.cu", "use_after_free": "use_after_free.cu", "misaligned": "misaligned.cu",
+               "device_assert": "device_assert.cu", "torch_custom_op": "write_past_end.cu",
+               "triton_no_mask": "triton_no_mask.py", "hang": "hang.cu"}
+overruns = ("oob_static", "torch_custom_op", "triton_no_mask")
+sites_by_log = {}
+for name in expect_line:
+    for log in ("kmsg", "nokmsg"):
+        rep = load(os.path.join(d, f"{name}.{log}.json"))
+        if rep is None:
+            continue
+        by = {r["profile"]: r for r in rep["results"]}
+        mc = memcheck_offset(rep)
+        for rung in ("native", "fence"):
+            r = by.get(rung)
+            if r is None:
+                continue
+            s = site_of(r)
+            if name == "hang":
+                w = (s or {}).get("waiting") or [{}]
+                where = f"{os.path.basename(w[0].get('file', '?'))}:{w[0].get('line')}" if w[0] else "-"
+                rows.append((name, log, rung, r["outcome"], (w[0].get("function") or "-")[:28], where,
+                             f"{w[0].get('warps', '?')} warps", "-", "-", s))
+                check(f"{name} {log}: timeout, got {r['outcome']}", r["outcome"] == "timeout")
+                check(f"{name} {log}: the dump names spin_on_flag", "spin_on_flag" in (w[0].get("function") or ""))
+                check(f"{name} {log}: the warps wait at hang.cu:3 or :4", where in ("hang.cu:3", "hang.cu:4"))
+            else:
+                off = byte_offset(s) if rung == "fence" else None
+                rows.append((name, log, rung, r["outcome"], ((s or {}).get("kernel") or "-")[:28], line_of(s),
+                             f"{triple((s or {}).get('thread'))} of {triple((s or {}).get('block'))}",
+                             "-" if off is None else str(off), "-" if mc is None or rung != "fence" else str(mc), s))
+                if rung == "native" or name in overruns:
+                    check(f"{name} {log} {rung}: a site", s is not None)
+                    check(f"{name} {log} {rung}: kernel named", bool((s or {}).get("kernel")))
+                    check(f"{name} {log} {rung}: line in {expect_line[name]}, got {line_of(s)}",
+                          line_of(s).startswith(expect_line[name]))
+                    check(f"{name} {log} {rung}: block and thread", bool((s or {}).get("block")) and
+                          bool((s or {}).get("thread")))
+                if rung == "fence" and name in overruns:
+                    check(f"{name} {log}: exact byte offset past the end, got {off}", off is not None)
+                    if mc is not None:
+                        check(f"{name} {log}: byte offset {off} equals memcheck's {mc}", off == mc)
+            if s:
+                sites_by_log.setdefault((name, rung), {})[log] = (s.get("kernel"), line_of(s), s.get("thread"),
+                                                                  s.get("access", {}).get("address"))
+for (name, rung), by_log in sites_by_log.items():
+    if len(by_log) == 2:
+        check(f"{name} {rung}: the same site with and without --no-kernel-log", by_log["kmsg"] == by_log["nokmsg"])
+
+for path in sorted(glob.glob(os.path.join(d, "catalog", "*.json"))):
+    rep = load(path)
+    if rep is None:
+        continue
+    for r in rep["results"]:
+        s = site_of(r)
+        if r["outcome"] != "cuda_error":
+            continue
+        rows.append((r["case_id"], "kmsg", r["profile"], r["outcome"], ((s or {}).get("kernel") or "-")[:28],
+                     line_of(s), f"{triple((s or {}).get('thread'))} of {triple((s or {}).get('block'))}", "-", "-", s))
+        check(f"{r['case_id']}: a site with kernel, line and thread", bool(s and s.get("kernel") and s.get("file")
+                                                                            and s.get("thread")))
+
+print(f"\n  {'program':26} {'log':6} {'rung':8} {'outcome':11} {'kernel':28} {'line':22} {'thread of block':26} "
+      f"{'byte':>5} {'memchk':>6} {'dump':>9} {'read':>7}")
+for name, log, rung, outcome, kernel, line, who, off, mc, s in rows:
+    size = f"{s['dump_bytes'] / 1e6:.2f}MB" if s else "-"
+    read = f"{s['read_ms']:.0f}ms" if s else "-"
+    print(f"  {name:26} {log:6} {rung:8} {outcome:11} {kernel:28} {line:22} {who:26} {off:>5} {mc:>6} {size:>9} {read:>7}")
+print(f"\n65-site: {'all checks passed' if not bad else str(len(bad)) + ' mismatch(es)'}")
+for b in bad:
+    print("  MISMATCH", b)
+sys.exit(1 if bad else 0)
+PY
