@@ -21,6 +21,13 @@
 #include "util/printable.h"
 
 namespace cudadiag::app {
+CLI::Option* add_coredump_option(CLI::App* cmd, bool& target) {
+  return cmd->add_flag("--coredump", target,
+                       "Arm GPU core dumps (CUDA_ENABLE_COREDUMP_ON_EXCEPTION) and read the fault site from them: "
+                       "kernel, line, thread, faulting address (the driver ends the process after the dump; the "
+                       "kernel log's Xid 31 lines then carry no address)");
+}
+
 namespace {
 Invocation g_invocation;
 }  // namespace

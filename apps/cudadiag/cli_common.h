@@ -37,6 +37,8 @@ void add_common_options(CLI::App* cmd, CommonOptions& opts);
 // --allocator NAME (pool, direct, fence-back, fence-front; "fence" means fence-back),
 // parsed once into the enum.
 CLI::Option* add_allocator_option(CLI::App* cmd, profiles::Allocator& target);
+// --coredump: arm the driver's GPU core dumps in the children and read the fault site.
+CLI::Option* add_coredump_option(CLI::App* cmd, bool& target);
 
 // Numeric options. Every one is checked by one of these before CLI11 converts it: the
 // text must be a plain number within the range the command can honour; NaN, infinities,

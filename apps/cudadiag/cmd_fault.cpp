@@ -23,6 +23,7 @@ struct FaultOptions {
   std::string case_id;
   profiles::Allocator allocator = profiles::Allocator::pool;
   bool blocking = false;
+  bool coredump = false;
   int repeat = 1;
   long long k = kNotGiven;
   long long elements = kNotGiven;
@@ -72,6 +73,7 @@ void run_fault(const FaultOptions& o) {
   so.envp = inv.envp;
   so.stop = &stop_flag();
   so.blocking = o.blocking;
+  so.coredump = o.coredump;
   so.bisect = !o.no_bisect;
   so.deadline_ms = def.deadline_ms;
   so.fence_side = def.fence_allocator;
@@ -96,6 +98,7 @@ void set_fault_command(CLI::App& app) {
       ->required();
   add_allocator_option(cmd, opts->allocator);
   cmd->add_flag("--blocking", opts->blocking, "Set CUDA_LAUNCH_BLOCKING=1 in the child");
+  add_coredump_option(cmd, opts->coredump);
   cmd->add_option("--repeat", opts->repeat, "Runs in the child (stops at the first CUDA error)")
       ->check(integer_between(1, 1000000))
       ->capture_default_str();

@@ -23,6 +23,7 @@ struct IndexSelectOptions {
   long long offset = kNotGiven;
   profiles::Allocator allocator = profiles::Allocator::pool;
   bool blocking = false;
+  bool coredump = false;
   int repeat = 1;
   bool no_bisect = false;
 };
@@ -74,6 +75,7 @@ void run_index_select(const IndexSelectOptions& o) {
   so.envp = inv.envp;
   so.stop = &stop_flag();
   so.blocking = o.blocking;
+  so.coredump = o.coredump;
   so.bisect = !o.no_bisect;
   so.fence_side = o.allocator == profiles::Allocator::fence_front ? o.allocator : profiles::Allocator::fence_back;
   so.expected = cases::Expectation::parse(is::index_select_expectation(p, o.allocator));
@@ -113,6 +115,7 @@ void set_index_select_command(CLI::App& app) {
       ->check(CLI::IsMember(choice_names(is::kIndexTypes)));
   add_allocator_option(cmd, opts->allocator);
   cmd->add_flag("--blocking", opts->blocking, "Set CUDA_LAUNCH_BLOCKING=1 in the child");
+  add_coredump_option(cmd, opts->coredump);
   cmd->add_option("--repeat", opts->repeat, "Runs with fresh random inputs (stops at the first CUDA error)")
       ->check(integer_between(1, 1000000))
       ->capture_default_str();

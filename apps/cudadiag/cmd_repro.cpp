@@ -45,6 +45,7 @@ struct ReproOptions {
   std::string devices = "all";
   int deadline_ms = 60000;
   bool list_suites = false;
+  bool coredump = false;
 };
 
 class Progress {
@@ -152,6 +153,7 @@ void run_repro(const ReproOptions& opts) {
   std::optional<ScratchDir> scratch;  // the sanitizer's XML files
   if (facts.sanitizer.found) ropts.scratch_dir = scratch.emplace("repro").path();
   ropts.stop = &stop_flag();
+  ropts.coredump = opts.coredump;
   Progress progress(plan.total_runs(), ::isatty(STDERR_FILENO) != 0 && !opts.common.quiet);
   ropts.on_result = [&](const report::Result& res) { progress.add(res); };
 
@@ -191,6 +193,7 @@ void set_repro_command(CLI::App& app) {
       ->check(integer_between(1, 3600000))
       ->capture_default_str();
   cmd->add_flag("--list-suites", opts->list_suites, "List the built-in suites and exit");
+  add_coredump_option(cmd, opts->coredump);
   cmd->footer(
       "Exit codes: 0 healthy, 1 suspect (or interrupted: verdict incomplete), 2 bad input, 3 the GPU part "
       "could not run (host-only cases still reported).");

@@ -201,9 +201,7 @@ void set_run_command(CLI::App& app) {
   cmd->add_flag("--no-kernel-log", opts->no_kernel_log, "Do not read the kernel log (Xid lines)");
   cmd->add_option("--keep-dumps", opts->keep_dumps,
                   "Keep the GPU core dumps of the runs in this directory (default: removed once read)");
-  cmd->add_flag("--coredump", opts->coredump,
-                "Arm GPU core dumps (CUDA_ENABLE_COREDUMP_ON_EXCEPTION) in every rung but memcheck's and read the fault "
-                "site from them (experimental: it changes the kernel log's Xid lines)");
+  add_coredump_option(cmd, opts->coredump);
   cmd->footer(
       "Exit codes: 0 clean, 1 exposed/flaky/inconclusive (or interrupted), 2 bad input or a command that "
       "cannot be found or started, 3 CUDA could not start in the program.");

@@ -184,6 +184,13 @@ std::optional<MmuFault> parse_mmu_fault(std::string_view message) {
   constexpr std::string_view kFaulted = "faulted @ ";
   const auto at = message.find(kFaulted);
   if (at == std::string_view::npos) return std::nullopt;
+  // With GPU core dumps armed the fault is taken by the debugger's trap handler and the
+  // line reads "GPC1 UNRECOGNIZED_CLIENT faulted @ 0x1867ff_004cb738. Fault is of type
+  // UNRECOGNIZED_FAULT UNRECOGNIZED_ACCESS_TYPE" (H100, driver 580.159.04): the number is
+  // no virtual address of the program (the dump proved 0x7f278be00800 for that fault).
+  if (message.find("UNRECOGNIZED_CLIENT") != std::string_view::npos ||
+      message.find("UNRECOGNIZED_FAULT") != std::string_view::npos)
+    return std::nullopt;
   std::string_view rest = message.substr(at + kFaulted.size());
   skip_spaces(rest);
   const auto address = take_split_hex(rest);

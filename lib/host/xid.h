@@ -36,8 +36,10 @@ struct MmuFault {
 };
 inline constexpr std::uint64_t kMmuFaultGranularity = 4096;
 
-// nullopt when the message has no "faulted @ 0x..." address (every other field is
-// optional). Never throws; bounded work on any input.
+// nullopt when the message has no "faulted @ 0x..." address, or one that is no address
+// of the program (the UNRECOGNIZED_CLIENT / UNRECOGNIZED_FAULT form written while GPU
+// core dumps are armed); every other field is optional. Never throws; bounded work on
+// any input.
 std::optional<MmuFault> parse_mmu_fault(std::string_view message);
 
 struct XidEvent {

@@ -87,13 +87,8 @@ CudaErrorEvidence from_site(const report::FaultSite& s) {
   CudaErrorEvidence e;
   e.source = EvidenceSource::coredump;
   e.name = s.exception;
-  e.error_class = site_error_class(s);
-  using taxonomy::ErrorClass;
-  const char* runtime_name = e.error_class == ErrorClass::misaligned      ? "cudaErrorMisalignedAddress"
-                             : e.error_class == ErrorClass::device_assert ? "cudaErrorAssert"
-                             : e.error_class == ErrorClass::memory_fault  ? "cudaErrorIllegalAddress"
-                                                                          : nullptr;
-  if (const auto* t = runtime_name ? taxonomy::find_by_name(runtime_name) : nullptr) {
+  e.error_class = evidence::site_error_class(s);
+  if (const auto* t = evidence::site_runtime_error(s)) {
     e.code = t->code;
     e.name = std::string(t->name) + " (" + s.exception + ")";
   }

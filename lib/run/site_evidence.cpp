@@ -4,11 +4,6 @@
 
 namespace cudadiag::run {
 
-const report::FaultSite* exception_site(const std::vector<report::FaultSite>& sites) {
-  for (const auto& s : sites)
-    if (s.unreadable.empty() && !s.exception.empty()) return &s;
-  return nullptr;
-}
 
 const report::FaultSite* waiting_site(const std::vector<report::FaultSite>& sites) {
   for (const auto& s : sites)
@@ -20,17 +15,6 @@ std::optional<std::uint64_t> proven_address(const std::vector<report::FaultSite>
   const auto* s = exception_site(sites);
   if (!s || s->address_status != "proven") return std::nullopt;
   return s->address;
-}
-
-taxonomy::ErrorClass site_error_class(const report::FaultSite& s) {
-  using taxonomy::ErrorClass;
-  const auto& id = s.exception_id;
-  if (id == "warp_misaligned_address") return ErrorClass::misaligned;
-  if (id == "warp_assert") return ErrorClass::device_assert;
-  if (id == "warp_illegal_instruction" || id == "warp_invalid_pc") return ErrorClass::illegal_instruction;
-  if (id == "warp_illegal_address" || id == "warp_out_of_range_address" || id == "warp_invalid_address_space")
-    return ErrorClass::memory_fault;
-  return ErrorClass::unknown;
 }
 
 std::string placement_text(const Attribution& a) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "evidence/site_error.h"
 #include "host/xid.h"
 #include "report/fault_site.h"
 #include "run/allocation.h"
@@ -16,16 +17,11 @@
 
 namespace cudadiag::run {
 
-// The first readable site that records an exception (a dump taken on request records none).
-const report::FaultSite* exception_site(const std::vector<report::FaultSite>& sites);
+using evidence::exception_site;
 // The first readable site without an exception that names where warps wait (a hang).
 const report::FaultSite* waiting_site(const std::vector<report::FaultSite>& sites);
 // The proven faulting address of the first exception site.
 std::optional<std::uint64_t> proven_address(const std::vector<report::FaultSite>& sites);
-
-// Taxonomy class of a dump's exception: memory_fault, misaligned, device_assert,
-// illegal_instruction, unknown.
-taxonomy::ErrorClass site_error_class(const report::FaultSite& s);
 
 // "8704 bytes into allocation #0 (8388608 bytes), freed before the launch",
 // "4 bytes past the end of allocation #3 (4096 bytes)", "16 bytes before the start of

@@ -11,6 +11,8 @@
 
 #include "coredump/arming.h"
 #include "coredump/disassembler.h"
+#include "evidence/site_error.h"
+#include "report/annotate.h"
 #include "host/xid.h"
 #include "report/annotate.h"
 #include "runner/child_info.h"
@@ -289,6 +291,17 @@ struct Executor::Impl {
     return std::move(got.sites);
   }
 
+  // The driver ends a process right after writing its dump (SIGABRT): the case did not
+  // crash on its own, its kernel raised the exception the dump records.
+  static void prove_by_dump(report::Result& r) {
+    if (r.outcome != Outcome::crashed && r.outcome != Outcome::no_result) return;
+    const report::FaultSite* site = evidence::exception_site(r.fault_sites);
+    if (!site) return;
+    r.outcome = Outcome::cuda_error;
+    r.error = evidence::site_error_info(*site);
+    report::annotate_error(*r.error);
+  }
+
   bool stop_requested() const { return opts.stop && opts.stop->load(); }
 
   void start_child(size_t batch, std::vector<size_t> positions) {
@@ -351,6 +364,7 @@ struct Executor::Impl {
             got[k].outcome == Outcome::timeout)
           ender = k;
       got[ender].fault_sites = std::move(sites);
+      prove_by_dump(got[ender]);
     }
     size_t next_rest = 0, next_got = 0;
     for (size_t k = 0; k < positions.size(); ++k) {
@@ -411,8 +425,10 @@ const std::vector<ChildRecord>& Executor::children() const { return impl_->child
 bool Executor::interrupted() const { return impl_->stopped_early || impl_->stop_requested(); }
 
 std::vector<report::Result> execute(const std::vector<runner::CaseSpec>& cases, const ChildSettings& settings,
-                                    const std::string& self_exe, const std::atomic<bool>* stop) {
-  Executor ex(ExecutorOptions{self_exe, 1, stop, kStopGrace});
+                                    const std::string& self_exe, const std::atomic<bool>* stop, bool coredump) {
+  ExecutorOptions o{self_exe, 1, stop, kStopGrace};
+  o.coredump = coredump;
+  Executor ex(std::move(o));
   ex.submit(cases, std::make_shared<const ChildSettings>(settings));
   ex.run();
   std::vector<report::Result> out;

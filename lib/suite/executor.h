@@ -81,9 +81,10 @@ struct ExecutorOptions {
   // driver's variables (in the environment or the profile): a dump is read into the
   // site of the result that ended its child (Result::fault_sites) and removed; a child
   // that reaches its deadline is asked for a dump through the driver's pipe first.
-  // Off by default: on an H100 (driver 580.159.04) armed children with skip_abort saw
-  // success where the catalog's faults happened, and the driver's abort without it ends
-  // a child's whole batch of cases.
+  // The driver aborts the child after the dump: the case that ended it is judged by the
+  // exception the dump records (evidence/site_error.h), the rest of its batch runs in a
+  // new child. Off by default (--coredump): on an H100 (driver 580.159.04) skip_abort hid
+  // the catalog's faults, and arming changes the kernel log's Xid 31 lines.
   bool coredump = false;
   std::chrono::milliseconds dump_wait{30000};
 };
@@ -132,6 +133,7 @@ std::vector<report::Result> results_from_child(const std::vector<runner::CaseSpe
 // Runs one batch to completion with its own executor (single-case commands, bisection);
 // a stop request skips what has not finished, as interrupted.
 std::vector<report::Result> execute(const std::vector<runner::CaseSpec>& cases, const ChildSettings& settings,
-                                    const std::string& self_exe, const std::atomic<bool>* stop = nullptr);
+                                    const std::string& self_exe, const std::atomic<bool>* stop = nullptr,
+                                    bool coredump = false);
 
 }  // namespace cudadiag::suite

@@ -109,7 +109,9 @@ SuiteOutcome run_plan(const Suite& s, const Plan& plan, const SuiteRunOptions& o
   host::KernelLogCursor cursor;
   if (opts.read_kernel_log && !plan.batches.empty()) cursor = host::kernel_log_cursor();
 
-  Executor ex(ExecutorOptions{opts.self_exe, opts.jobs, opts.stop, opts.stop_grace});
+  ExecutorOptions eopts{opts.self_exe, opts.jobs, opts.stop, opts.stop_grace};
+  eopts.coredump = opts.coredump;
+  Executor ex(std::move(eopts));
   for (const Batch& b : plan.batches) {
     std::vector<runner::CaseSpec> specs;
     for (size_t i : b.runs) specs.push_back(plan.runs[i].spec);

@@ -31,6 +31,7 @@ struct SuiteRunOptions {
   const std::atomic<bool>* stop = nullptr;
   std::chrono::milliseconds stop_grace = kStopGrace;
   bool read_kernel_log = true;
+  bool coredump = false;                       // arm GPU core dumps (ExecutorOptions::coredump)
   // Called (on the calling thread) as each result arrives: progress display.
   std::function<void(const report::Result&)> on_result;
 };

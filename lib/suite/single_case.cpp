@@ -79,7 +79,7 @@ report::Report run_single_case(const runner::CaseSpec& spec, const SingleCaseOpt
   report::Report rep = report::new_report(opts.argv, opts.command);
   rep.environment = report::capture_environment(opts.envp);
 
-  auto results = execute({spec}, settings, opts.self_exe, opts.stop);
+  auto results = execute({spec}, settings, opts.self_exe, opts.stop, opts.coredump);
   if (results.empty()) throw std::runtime_error("the executor returned no result for " + spec.case_id);
   report::Result r = std::move(results.front());
   if (evidence::cuda_could_not_start(r)) {

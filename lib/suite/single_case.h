@@ -24,6 +24,7 @@ struct SingleCaseOptions {
   cases::Expectation expected;         // for this allocator and blocking (unjudged when empty)
   profiles::Allocator fence_side = profiles::Allocator::fence_back;  // the case's "fence" profile
   const std::atomic<bool>* stop = nullptr;  // the command's stop flag
+  bool coredump = false;               // arm GPU core dumps in the child (ExecutorOptions::coredump)
 };
 
 // Runs spec (its allocator and repeat already set) and returns the finished report,

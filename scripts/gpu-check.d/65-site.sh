@@ -78,7 +78,7 @@ done
 cases=$("$CUDADIAG" list --kernel fault --format json |
   python3 -c 'import json,sys; print(" ".join(c["id"] for c in json.load(sys.stdin)["cases"]))')
 for c in $cases; do
-  "$CUDADIAG" fault "$c" --allocator fence-back --no-bisect -q --format json -o "$dir/catalog/$c.json" \
+  "$CUDADIAG" fault "$c" --coredump --allocator fence-back --no-bisect -q --format json -o "$dir/catalog/$c.json" \
     2>"$dir/catalog/$c.stderr"
 done
 
@@ -153,7 +153,11 @@ for name in expect_line:
                 rows.append((name, log, rung, r["outcome"], ((s or {}).get("kernel") or "-")[:28], line_of(s),
                              f"{triple((s or {}).get('thread'))} of {triple((s or {}).get('block'))}",
                              "-" if off is None else str(off), "-" if mc is None or rung != "fence" else str(mc), s))
-                if rung == "native" or name in overruns:
+                # The rung that exposes the fault: native for the faulting programs, the
+                # fence for the overruns (natively they land in mapped memory, no fault).
+                exposing = (rung == "fence") if name in overruns else (rung == "native")
+                if exposing:
+                    check(f"{name} {log} {rung}: cuda_error, got {r['outcome']}", r["outcome"] == "cuda_error")
                     check(f"{name} {log} {rung}: a site", s is not None)
                     check(f"{name} {log} {rung}: kernel named", bool((s or {}).get("kernel")))
                     check(f"{name} {log} {rung}: line in {expect_line[name]}, got {line_of(s)}",
@@ -165,8 +169,9 @@ for name in expect_line:
                     if mc is not None:
                         check(f"{name} {log}: byte offset {off} equals memcheck's {mc}", off == mc)
             if s:
+                # Addresses differ between processes; the placement does not.
                 sites_by_log.setdefault((name, rung), {})[log] = (s.get("kernel"), line_of(s), s.get("thread"),
-                                                                  s.get("access", {}).get("address"))
+                                                                  s.get("access", {}).get("placement"))
 for (name, rung), by_log in sites_by_log.items():
     if len(by_log) == 2:
         check(f"{name} {rung}: the same site with and without --no-kernel-log", by_log["kmsg"] == by_log["nokmsg"])
@@ -177,7 +182,11 @@ for path in sorted(glob.glob(os.path.join(d, "catalog", "*.json"))):
         continue
     for r in rep["results"]:
         s = site_of(r)
-        if r["outcome"] != "cuda_error":
+        check(f"{r['case_id']}: as expected with --coredump", r.get("expectation_met") is not False)
+        klass = (r.get("error") or {}).get("class")
+        # A GPU exception leaves a dump; a launch refused by the runtime does not.
+        if r["outcome"] != "cuda_error" or klass not in ("memory_fault", "misaligned", "device_assert",
+                                                          "illegal_instruction", "launch_failure"):
             continue
         rows.append((r["case_id"], "kmsg", r["profile"], r["outcome"], ((s or {}).get("kernel") or "-")[:28],
                      line_of(s), f"{triple((s or {}).get('thread'))} of {triple((s or {}).get('block'))}", "-", "-", s))

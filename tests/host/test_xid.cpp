@@ -261,6 +261,11 @@ TEST_CASE("Xid 31: other engines, fault and access types") {
 }
 
 TEST_CASE("Xid 31: messages without a usable address give nothing") {
+  // Armed GPU core dumps: the trap handler takes the fault and the line carries no
+  // address of the program (H100, driver 580.159.04, the dump proved 0x7f278be00800).
+  CHECK_FALSE(parse_mmu_fault("channel 0x0000000a, intr 00000000. MMU Fault: ENGINE GRAPHICS GPC1 UNRECOGNIZED_CLIENT "
+                              "faulted @ 0x1867ff_004cb738. Fault is of type UNRECOGNIZED_FAULT "
+                              "UNRECOGNIZED_ACCESS_TYPE"));
   CHECK_FALSE(parse_mmu_fault(""));
   CHECK_FALSE(parse_mmu_fault("MMU Fault: ENGINE GRAPHICS faulted @ "));
   CHECK_FALSE(parse_mmu_fault("MMU Fault: ENGINE GRAPHICS faulted @ 0x"));

@@ -306,6 +306,40 @@ TEST_CASE("executor: case children arm GPU core dumps; a dump becomes the site o
   CHECK_FALSE(results[1].fault_sites[0].kept);
   CHECK(results[2].fault_sites.empty());  // the fresh child wrote none
 
+  // Without skip_abort the driver ends the child right after the dump: the case is
+  // judged by the exception the dump records, and the rest runs in a fresh child.
+  {
+    auto aborting = make_batch({"ok", "abort-dump", "ok"});
+    aborting[1].params["dump"] = batch[1].params["dump"];
+    suite::Executor ex2(eo);
+    ex2.submit(aborting, std::make_shared<const suite::ChildSettings>(fake_options()));
+    ex2.run([](suite::ExecutedCase&) {});
+    const auto& got = ex2.cases();
+    REQUIRE(got.size() == 3);
+    CHECK(got[0].result.outcome == report::Outcome::ok);
+    const report::Result& r = got[1].result;
+    CHECK(r.outcome == report::Outcome::cuda_error);
+    REQUIRE(r.error);
+    CHECK(r.error->name == "cudaErrorMisalignedAddress");
+    CHECK(r.error->error_class == taxonomy::ErrorClass::misaligned);
+    CHECK(r.error->surfaced_at == "coredump");
+    CHECK_THAT(r.error->message, Catch::Contains("Warp Misaligned Address"));
+    REQUIRE(r.child);
+    CHECK(r.child->ending == report::ChildEnding::signal);
+    REQUIRE(r.fault_sites.size() == 1);
+    CHECK(got[2].result.outcome == report::Outcome::ok);
+    CHECK(got[2].child != got[1].child);
+  }
+  // Unarmed, the same abort is a crash: nothing proves what the kernel did.
+  {
+    auto aborting = make_batch({"abort-dump"});
+    aborting[0].params["dump"] = batch[1].params["dump"];
+    const auto unarmed = run_batch(aborting, fake_options());
+    REQUIRE(unarmed.size() == 1);
+    CHECK(unarmed[0].outcome == report::Outcome::crashed);
+    CHECK(unarmed[0].fault_sites.empty());
+  }
+
   // The user's own setting (here in the profile's environment) is kept: no dump read.
   auto settings = fake_options();
   settings.env_set["CUDA_COREDUMP_FILE"] = "/nonexistent/user_%p.nvcudmp";

@@ -102,9 +102,10 @@ int protocol(int argc, char** argv) {
       line["details"] = {{"pid", ::getpid()}};
     } else if (fake == "hang") {
       for (;;) sleep_seconds(3600);
-    } else if (fake == "sticky" || fake == "sticky-dump") {
+    } else if (fake == "sticky" || fake == "sticky-dump" || fake == "abort-dump") {
       // sticky-dump: as a driver with dumps armed, the file params["dump"] is written to
-      // CUDA_COREDUMP_FILE (%p: the pid) before the error surfaces.
+      // CUDA_COREDUMP_FILE (%p: the pid) before the error surfaces. abort-dump: then the
+      // driver aborts the process (no skip_abort), and the case reports nothing.
       const char* pattern = std::getenv("CUDA_COREDUMP_FILE");
       const char* armed = std::getenv("CUDA_ENABLE_COREDUMP_ON_EXCEPTION");
       if (fake == "sticky-dump" && pattern && armed && std::string(armed) == "1") {
@@ -118,6 +119,7 @@ int protocol(int argc, char** argv) {
         if (in) std::fclose(in);
         if (out) std::fclose(out);
       }
+      if (fake == "abort-dump") std::abort();
       line["outcome"] = "cuda_error";
       line["error"] = {{"code", 700},
                        {"name", "cudaErrorIllegalAddress"},

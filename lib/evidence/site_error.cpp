@@ -1,0 +1,50 @@
+#include "evidence/site_error.h"
+
+namespace cudadiag::evidence {
+
+const report::FaultSite* exception_site(const std::vector<report::FaultSite>& sites) {
+  for (const auto& s : sites)
+    if (s.unreadable.empty() && !s.exception.empty()) return &s;
+  return nullptr;
+}
+
+taxonomy::ErrorClass site_error_class(const report::FaultSite& s) {
+  using taxonomy::ErrorClass;
+  // The exception words of coredump/exception_kind.cpp (CUDBGException_t).
+  const auto& id = s.exception_id;
+  if (id == "warp_misaligned_address" || id == "lane_misaligned_address") return ErrorClass::misaligned;
+  if (id == "warp_assert") return ErrorClass::device_assert;
+  if (id == "warp_illegal_instruction" || id == "warp_invalid_pc") return ErrorClass::illegal_instruction;
+  if (id == "warp_illegal_address" || id == "lane_illegal_address" || id == "device_illegal_address" ||
+      id == "warp_out_of_range_address" || id == "cluster_out_of_range_address" || id == "warp_invalid_address_space")
+    return ErrorClass::memory_fault;
+  return ErrorClass::unknown;
+}
+
+const taxonomy::ErrorEntry* site_runtime_error(const report::FaultSite& s) {
+  switch (site_error_class(s)) {
+    case taxonomy::ErrorClass::misaligned: return taxonomy::find_by_name("cudaErrorMisalignedAddress");
+    case taxonomy::ErrorClass::device_assert: return taxonomy::find_by_name("cudaErrorAssert");
+    case taxonomy::ErrorClass::memory_fault: return taxonomy::find_by_name("cudaErrorIllegalAddress");
+    case taxonomy::ErrorClass::illegal_instruction: return taxonomy::find_by_name("cudaErrorIllegalInstruction");
+    default: return nullptr;
+  }
+}
+
+report::ErrorInfo site_error_info(const report::FaultSite& s) {
+  report::ErrorInfo e;
+  e.error_class = site_error_class(s);
+  e.sticky = true;
+  e.surfaced_at = "coredump";
+  if (const auto* t = site_runtime_error(s)) {
+    e.code = t->code;
+    e.name = std::string(t->name);
+    e.source = taxonomy::ErrorSource::runtime;
+  } else {
+    e.name = s.exception;
+  }
+  e.message = "GPU core dump: " + report::site_line(s) + "; the driver then ended the process";
+  return e;
+}
+
+}  // namespace cudadiag::evidence
