@@ -79,11 +79,9 @@ run::SessionOptions session_options(const RunCliOptions& o, const std::string& w
   run.command = o.command;
   run.command.front() = found.path;
 
-  // GPU core dumps: armed with --coredump unless the user set the driver's variables
-  // (inherited or --env): those are respected, never overwritten.
-  // Off unless --coredump: on an H100 (driver 580.159.04) arming changed the kernel log's
-  // Xid 31 lines so that the fence's page attribution was lost, and the dumps' sites did
-  // not yet come back for every program (scripts/gpu-check.d/65-site.sh).
+  // GPU core dumps: with --coredump, a failing rung runs once more armed (rungs.h says
+  // why the verdict's own runs are never armed), unless the user set the driver's
+  // variables (inherited or --env): those are respected, never overwritten.
   run.coredump = o.coredump;
   std::vector<std::string> names;
   for (char** e = invocation().envp; e && *e; ++e) {
@@ -147,6 +145,9 @@ void run_run(const RunCliOptions& o) {
   progress.judged = [](const run::SessionRun& r) {
     spdlog::info("run: {}: {} ({:.1f} s)", run::to_string(r.judgement.rung), run::to_string(r.judgement.outcome),
                  r.observation.child.wall_ms / 1000.0);
+  };
+  progress.site_run = [](const run::PlannedRun& p) {
+    spdlog::info("run: {}: once more with GPU core dumps armed, for the site...", run::to_string(p.rung));
   };
   const auto outcome = run::run_session(s, progress);
 

@@ -221,6 +221,40 @@ RunStatus status_of(const RunJudgement& j) {
   return RunStatus{j.rung, j.outcome != RunOutcome::does_not_start, j.failed()};
 }
 
+bool wants_site(const RunJudgement& j) {
+  // A program that exits non-zero may have caught the error and printed it its own way.
+  if (j.outcome == RunOutcome::timeout || j.outcome == RunOutcome::crashed || j.outcome == RunOutcome::exit_code)
+    return true;
+  if (j.outcome != RunOutcome::cuda_error || !j.error) return false;
+  using taxonomy::ErrorClass;
+  const auto c = j.error->error_class;
+  return c == ErrorClass::memory_fault || c == ErrorClass::misaligned || c == ErrorClass::device_assert ||
+         c == ErrorClass::illegal_instruction || c == ErrorClass::launch_failure;
+}
+
+void take_sites_of_site_run(RunJudgement& j, RunObservation& obs, const RunObservation& site_obs,
+                            const RunJudgement& site_j) {
+  obs.site_run_outcome = to_string(site_j.outcome);
+  obs.coredump_notes = site_obs.coredump_notes;
+  obs.sites = site_obs.sites;
+  j.sites = site_j.sites;
+  const bool found = exception_site(j.sites) != nullptr || (j.outcome == RunOutcome::timeout && waiting_site(j.sites));
+  j.site_notes.push_back(fmt::format("the site comes from a second run of this rung with GPU core dumps armed (it "
+                                     "ended {}{})",
+                                     to_string(site_j.outcome), found ? "" : ", with no dump that locates the failure"));
+  j.site_notes.insert(j.site_notes.end(), site_j.site_notes.begin(), site_j.site_notes.end());
+  // A run that exited non-zero or died without naming a CUDA error: the same program's
+  // dump proves the GPU exception (as in judge_sites, whatever the program printed).
+  if (j.outcome == RunOutcome::exit_code || j.outcome == RunOutcome::crashed)
+    if (const auto* s = exception_site(j.sites)) {
+      j.reason = fmt::format("{}, proven by the GPU core dump of its site run; this run {}", s->exception, j.reason);
+      j.outcome = RunOutcome::cuda_error;
+      j.error = from_site(*s);
+    }
+  if (j.outcome == RunOutcome::timeout)
+    if (const auto* w = waiting_site(j.sites)) j.reason += "; at the deadline of the armed run: " + report::site_line(*w);
+}
+
 RunJudgement judge_run(const RunObservation& obs) {
   RunJudgement j;
   j.rung = obs.rung;

@@ -51,6 +51,9 @@ struct RunObservation {
   bool coredump_armed = false;
   std::vector<report::FaultSite> sites;
   std::vector<std::string> coredump_notes;
+  // An unarmed run that failed: how its site run (armed, run_session) ended; empty when
+  // there was none.
+  std::string site_run_outcome;
 };
 
 enum class RunOutcome { clean, cuda_error, crashed, exit_code, timeout, does_not_start, fence_not_effective, slack_write };
@@ -114,6 +117,16 @@ struct RunJudgement {
 };
 
 RunJudgement judge_run(const RunObservation& obs);
+
+// Whether a judged run gets a site run (rungs.h: armed_for_site): a GPU exception, a
+// crash, a non-zero exit or a hang, the kinds of failure a GPU core dump can locate.
+bool wants_site(const RunJudgement& j);
+
+// The site run's sites become the failing run's: placed among the site run's own
+// allocations (addresses differ between processes), said to come from it, and when it
+// proved nothing, why.
+void take_sites_of_site_run(RunJudgement& j, RunObservation& obs, const RunObservation& site_obs,
+                            const RunJudgement& site_j);
 
 RunStatus status_of(const RunJudgement& j);
 

@@ -291,6 +291,19 @@ std::vector<host::XidEvent> xid_lines_of_run(const std::vector<host::XidEvent>& 
   return evidence::xid_lines_of_child(events, pids, evidence::ChildWindow{pids.front(), start_us, end_us}, {}, failed);
 }
 
+// The failing run once more with GPU core dumps armed: its sites become the run's.
+void site_run(SessionRun& run, const SessionOptions& opts, const SessionProgress& progress) {
+  const PlannedRun armed = armed_for_site(run.planned, opts.run);
+  remove_outputs(armed, opts);
+  if (progress.site_run) progress.site_run(armed);
+  const KernelLog klog = kernel_log_before(opts);
+  bool never_started = false;
+  const auto child = run_one(child_spec_for(armed, opts), opts, never_started);
+  if (never_started) return;
+  const RunObservation obs = observe(armed, opts, child, klog);
+  take_sites_of_site_run(run.judgement, run.observation, obs, judge_run(obs));
+}
+
 SessionOutcome run_session(const SessionOptions& opts_in, const SessionProgress& progress) {
   const auto t0 = Clock::now();
   SessionOptions opts = opts_in;
@@ -302,6 +315,7 @@ SessionOutcome run_session(const SessionOptions& opts_in, const SessionProgress&
   out.plan = plan_rungs(opts.run);
   std::vector<RunStatus> statuses;
   std::string ladder_stopped;  // why the rungs after this point do not run
+  std::set<Rung> sited;        // rungs whose first failing run had its site run
 
   for (std::size_t plan_index = 0; plan_index < out.plan.size(); ++plan_index) {
     const auto& plan = out.plan[plan_index];
@@ -357,6 +371,9 @@ SessionOutcome run_session(const SessionOptions& opts_in, const SessionProgress&
       }
       SessionRun run{planned, observe(planned, opts, child, klog), {}};
       run.judgement = judge_run(run.observation);
+      if (wants_site_run(opts.run, planned.rung) && wants_site(run.judgement) &&
+          sited.insert(planned.rung).second && !stop_requested(opts))
+        site_run(run, opts, progress);
       spdlog::debug("run {} #{}: {}: {}", to_string(planned.rung), planned.repeat_index,
                     to_string(run.judgement.outcome), run.judgement.reason);
       statuses.push_back(status_of(run.judgement));

@@ -110,6 +110,7 @@ std::vector<host::XidEvent> xid_lines_of_run(const std::vector<host::XidEvent>& 
 struct SessionProgress {
   std::function<void(const PlannedRun&)> started;
   std::function<void(const SessionRun&)> judged;
+  std::function<void(const PlannedRun&)> site_run;  // a failing run's second run, dumps armed
 };
 
 // Plans (plan_rungs), runs, judges and decides. Files go to opts.run.work_dir (the

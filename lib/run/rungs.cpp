@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "coredump/arming.h"
 #include "profiles/sanitizer_tool.h"
 #include "util/errors.h"
@@ -122,15 +124,26 @@ PlannedRun plan_run(const RunOptions& opts, Rung rung, int repeat_index) {
       run.argv.insert(run.argv.end(), opts.command.begin(), opts.command.end());
       break;
   }
-  if (rung != Rung::sanitizer && opts.coredump && opts.user_coredump_vars.empty()) {
-    run.coredump_prefix = std::string("core-") + to_string(rung) + suffix;
-    for (auto& [name, value] : coredump::arming_env({opts.work_dir, run.coredump_prefix}, true))
-      run.env_set[name] = value;
-  }
   return run;
 }
 
 }  // namespace
+
+bool wants_site_run(const RunOptions& opts, Rung rung) {
+  return rung != Rung::sanitizer && opts.coredump && opts.user_coredump_vars.empty();
+}
+
+PlannedRun armed_for_site(const PlannedRun& run, const RunOptions& opts) {
+  PlannedRun armed = run;
+  armed.coredump_prefix = fmt::format("core-{}-{}", to_string(run.rung), run.repeat_index);
+  for (auto& [name, value] : coredump::arming_env({opts.work_dir, armed.coredump_prefix}, true))
+    armed.env_set[name] = value;
+  if (!armed.ring_path.empty()) {
+    armed.ring_path += ".site";
+    armed.env_set[std::string(kRingVar)] = armed.ring_path;
+  }
+  return armed;
+}
 
 const char* to_string(Rung r) {
   switch (r) {

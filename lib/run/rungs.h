@@ -92,10 +92,11 @@ struct RunOptions {
   std::string sanitizer_missing_reason;
   std::string work_dir;                   // ring files and sanitizer XML go here
   std::optional<std::string> user_ld_preload;  // the LD_PRELOAD the program would inherit
-  // GPU core dumps (coredump/arming.h): armed on every rung but the sanitizer's (memcheck
-  // owns the exception there), into work_dir, unless `coredump` is false or the user set
-  // the driver's variables (their names here, from the inherited environment and --env):
-  // those are left as they are and cudadiag reads no dump of its own.
+  // GPU core dumps (coredump/arming.h): a rung but the sanitizer's (memcheck owns the
+  // exception there) that exposed a fault or a hang runs once more with dumps armed, into
+  // work_dir (wants_site_run), unless `coredump` is false or the user set the driver's
+  // variables (their names here, from the inherited environment and --env): those are
+  // left as they are and cudadiag reads no dump of its own.
   bool coredump = true;
   std::vector<std::string> user_coredump_vars;
 };
@@ -124,6 +125,15 @@ struct PlannedRun {
   std::string sanitizer_xml;  // sanitizer: compute-sanitizer --save file
   std::string coredump_prefix;  // dumps armed: <work_dir>/<prefix>_<pid>.nvcudmp, pipe <prefix>-pipe_<pid>
 };
+
+// GPU core dumps are armed only in a second run of a rung that exposed a fault or a hang
+// (--coredump): measured on an H100 (driver 580.159.04), a write one element past a
+// fenced allocation went unreported to the program while dumps were armed (exit 0, an
+// Xid 31 of the UNRECOGNIZED form), so an armed rung could call a faulty program clean.
+// The verdict rests on the unarmed runs; the site run adds the site.
+bool wants_site_run(const RunOptions& opts, Rung rung);
+// The same run with dumps armed into opts.work_dir (and its own ring on a fence rung).
+PlannedRun armed_for_site(const PlannedRun& run, const RunOptions& opts);
 
 struct RungPlan {
   Rung rung = Rung::native;

@@ -244,8 +244,9 @@ report::Result to_result(const RunObservation& obs, const RunJudgement& j) {
   for (auto& site : r.fault_sites)
     for (std::string* t : {&site.kernel, &site.function, &site.file, &site.instruction, &site.dump}) make_valid(*t);
   json details = details_json(obs, j);
-  if (obs.coredump_armed || !obs.coredump_notes.empty()) {
+  if (obs.coredump_armed || !obs.coredump_notes.empty() || !obs.site_run_outcome.empty()) {
     json c{{"armed", obs.coredump_armed}, {"dumps", obs.sites.size()}};
+    if (!obs.site_run_outcome.empty()) c["site_run"] = obs.site_run_outcome;
     if (j.error_unseen_by_program) c["program_saw_error"] = false;
     if (!j.site_notes.empty()) c["notes"] = j.site_notes;
     details["coredump"] = c;

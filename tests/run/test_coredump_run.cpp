@@ -48,18 +48,28 @@ std::vector<std::string> dump_files(const std::filesystem::path& dir) {
 
 }  // namespace
 
-TEST_CASE("coredump run: every rung but the sanitizer's arms dumps into the scratch folder", "[coredump_run]") {
-  const auto plans = plan_rungs(plan_options("/scratch/run-x"));
+TEST_CASE("coredump run: the rungs run unarmed; a failing rung's site run (not the sanitizer's) arms dumps into "
+          "the scratch folder", "[coredump_run]") {
+  const auto opts = plan_options("/scratch/run-x");
+  const auto plans = plan_rungs(opts);
   REQUIRE(plans.size() == 5);  // native, blocking, fence, fence-front, sanitizer
   for (const auto& p : plans) {
     REQUIRE(p.runs.size() == 1);
-    const auto& env = p.runs[0].env_set;
+    CAPTURE(to_string(p.rung));
+    CHECK(p.runs[0].coredump_prefix.empty());
+    CHECK(p.runs[0].env_set.count("CUDA_ENABLE_COREDUMP_ON_EXCEPTION") == 0);
     if (p.rung == Rung::sanitizer) {
-      CHECK(p.runs[0].coredump_prefix.empty());
-      CHECK(env.count("CUDA_ENABLE_COREDUMP_ON_EXCEPTION") == 0);
+      CHECK_FALSE(wants_site_run(opts, p.rung));
       continue;
     }
-    CAPTURE(to_string(p.rung));
+    REQUIRE(wants_site_run(opts, p.rung));
+    const PlannedRun armed = armed_for_site(p.runs[0], opts);
+    const auto& env = armed.env_set;
+    CHECK(armed.argv == p.runs[0].argv);
+    if (!p.runs[0].ring_path.empty()) {  // its own ring: the failing run's stays as it was
+      CHECK(armed.ring_path != p.runs[0].ring_path);
+      CHECK(env.at("CUDADIAG_RING") == armed.ring_path);
+    }
     CHECK(env.at("CUDA_ENABLE_COREDUMP_ON_EXCEPTION") == "1");
     CHECK(env.at("CUDA_COREDUMP_FILE") ==
           "/scratch/run-x/core-" + std::string(to_string(p.rung)) + "-0_%p.nvcudmp");
@@ -77,6 +87,7 @@ TEST_CASE("coredump run: the user's own core-dump settings are kept; unarmed, no
         std::vector<std::string>{"CUDA_COREDUMP_FILE", "CUDA_ENABLE_COREDUMP_ON_EXCEPTION"});
   auto o = plan_options("/w");
   o.user_coredump_vars = {"CUDA_COREDUMP_FILE"};
+  CHECK_FALSE(wants_site_run(o, Rung::native));
   for (const auto& p : plan_rungs(o))
     for (const auto& r : p.runs) {
       CHECK(r.coredump_prefix.empty());
@@ -85,6 +96,7 @@ TEST_CASE("coredump run: the user's own core-dump settings are kept; unarmed, no
     }
   o.user_coredump_vars.clear();
   o.coredump = false;
+  CHECK_FALSE(wants_site_run(o, Rung::fence));
   for (const auto& p : plan_rungs(o))
     for (const auto& r : p.runs) CHECK(r.env_set.count("CUDA_ENABLE_COREDUMP_ON_EXCEPTION") == 0);
 }
@@ -318,16 +330,24 @@ SessionOptions fake_session(const test::TempDir& dir, const std::string& mode, c
 
 }  // namespace
 
-TEST_CASE("coredump run: end to end, a far write is exposed by its dump, the driver aborting the program", "[coredump_run]") {
+TEST_CASE("coredump run: end to end, a far write is located by the dump of its site run, the driver aborting that "
+          "run", "[coredump_run]") {
   test::TempDir dir;
   auto o = fake_session(dir, "clean", "native,blocking");
   o.env["FAKE_CUDA_FAULT"] = "1";
   o.env["FAKE_CUDA_COREDUMP_FROM"] = dump_data("slim/far_write.nvcudmp");
   const auto out = run_session(o);
-  REQUIRE(out.runs.size() == 2);
+  REQUIRE(out.runs.size() == 2);  // site runs are not runs of the ladder
   for (const auto& r : out.runs) {
-    CHECK(r.observation.child.signal_name == "SIGABRT");  // no skip_abort: the driver aborts after the dump
+    // The verdict's run is unarmed: the program saw its error and exited 1. Its site
+    // run was armed and aborted by the driver after the dump (no skip_abort).
+    CHECK(r.observation.child.exit_code == 1);
+    CHECK_FALSE(r.observation.coredump_armed);
+    CHECK(r.observation.site_run_outcome == "cuda_error");
+    CHECK_FALSE(r.judgement.error_unseen_by_program);
     CHECK(r.judgement.outcome == RunOutcome::cuda_error);
+    REQUIRE_FALSE(r.judgement.site_notes.empty());
+    CHECK_THAT(r.judgement.site_notes.front(), Catch::StartsWith("the site comes from a second run of this rung"));
     REQUIRE(r.judgement.sites.size() == 1);
     CHECK(r.judgement.sites[0].exception == "Warp Illegal Address");
     CHECK(r.judgement.sites[0].dump_bytes == std::filesystem::file_size(dump_data("slim/far_write.nvcudmp")));
