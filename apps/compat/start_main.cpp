@@ -22,7 +22,7 @@ int cudadiag_glibc_old___libc_start_main(MainFn main, int argc, char** argv, Ini
                                          void (*rtld_fini)(void), void* stack_end);
 }
 // The version comes from the table's START row.
-#define OLD(name, version)
+#define OLD(lib, name, version)
 #define OWN(name)
 #define START(name, version) __asm__(".symver cudadiag_glibc_old_" #name ", " #name "@" #version);
 #include "apps/compat/glibc_symbols.def"

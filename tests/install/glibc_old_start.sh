@@ -22,6 +22,8 @@ fail() {
   failed=1
   echo "FAIL: $*"
 }
+# Every symbol bound at load (LD_BIND_NOW): one the old glibc lacks fails at once.
+export LD_BIND_NOW=1
 LOADER=("$OLD/ld-linux-x86-64.so.2" --library-path "$OLD")
 version=$("${LOADER[@]}" "$OLD/libc.so.6" 2>&1 | head -1)
 echo "glibc: $version"
