@@ -8,10 +8,12 @@
 #include <chrono>
 #include <cstring>
 #include <memory>
+#include <utility>
 
 #include "child_probe.h"
 #include "cli_common.h"
 #include "commands.h"
+#include "evidence/cuda_start.h"
 #include "host/cuda_probe.h"
 #include "host/devices.h"
 #include "host/nvml.h"
@@ -66,6 +68,11 @@ json driver_section(const json& nvml_snap, const host::ProbeSummary& probe) {
 void set_verdict(report::Report& r, const host::ProbeSummary& probe, const json& kernel_log) {
   r.verdict.status = report::parse_verdict_status(probe.status).value_or(report::VerdictStatus::probe_failed);
   r.verdict.reasons.push_back(probe.reason);
+  // A driver too old for the runtime cudadiag carries (a forward-compatibility package
+  // can make an older driver work, so only when CUDA did not start).
+  if (!probe.ran) {
+    if (auto old = evidence::driver_too_old(r.driver); !old.empty()) r.verdict.reasons.push_back(std::move(old));
+  }
   const auto findings = host::device_health_findings(r.devices);
   if (probe.ran && !findings.empty()) r.verdict.status = report::VerdictStatus::findings;
   r.verdict.reasons.insert(r.verdict.reasons.end(), findings.begin(), findings.end());

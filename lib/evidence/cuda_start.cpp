@@ -1,5 +1,9 @@
 #include "evidence/cuda_start.h"
 
+#include <charconv>
+
+#include "util/build_info.h"
+
 namespace cudadiag::evidence {
 
 bool cuda_could_not_start(taxonomy::ErrorClass error_class) {
@@ -8,6 +12,58 @@ bool cuda_could_not_start(taxonomy::ErrorClass error_class) {
 
 bool cuda_could_not_start(const report::Result& r) {
   return r.outcome == report::Outcome::cuda_error && r.error && cuda_could_not_start(r.error->error_class);
+}
+
+namespace {
+
+int int_field(const report::json& j, const char* key) {
+  if (!j.is_object() || !j.contains(key) || !j[key].is_number_integer()) return 0;
+  return j[key].get<int>();
+}
+
+// "550.54.15" -> 550; 0 when it does not start with a number.
+int driver_branch(const report::json& driver) {
+  if (!driver.is_object() || !driver.contains("version") || !driver["version"].is_string()) return 0;
+  const auto& s = driver["version"].get_ref<const std::string&>();
+  int branch = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), branch);
+  if (ec != std::errc{} || end == s.data()) return 0;
+  return branch;
+}
+
+// The CUDA runtime cudadiag carries, as 13000 for 13.0: the probe's number, else the
+// toolkit the build used ("13.0.88").
+int runtime_built(const report::json& driver) {
+  if (const int v = int_field(driver, "cuda_runtime_version_built"); v > 0) return v;
+  const std::string& t = build_info().cuda_toolkit;
+  int major = 0;
+  int minor = 0;
+  const char* end = t.data() + t.size();
+  auto r = std::from_chars(t.data(), end, major);
+  if (r.ec != std::errc{}) return 0;
+  if (r.ptr < end && *r.ptr == '.') std::from_chars(r.ptr + 1, end, minor);
+  return major * 1000 + minor * 10;
+}
+
+std::string cuda_string(int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }
+
+}  // namespace
+
+std::string driver_too_old(const report::json& driver) {
+  const int runtime = runtime_built(driver);
+  if (runtime <= 0) return "";
+  int supports = int_field(driver, "cuda_driver_version");
+  if (supports <= 0) supports = int_field(driver, "nvml_cuda_driver_version");
+  const int branch = driver_branch(driver);
+  const bool old_cuda = supports > 0 && supports / 1000 < runtime / 1000;
+  const bool old_branch = branch > 0 && runtime / 1000 >= 13 && branch < kMinimumDriverBranch;
+  if (!old_cuda && !old_branch) return "";
+  std::string installed = "the NVIDIA driver";
+  if (branch > 0) installed += " " + driver["version"].get<std::string>();
+  if (supports > 0) installed += " (CUDA " + cuda_string(supports) + ")";
+  return installed + " is older than cudadiag's CUDA " + cuda_string(runtime) + " runtime needs: CUDA " +
+         std::to_string(runtime / 1000) + ".x needs driver " + std::to_string(kMinimumDriverBranch) +
+         " or newer; update the driver";
 }
 
 }  // namespace cudadiag::evidence

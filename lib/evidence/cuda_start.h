@@ -3,6 +3,8 @@
 // match the runtime or the kernel module): the machine, not the case or the program.
 // Every command decides it here: repro skips such results ("CUDA unusable"), fault and
 // index-select report no_gpu, run's verdict is inconclusive with exit 3.
+#include <string>
+
 #include "report/report.h"
 #include "taxonomy/taxonomy.h"
 
@@ -13,5 +15,18 @@ bool cuda_could_not_start(taxonomy::ErrorClass error_class);
 
 // A result that ended in such a CUDA error.
 bool cuda_could_not_start(const report::Result& r);
+
+// The oldest NVIDIA driver branch for the CUDA 13 runtime linked into cudadiag: CUDA 13.x
+// needs a driver of branch 580 or newer on Linux (NVIDIA's CUDA compatibility guide,
+// minor version compatibility: a 13.x runtime runs on any 580+ driver, with the features
+// of the driver's own 13.y where that is older).
+inline constexpr int kMinimumDriverBranch = 580;
+
+// When the report's driver section (`cuda_driver_version`: the CUDA version the driver
+// supports, as cudaDriverGetVersion gives it; `version`: NVML's driver version such as
+// "550.54.15"; `cuda_runtime_version_built`) shows a driver older than the runtime's
+// CUDA major version needs: the sentence that says so and what to install. Empty when
+// the driver is new enough or unknown.
+std::string driver_too_old(const report::json& driver);
 
 }  // namespace cudadiag::evidence
