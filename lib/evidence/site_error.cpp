@@ -8,10 +8,18 @@ const report::FaultSite* exception_site(const std::vector<report::FaultSite>& si
   return nullptr;
 }
 
+const report::FaultSite* dumped_site(const std::vector<report::FaultSite>& sites) {
+  if (const auto* s = exception_site(sites)) return s;
+  for (const auto& s : sites)
+    if (s.unreadable.empty() && !s.kernel.empty()) return &s;
+  return nullptr;
+}
+
 taxonomy::ErrorClass site_error_class(const report::FaultSite& s) {
   using taxonomy::ErrorClass;
   // The exception words of coredump/exception_kind.cpp (CUDBGException_t).
   const auto& id = s.exception_id;
+  if (s.exception.empty()) return ErrorClass::launch_failure;
   if (id == "warp_misaligned_address" || id == "lane_misaligned_address") return ErrorClass::misaligned;
   if (id == "warp_assert") return ErrorClass::device_assert;
   if (id == "warp_illegal_instruction" || id == "warp_invalid_pc") return ErrorClass::illegal_instruction;
@@ -27,6 +35,7 @@ const taxonomy::ErrorEntry* site_runtime_error(const report::FaultSite& s) {
     case taxonomy::ErrorClass::device_assert: return taxonomy::find_by_name("cudaErrorAssert");
     case taxonomy::ErrorClass::memory_fault: return taxonomy::find_by_name("cudaErrorIllegalAddress");
     case taxonomy::ErrorClass::illegal_instruction: return taxonomy::find_by_name("cudaErrorIllegalInstruction");
+    case taxonomy::ErrorClass::launch_failure: return taxonomy::find_by_name("cudaErrorLaunchFailure");
     default: return nullptr;
   }
 }
@@ -43,7 +52,9 @@ report::ErrorInfo site_error_info(const report::FaultSite& s) {
   } else {
     e.name = s.exception;
   }
-  e.message = "GPU core dump: " + report::site_line(s) + "; the driver then ended the process";
+  e.message = (s.exception.empty() ? "GPU core dump written at an exception it does not name (a trap's): "
+                                   : "GPU core dump: ") +
+              report::site_line(s) + "; the driver then ended the process";
   return e;
 }
 

@@ -13,13 +13,19 @@ namespace cudadiag::evidence {
 // The first readable site that records an exception (a dump taken on request records none).
 const report::FaultSite* exception_site(const std::vector<report::FaultSite>& sites);
 
+// The site that says why a process the driver ended wrote its dump: the exception site,
+// else the first readable site naming a kernel (a dump written at an exception it does
+// not name: a trap's, seen on an H100 with driver 580.159.04). nullptr when neither.
+const report::FaultSite* dumped_site(const std::vector<report::FaultSite>& sites);
+
 // Taxonomy class of a dump's exception: memory_fault, misaligned, device_assert,
 // illegal_instruction, unknown.
 taxonomy::ErrorClass site_error_class(const report::FaultSite& s);
 
 // The runtime error a program sees after such an exception (cudaErrorIllegalAddress,
-// cudaErrorMisalignedAddress, cudaErrorAssert, cudaErrorIllegalInstruction); nullptr for
-// an exception of no known class.
+// cudaErrorMisalignedAddress, cudaErrorAssert, cudaErrorIllegalInstruction; for a dump
+// naming no exception, the unspecified launch failure a trap gives); nullptr for an
+// exception of no known class.
 const taxonomy::ErrorEntry* site_runtime_error(const report::FaultSite& s);
 
 // The error of a case whose child the driver ended after writing the dump: the runtime

@@ -58,7 +58,7 @@ std::string waiting_line(const FaultSite& s) {
 std::string site_line(const FaultSite& s) {
   if (!s.unreadable.empty()) return "unreadable dump: " + s.unreadable;
   if (s.exception.empty()) {
-    std::string h = "no exception recorded (a dump taken on request)";
+    std::string h = "no exception recorded (a dump taken on request, or at a trap)";
     if (!s.waiting.empty()) h += ": warps wait in " + waiting_line(s);
     else if (!s.kernel.empty()) h += ": " + s.kernel + where(s.file, s.line);
     return h;

@@ -295,7 +295,7 @@ struct Executor::Impl {
   // crash on its own, its kernel raised the exception the dump records.
   static void prove_by_dump(report::Result& r) {
     if (r.outcome != Outcome::crashed && r.outcome != Outcome::no_result) return;
-    const report::FaultSite* site = evidence::exception_site(r.fault_sites);
+    const report::FaultSite* site = evidence::dumped_site(r.fault_sites);
     if (!site) return;
     r.outcome = Outcome::cuda_error;
     r.error = evidence::site_error_info(*site);

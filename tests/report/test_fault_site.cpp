@@ -67,7 +67,7 @@ TEST_CASE("fault site: one line names kernel, line, thread, the byte and where i
   hang.waiting.push_back({"wait_flag(int volatile*)", "wait_flag(int volatile*)", 0x70, "hang.cu", 4, 3, 96});
   hang.waiting.push_back({"wait_flag(int volatile*)", "wait_flag(int volatile*)", 0x80, "hang.cu", 5, 1, 32});
   CHECK(report::site_line(hang) ==
-        "no exception recorded (a dump taken on request): warps wait in wait_flag(int volatile*) at hang.cu:4 (3 of 4 "
+        "no exception recorded (a dump taken on request, or at a trap): warps wait in wait_flag(int volatile*) at hang.cu:4 (3 of 4 "
         "warps there)");
 }
 
