@@ -143,10 +143,21 @@ for rung, i in runs:
         f = rep["run"]["fence"]
         print(f"  {name}: fence {f.get('fenced')}/{f.get('allocations')} allocations fenced, "
               f"{f.get('launches')} launches, effective={f.get('effective')}")
-distinct = sorted(set(v for v in losses.values() if v))
-print(f"\n== gpt_loop final loss: {distinct[0] if len(distinct) == 1 and None not in losses.values() else losses}")
-if len(distinct) != 1 or None in losses.values():
-    problems.append("gpt_loop: the final loss differs between runs (or is missing)")
+# bf16 SDPA's backward is not deterministic: native runs differ among themselves in the
+# 4th digit (H100: 0.0833002 and 0.0833490). A rung must stay within the spread native
+# shows, widened to 1% of the loss.
+values = {k: float(v) for k, v in losses.items() if v}
+native_values = [v for k, v in values.items() if ".native." in k]
+print(f"\n== gpt_loop final loss: {losses}")
+if None in losses.values() or not native_values:
+    problems.append("gpt_loop: a final loss is missing")
+else:
+    lo, hi = min(native_values), max(native_values)
+    slack = max(hi - lo, 0.01 * abs(sum(native_values) / len(native_values)))
+    off = {k: v for k, v in values.items() if v < lo - slack or v > hi + slack}
+    print(f"  native spread {lo:.7f}..{hi:.7f}, allowed +-{slack:.7f}: {'every rung within' if not off else off}")
+    if off:
+        problems.append(f"gpt_loop: the final loss moved beyond native's spread: {off}")
 print(f"\n== bench-run: gpt_loop.py (6 layers, d=768, seq 512, bf16, SDPA, AdamW, 30 steps), "
       f"median of {rounds} interleaved runs (memcheck: 1)")
 print(f"  {'rung':10} {'wall s':>8} {'x native':>9} {'loop s':>8} {'x native':>9}")
