@@ -18,55 +18,22 @@
 #include "report/redact.h"
 #include "report/render.h"
 #include "sample_report.h"
+#include "tests/support/golden.h"
 
 using namespace cudadiag;
 namespace fs = std::filesystem;
 
 namespace {
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-void check_or_update(const fs::path& golden, const std::string& got) {
-  INFO(golden.string());
-  if (std::getenv("CUDADIAG_UPDATE_GOLDEN")) {
-    std::ofstream out(golden, std::ios::binary);
-    out << got;
-    REQUIRE(out.good());
-    return;
-  }
-  REQUIRE(fs::exists(golden));
-  const std::string want = slurp(golden);
-  if (want != got) {
-    // The first differing line, for a readable failure.
-    std::istringstream a(want), b(got);
-    std::string la, lb;
-    int line = 0;
-    while (true) {
-      ++line;
-      const bool ga = static_cast<bool>(std::getline(a, la)), gb = static_cast<bool>(std::getline(b, lb));
-      if (!ga && !gb) break;
-      if (!ga || !gb || la != lb) {
-        INFO("line " << line << "\nrecorded: " << la << "\nnow:      " << lb);
-        CHECK(want == got);
-        return;
-      }
-    }
-  }
-  CHECK(want == got);
-}
+using test::check_golden;
 
 void check_outputs(const report::Report& r, const fs::path& dir, const std::string& stem) {
-  check_or_update(dir / (stem + ".out.json"), report::dump_json(report::to_json(r), 2) + "\n");
-  check_or_update(dir / (stem + ".out.txt"), report::render(r, report::Format::text, false));
-  check_or_update(dir / (stem + ".out.md"), report::render(r, report::Format::md));
+  check_golden(dir / (stem + ".out.json"), report::dump_json(report::to_json(r), 2) + "\n");
+  check_golden(dir / (stem + ".out.txt"), report::render(r, report::Format::text, false));
+  check_golden(dir / (stem + ".out.md"), report::render(r, report::Format::md));
   report::Report redacted = r;
   report::redact(redacted, report::RedactionInputs{{{"TOKEN", "s3cret-value"}}});
-  check_or_update(dir / (stem + ".redacted.json"), report::dump_json(report::to_json(redacted), 2) + "\n");
+  check_golden(dir / (stem + ".redacted.json"), report::dump_json(report::to_json(redacted), 2) + "\n");
 }
 
 const fs::path kData = fs::path(CUDADIAG_SOURCE_DIR) / "tests/report/data";

@@ -12,6 +12,7 @@
 #include "report/render.h"
 #include "run/to_result.h"
 #include "run_fixtures.h"
+#include "tests/support/golden.h"
 
 using namespace cudadiag;
 using namespace cudadiag::run;
@@ -22,20 +23,7 @@ namespace {
 
 const fs::path kGolden = fs::path(CUDADIAG_SOURCE_DIR) / "tests/run/data/golden";
 
-void check_or_update(const fs::path& golden, const std::string& got) {
-  INFO(golden.string());
-  if (std::getenv("CUDADIAG_UPDATE_GOLDEN")) {
-    std::ofstream out(golden, std::ios::binary);
-    out << got;
-    REQUIRE(out.good());
-    return;
-  }
-  std::ifstream in(golden, std::ios::binary);
-  REQUIRE(in.good());
-  std::stringstream ss;
-  ss << in.rdbuf();
-  CHECK(ss.str() == got);
-}
+using test::check_golden;
 
 // A report around the results with fixed session members (no clock, no host).
 report::Report fixed_report(std::vector<report::Result> results) {
@@ -94,9 +82,9 @@ TEST_CASE("golden: run's results write and render as recorded", "[golden]") {
   }
   for (auto& r : results) r.duration_ms = 12.5;  // the fixtures' wall time is not recorded
   const auto rep = fixed_report(std::move(results));
-  check_or_update(kGolden / "run.out.json", report::dump_json(report::to_json(rep), 2) + "\n");
-  check_or_update(kGolden / "run.out.txt", report::render(rep, report::Format::text, false));
-  check_or_update(kGolden / "run.out.md", report::render(rep, report::Format::md));
+  check_golden(kGolden / "run.out.json", report::dump_json(report::to_json(rep), 2) + "\n");
+  check_golden(kGolden / "run.out.txt", report::render(rep, report::Format::text, false));
+  check_golden(kGolden / "run.out.md", report::render(rep, report::Format::md));
   // Read back: the same document again.
   const auto back = report::report_from_json(report::to_json(rep), "run golden");
   CHECK(report::dump_json(report::to_json(back), 2) + "\n" == report::dump_json(report::to_json(rep), 2) + "\n");
