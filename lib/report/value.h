@@ -23,9 +23,15 @@ class Fields {
  public:
   Fields() = default;
   Fields(std::initializer_list<Member> members);
+  // Defined below, once Member is complete: std::vector<Member> needs it (clang checks).
+  ~Fields();
+  Fields(const Fields&);
+  Fields(Fields&&) noexcept;
+  Fields& operator=(const Fields&);
+  Fields& operator=(Fields&&) noexcept;
 
-  bool empty() const { return items_.empty(); }
-  std::size_t size() const { return items_.size(); }
+  bool empty() const;
+  std::size_t size() const;
   const std::vector<Member>& items() const { return items_; }
 
   bool contains(std::string_view name) const { return find(name) != nullptr; }
@@ -69,7 +75,7 @@ class Value {
   Value(std::string s) : data_(std::move(s)) {}
   Value(const char* s) : data_(std::string(s)) {}
   Value(List l) : data_(std::move(l)) {}
-  Value(Fields f) : data_(std::move(f)) {}
+  Value(Fields f);
 
   Kind kind() const { return static_cast<Kind>(data_.index()); }
   bool is_null() const { return kind() == Kind::null; }
@@ -97,6 +103,15 @@ struct Member {
   Value value;
   bool operator==(const Member& o) const { return name == o.name && value == o.value; }
 };
+
+inline Fields::~Fields() = default;
+inline Fields::Fields(const Fields&) = default;
+inline Fields::Fields(Fields&&) noexcept = default;
+inline Fields& Fields::operator=(const Fields&) = default;
+inline Fields& Fields::operator=(Fields&&) noexcept = default;
+inline bool Fields::empty() const { return items_.empty(); }
+inline std::size_t Fields::size() const { return items_.size(); }
+inline Value::Value(Fields f) : data_(std::move(f)) {}
 
 // The JSON edge: an object becomes Fields, an array a list, every scalar its type.
 Value value_from_json(const nlohmann::ordered_json& j);
