@@ -98,7 +98,7 @@ size_t device_smem_limit(const json& devices) {
 
 std::string render_with_sweep(report::Report& r, const CommonOptions& common) {
   const auto format = report::parse_format(common.format);
-  if (common.redact) report::redact(r);
+  if (common.redact) report::redact(r, redaction_inputs(common));
   std::string text = report::render(r, format, use_color(common));
   if (format != report::Format::json && r.extra.contains("sweep")) {
     const bool md = format == report::Format::md;
