@@ -62,6 +62,11 @@ std::vector<DeviceTarget> select_devices(const host::HostFacts& facts, const std
   return out;
 }
 
+std::map<std::string, std::string> job_binding_env() {
+  const auto b = host::device_binding_from_environment();
+  return b.restricts() ? host::binding_env(b) : std::map<std::string, std::string>{};
+}
+
 int default_jobs(size_t devices, unsigned cpus) {
   const size_t per_gpu = 8 * std::max<size_t>(1, devices);
   return static_cast<int>(std::max<size_t>(1, std::min<size_t>(std::max(1u, cpus), per_gpu)));

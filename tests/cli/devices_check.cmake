@@ -4,6 +4,7 @@
 #   nvml_missing  the driver's devices are listed; NVML's absence is one note
 #   cvd_index / cvd_uuid / slurm   the job's binding narrows what is tested: the report
 #                 names the visible device, every child gets the job's own entry
+#   slurm_single  a one-case command's child gets a Slurm job's GPUs too
 # Needs BIN, FAKE_DIR, WORK, SCENARIO. A real driver on the machine: SKIPPED.
 cmake_policy(SET CMP0054 NEW)  # "no_driver" below is a string, not the variable
 set(case_glob "fault.oob-write")
@@ -85,6 +86,19 @@ if(SCENARIO STREQUAL "nvml_missing")
   if(NOT env_text_out MATCHES "health +libnvidia-ml\\.so\\.1 not found: device health \\(temperature, ECC, Xid\\) not read")
     message(FATAL_ERROR "env's text does not carry the NVML note:\n${env_text_out}")
   endif()
+  return()
+endif()
+
+if(SCENARIO STREQUAL "slurm_single")
+  # A one-case command under a Slurm binding: its child sees the job's GPU.
+  run(fault ENV ${fake_env} SLURM_STEP_GPUS=1 ARGS fault fault.oob-write -q)
+  file(STRINGS ${log} lines)
+  if(NOT lines)
+    message(FATAL_ERROR "the case child never called cuInit:\n${fault_out}")
+  endif()
+  foreach(line IN LISTS lines)
+    expect_eq("the case child's binding at cuInit" "${line}" "CUDA_VISIBLE_DEVICES=1 CUDA_DEVICE_ORDER=PCI_BUS_ID")
+  endforeach()
   return()
 endif()
 

@@ -2,6 +2,7 @@
 // probe's list under the job's binding, merged with NVML), and what pins each child.
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
 #include <map>
 
 #include "host/host_facts.h"
@@ -120,4 +121,18 @@ TEST_CASE("devices: a Slurm binding pins children by its PCI-order indices; no b
   REQUIRE(all.size() == 1);
   CHECK(suite::child_env(profile, 0, all).at("CUDA_VISIBLE_DEVICES") == "GPU-3");
   CHECK(suite::child_env(profile, 0, all).at("CUDA_DEVICE_ORDER") == "PCI_BUS_ID");
+}
+
+TEST_CASE("devices: a one-case command's child gets a Slurm binding, nothing over CUDA_VISIBLE_DEVICES", "[devices]") {
+  const char* saved_cvd = std::getenv("CUDA_VISIBLE_DEVICES");
+  const std::string cvd = saved_cvd ? saved_cvd : "";
+  ::unsetenv("CUDA_VISIBLE_DEVICES");
+  ::setenv("SLURM_STEP_GPUS", "2", 1);
+  CHECK(suite::job_binding_env() ==
+        std::map<std::string, std::string>{{"CUDA_DEVICE_ORDER", "PCI_BUS_ID"}, {"CUDA_VISIBLE_DEVICES", "2"}});
+  ::setenv("CUDA_VISIBLE_DEVICES", "GPU-5", 1);
+  CHECK(suite::job_binding_env().empty());
+  ::unsetenv("SLURM_STEP_GPUS");
+  if (saved_cvd) ::setenv("CUDA_VISIBLE_DEVICES", cvd.c_str(), 1);
+  else ::unsetenv("CUDA_VISIBLE_DEVICES");
 }
