@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "host/driver_probe.h"
 #include "runner/case_protocol.h"
 #include "commands.h"
 #include "util/interrupt.h"
@@ -157,11 +158,16 @@ void set_probe_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(kProbeCudaCommand, "");  // empty description: hidden
   cmd->group("");
   cmd->callback([] { set_exit_code(run_probe_child()); });
+  auto* driver = app.add_subcommand(host::kProbeDriverCommand, "");  // hidden, like the above
+  driver->group("");
+  driver->callback([] { set_exit_code(host::write_driver_probe_answer()); });
 }
 
-host::ProbeSummary run_cuda_probe(const std::string& self_exe, std::chrono::milliseconds deadline) {
+host::ProbeSummary run_cuda_probe(const std::string& self_exe, std::chrono::milliseconds deadline,
+                                  const std::map<std::string, std::string>& env_set) {
   runner::ChildSpec spec;
   spec.argv = {self_exe, kProbeCudaCommand};
+  spec.env_set = env_set;
   spec.deadline = deadline;
   spec.result_fd_env = runner::kResultFdEnv;
   spec.label = "cuda-probe";

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include <chrono>
+#include <map>
 #include <string>
 
 #include "host/cuda_probe.h"
@@ -12,11 +13,14 @@ namespace cudadiag::app {
 
 inline constexpr const char* kProbeCudaCommand = "__probe-cuda";
 
-// Registers the hidden child subcommand.
+// Registers the hidden child subcommands: this one, and host::kProbeDriverCommand (the
+// driver's device list, host/driver_probe.h).
 void set_probe_command(CLI::App& app);
 
 // Spawns `self_exe __probe-cuda` and reads its answer. Never throws for anything the
 // child does: a crash, a timeout or a missing answer is a "probe_failed" summary.
-host::ProbeSummary run_cuda_probe(const std::string& self_exe, std::chrono::milliseconds deadline);
+// `env_set` is added to its environment (the job's device binding, host::binding_env).
+host::ProbeSummary run_cuda_probe(const std::string& self_exe, std::chrono::milliseconds deadline,
+                                  const std::map<std::string, std::string>& env_set = {});
 
 }  // namespace cudadiag::app

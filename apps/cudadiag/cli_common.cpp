@@ -49,7 +49,12 @@ void add_common_options(CLI::App* cmd, CommonOptions& opts) {
   cmd->add_flag("-v,--verbose", opts.verbose, "More detail on stderr (repeat for debug)");
   cmd->add_flag("--redact", opts.redact,
                 "Replace the hostname (long and short, any case), serials, UUIDs, PCI ids and run's --env values "
-                "with stable hashes, wherever they appear");
+                "with tokens, wherever they appear: keyed by the site key (--redact-key, CUDADIAG_REDACT_KEY_FILE, "
+                "CUDADIAG_REDACT_KEY) so reports of one key pair up, else random per report");
+  cmd->add_option("--redact-key", opts.redact_key_file,
+                  "File holding the site's redaction key (16 bytes or more, not readable by every user); implies "
+                  "--redact")
+      ->type_name("FILE");
   cmd->add_flag("--no-color", opts.no_color, "Never use colour (NO_COLOR is honoured too)");
   // Once the options are read, before the command's work: -o FILE.json / .md picks the
   // format unless --format was given, and an output path that cannot be written is an
@@ -58,6 +63,11 @@ void add_common_options(CLI::App* cmd, CommonOptions& opts) {
     if (format->count() == 0)
       if (const auto f = report::format_for_path(opts.output)) opts.format = std::string(report::to_string(*f));
     check_output_path(opts.output);
+    if (!opts.redact_key_file.empty()) opts.redact = true;
+    if (opts.redact)
+      opts.redaction = report::redaction_tokens(opts.redact_key_file, [](const char* name) {
+        return static_cast<const char*>(std::getenv(name));
+      });
   });
 }
 
@@ -169,10 +179,15 @@ void mark_interrupted(report::Report& r) {
   evidence::record_interruption(r, true, "interrupted by " + runner::signal_name(stop_signal()) + ": results so far only");
 }
 
+report::RedactionInputs redaction_inputs(const CommonOptions& opts, report::RedactionInputs secrets) {
+  secrets.tokens = opts.redaction;
+  return secrets;
+}
+
 void emit_report(report::Report& r, const CommonOptions& opts, const report::RedactionInputs& secrets) {
   mark_interrupted(r);
   const auto format = report::parse_format(opts.format);
-  if (opts.redact) report::redact(r, secrets);
+  if (opts.redact) report::redact(r, redaction_inputs(opts, secrets));
   emit_text(report::render(r, format, use_color(opts)), opts);
 }
 

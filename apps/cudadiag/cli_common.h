@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -19,7 +20,10 @@ struct CommonOptions {
   bool quiet = false;
   int verbose = 0;
   bool redact = false;
+  std::string redact_key_file;  // --redact-key FILE (implies --redact)
   bool no_color = false;
+  // With --redact: how tokens are made, read before any work (a bad key is exit 2).
+  std::shared_ptr<const report::RedactionTokens> redaction;
 };
 
 // Global state set up by main(): argv and the options of the subcommand being run.
@@ -31,7 +35,7 @@ struct Invocation {
 const Invocation& invocation();
 void set_invocation(Invocation inv);
 
-// Adds --format, -o/--output, -q, -v, --redact, --no-color to a subcommand.
+// Adds --format, -o/--output, -q, -v, --redact, --redact-key, --no-color to a subcommand.
 void add_common_options(CLI::App* cmd, CommonOptions& opts);
 
 // --allocator NAME (pool, direct, fence-back, fence-front; "fence" means fence-back),
@@ -70,6 +74,10 @@ void mark_interrupted(report::Report& r);
 // cannot name by itself, such as run's --env values), validates nothing, and writes it to
 // -o atomically or to stdout.
 void emit_report(report::Report& r, const CommonOptions& opts, const report::RedactionInputs& secrets = {});
+
+// What report::redact needs for this command: the tokens of --redact-key or the
+// environment, and `secrets` (values the report cannot name by itself).
+report::RedactionInputs redaction_inputs(const CommonOptions& opts, report::RedactionInputs secrets = {});
 
 // Writes already-rendered text to -o (util/atomic_file.h says how) or to stdout.
 void emit_text(const std::string& text, const CommonOptions& opts);

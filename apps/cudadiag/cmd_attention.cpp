@@ -15,6 +15,7 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "report/redact.h"
+#include "suite/device_selection.h"
 #include "repeat/seeds.h"
 #include "report/render.h"
 #include "suite/executor.h"
@@ -98,7 +99,7 @@ size_t device_smem_limit(const json& devices) {
 
 std::string render_with_sweep(report::Report& r, const CommonOptions& common) {
   const auto format = report::parse_format(common.format);
-  if (common.redact) report::redact(r);
+  if (common.redact) report::redact(r, redaction_inputs(common));
   std::string text = report::render(r, format, use_color(common));
   if (format != report::Format::json && r.extra.contains("sweep")) {
     const bool md = format == report::Format::md;
@@ -132,6 +133,7 @@ void run_attention(AttentionOptions& o) {
   r.environment = report::capture_environment(inv.envp);
   auto settings = std::make_shared<suite::ChildSettings>();
   if (o.blocking) settings->env_set["CUDA_LAUNCH_BLOCKING"] = "1";
+  settings->env_set.merge(suite::job_binding_env());
   settings->profile = o.blocking ? "blocking" : "default";
   settings->deadline = std::chrono::milliseconds(static_cast<long long>(o.timeout_s * 1000));
 

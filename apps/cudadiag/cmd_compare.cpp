@@ -65,7 +65,7 @@ void run_compare(const CompareCommandOptions& opts) {
   auto r = compare::comparison_report(comparison, options, invocation().argv);
   spdlog::debug("built the report in {:.2f} s", clock.lap());
 
-  if (opts.common.redact) report::redact(r);
+  if (opts.common.redact) report::redact(r, redaction_inputs(opts.common));
   const auto format = report::parse_format(opts.common.format);
   std::string text;
   if (format == report::Format::json) {

@@ -1,7 +1,8 @@
 // `cudadiag env`: the host fingerprint people forget to attach to a bug report.
-// Host facts and NVML are read here (no CUDA); CUDA facts come from the
-// `__probe-cuda` child. On a host without a driver or device the report is still
-// complete and says which, and the exit code is 3.
+// Host facts, NVML and the driver's device list are gathered as every command does
+// (host/host_facts.h); CUDA runtime facts come from the `__probe-cuda` child, run only
+// when the driver lists a device. On a host without a driver or device the report is
+// still complete and says which, in every command's words, and the exit code is 3.
 #include <unistd.h>
 
 #include <cerrno>
@@ -16,8 +17,7 @@
 #include "evidence/cuda_start.h"
 #include "host/cuda_probe.h"
 #include "host/devices.h"
-#include "host/nvml.h"
-#include "host/system_info.h"
+#include "host/host_facts.h"
 #include "host/xid.h"
 #include "util/build_info.h"
 #include "util/errors.h"
@@ -57,12 +57,25 @@ json kernel_log_section(const EnvOptions& opts) {
   return j;
 }
 
-json driver_section(const json& nvml_snap, const host::ProbeSummary& probe) {
-  json d = nvml_snap.value("driver", json::object());
+json driver_section(const host::HostFacts& facts, const host::ProbeSummary& probe) {
+  json d = facts.driver;
   for (const auto& [k, v] : probe.driver.items()) d[k] = v;
   d["cuda_toolkit_built_with"] = build_info().cuda_toolkit;
-  d["nvml"] = nvml_snap.value("nvml", json::object());
   return d;
+}
+
+// The runtime probe runs only where the driver lists a device; otherwise the driver's
+// answer is the reason, in the words every command uses.
+host::ProbeSummary probe_cuda(const host::HostFacts& facts, const EnvOptions& opts) {
+  if (!facts.no_gpu_reason.empty()) {
+    host::ProbeSummary s;
+    s.status = facts.gpu_status;
+    s.reason = facts.no_gpu_reason;
+    return s;
+  }
+  spdlog::debug("running the CUDA probe child");
+  const auto deadline = std::chrono::milliseconds(static_cast<long long>(opts.probe_timeout_s * 1000));
+  return run_cuda_probe(invocation().self_exe, deadline, host::binding_env(facts.binding));
 }
 
 void set_verdict(report::Report& r, const host::ProbeSummary& probe, const json& kernel_log) {
@@ -98,20 +111,16 @@ void run_env(const EnvOptions& opts) {
   const auto& inv = invocation();
   auto r = report::new_report(inv.argv, "env");
 
-  r.host = host::host_json();
+  spdlog::debug("reading NVML and asking the CUDA driver");
+  const auto facts = host::gather_host_facts(inv.self_exe);
+  r.host = facts.host;
   const json kernel_log = kernel_log_section(opts);
   r.host["kernel_log"] = kernel_log;
+  const auto probe = probe_cuda(facts, opts);
 
-  spdlog::debug("reading NVML");
-  const json nvml_snap = host::nvml_snapshot();
-  spdlog::debug("running the CUDA probe child");
-  const auto deadline = std::chrono::milliseconds(static_cast<long long>(opts.probe_timeout_s * 1000));
-  const auto probe = run_cuda_probe(inv.self_exe, deadline);
-
-  r.driver = driver_section(nvml_snap, probe);
-  r.devices = host::merge_devices(nvml_snap.value("devices", json::array()), probe.devices);
-  // Several GPUs: how each pair is connected (PCIe path, NVLink), as NVML tells it.
-  if (nvml_snap.contains("topology")) r.host["gpu_topology"] = nvml_snap["topology"];
+  r.driver = driver_section(facts, probe);
+  r.devices = probe.ran ? host::merge_devices(facts.nvml_snapshot.value("devices", json::array()), probe.devices)
+                        : facts.devices;
   r.environment = report::capture_environment(inv.envp);
   r.gpu = {probe.ran, probe.reason};
   set_verdict(r, probe, kernel_log);

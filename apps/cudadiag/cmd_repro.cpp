@@ -124,9 +124,9 @@ void run_repro(const ReproOptions& opts) {
   popts.repeat_override = opts.repeat;
 
   const auto& inv = invocation();
-  const auto host_facts = host::gather_host_facts();
+  const auto host_facts = host::gather_host_facts(inv.self_exe);
   auto header = evidence::start_session_report({inv.argv, "repro", inv.envp, &host_facts});
-  popts.devices = suite::select_devices(host_facts.nvml_snapshot, opts.devices, &popts.no_gpu_reason);
+  popts.devices = suite::select_devices(host_facts, opts.devices, &popts.no_gpu_reason);
 
   suite::ReproFacts facts;
   for (const auto& p : suite::planned_profiles(s, popts)) facts.wants_sanitizer = facts.wants_sanitizer || p.sanitizer;
@@ -188,7 +188,7 @@ void set_repro_command(CLI::App& app) {
       ->check(integer_between(1, 1024));
   cmd->add_option("--repeat", opts->repeat, "Repeat every case N times (overrides the suite)")
       ->check(integer_between(1, 100000));
-  cmd->add_option("--devices", opts->devices, "GPUs to run on: all, or indices such as 0,2")->capture_default_str();
+  cmd->add_option("--devices", opts->devices, "GPUs to run on: all, or indices within the ones this job may use (CUDA_VISIBLE_DEVICES, Slurm), e.g. 0,2")->capture_default_str();
   cmd->add_option("--deadline-ms", opts->deadline_ms, "Deadline of a case without its own")
       ->check(integer_between(1, 3600000))
       ->capture_default_str();

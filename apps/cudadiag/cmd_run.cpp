@@ -122,7 +122,7 @@ void run_run(const RunCliOptions& o) {
   s.run.preload_path = preload.path();
 
   const auto& inv = invocation();
-  const auto host_facts = host::gather_host_facts();
+  const auto host_facts = host::gather_host_facts(inv.self_exe);
   auto header = evidence::start_session_report({inv.argv, "run", inv.envp, &host_facts});
   run::RunFacts facts;
   facts.no_gpu_reason = host_facts.no_gpu_reason;

@@ -13,6 +13,7 @@
 #include "commands.h"
 #include "report/render.h"
 #include "util/printable.h"
+#include "suite/device_selection.h"
 #include "suite/executor.h"
 #include "tma/descriptor.h"
 #include "tma/tma_check.h"
@@ -68,6 +69,7 @@ void run_on_device(std::vector<tma::Item>& items, const TmaOptions& o) {
     specs.push_back(std::move(s));
   }
   suite::ChildSettings settings;
+  settings.env_set = suite::job_binding_env();
   settings.deadline = std::chrono::milliseconds(static_cast<long long>(o.timeout_s * 1000));
   const auto results = suite::execute(specs, settings, invocation().self_exe, &stop_flag());
   for (size_t i = 0; i < results.size() && i < items.size(); ++i) items[i].device = results[i];

@@ -186,6 +186,32 @@ Comparison compare_reports(std::vector<LoadedReport>& reports, const CompareOpti
   return compare_digests(digest_reports(reports), options);
 }
 
+namespace {
+
+// Redacted reports whose tokens cannot be matched: different keys, random per-report
+// keys, or some redacted and some not. "" when every report's tokens compare.
+std::string token_note(const std::vector<ReportDigest>& reports) {
+  std::map<std::string, std::vector<std::string>> by_scheme;
+  for (const auto& r : reports) by_scheme[r.redaction].push_back(r.label);
+  const bool one_scheme = by_scheme.size() == 1;
+  if (one_scheme && by_scheme.begin()->first != "per_report") return "";
+  std::string parts;
+  for (const auto& [scheme, labels] : by_scheme) {
+    std::string who;
+    for (const auto& l : labels) who += (who.empty() ? "" : ", ") + l;
+    const std::string what = scheme.empty()              ? "not redacted"
+                             : scheme == "per_report"    ? "random tokens per report"
+                             : scheme == "unkeyed"       ? "unkeyed hashes (an older cudadiag)"
+                                                         : "key id " + scheme.substr(scheme.find(' ') + 1);
+    parts += (parts.empty() ? "" : "; ") + what + ": " + who;
+  }
+  return "redacted values are not comparable across these reports (" + parts +
+         "): a host or GPU has a different token in each, so name-based rows differ; redact with one site key "
+         "(--redact-key) to pair them";
+}
+
+}  // namespace
+
 Comparison compare_digests(ReportSet set, const CompareOptions& options) {
   if (set.reports.size() < 2) throw std::invalid_argument("compare_digests: needs two or more reports");
   Comparison c;
@@ -197,6 +223,7 @@ Comparison compare_digests(ReportSet set, const CompareOptions& options) {
     c.labels.push_back(r.label);
     c.notes.insert(c.notes.end(), r.notes.begin(), r.notes.end());
   }
+  if (const auto note = token_note(reports); !note.empty()) c.notes.push_back(note);
   c.environment = environment_rows(reports, c.set.tables->env_rows, c.set.tables->strings);
   c.pairing = pair_results(reports);
   c.outcomes = diff_outcomes(c.pairing, c.labels, options);

@@ -55,6 +55,10 @@ struct ReportDigest {
   std::string label;  // short unique host label (label_digests)
   std::vector<std::string> notes;
   Text hostname = nullptr;
+  // How its identifying values were redacted: "" (not redacted), "keyed <key id>",
+  // "per_report", "unkeyed" (before tokens were keyed). Tokens of two reports compare
+  // only under one key.
+  std::string redaction;
   Text schema_version = nullptr;
   Text command = nullptr;  // invocation.command
   Text verdict = nullptr;  // the report's own verdict.status

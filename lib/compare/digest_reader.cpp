@@ -24,7 +24,8 @@ using namespace std::string_view_literals;
 // The top-level sections a comparison reads; the rest (summary, comparison, ...) is skipped.
 const std::set<std::string, std::less<>>& head_sections() {
   static const std::set<std::string, std::less<>> keys = {
-      "schema_version", "tool", "invocation", "host", "driver", "devices", "environment", "gpu", "suite", "verdict"};
+      "schema_version", "tool", "invocation", "host", "driver", "devices", "environment", "gpu", "suite", "verdict",
+      "redaction"};
   return keys;
 }
 
@@ -33,6 +34,16 @@ const std::map<std::string, std::vector<std::string_view>, std::less<>>& kept_me
   static const std::map<std::string, std::vector<std::string_view>, std::less<>> keep = {
       {"suite", {"name"}}, {"invocation", {"command"}}, {"verdict", {"status"}}};
   return keep;
+}
+
+// How the report's identifying values were redacted, as ReportDigest::redaction says.
+std::string redaction_scheme(const report::json& head) {
+  if (!head.contains("redaction") || !head["redaction"].is_object()) return "";
+  const auto& r = head["redaction"];
+  const std::string mode = r.contains("mode") && r["mode"].is_string() ? r["mode"].get<std::string>() : "";
+  if (mode == "keyed") return "keyed " + (r.contains("key_id") && r["key_id"].is_string() ? r["key_id"].get<std::string>() : "?");
+  if (mode == "per_report") return "per_report";
+  return "unkeyed";
 }
 
 // The one place compare reads an outcome string: what the outcome means for a
@@ -380,6 +391,7 @@ class DigestReader {
                  : nullptr;
     };
     out.hostname = text_at(head_["host"], "hostname");
+    out.redaction = redaction_scheme(head_);
     out.schema_version = text_at(head_, "schema_version");
     out.command = head_.contains("invocation") ? text_at(head_["invocation"], "command") : nullptr;
     out.verdict = head_.contains("verdict") ? text_at(head_["verdict"], "status") : nullptr;

@@ -1,10 +1,12 @@
 #pragma once
 // What a command knows of this host before it runs anything, gathered once: the host
-// fingerprint, the NVML snapshot (driver, devices, topology), the device views merged
-// from it, and whether NVML gives the GPU part anything to run on. The parent never
-// calls CUDA: the devices are NVML's.
+// fingerprint, the job's device binding, the GPUs the CUDA driver lets this job use (the
+// `__probe-driver` child: the parent never initialises CUDA), the NVML snapshot (driver,
+// health, topology), the device views merged from both, and why the GPU part cannot run
+// or NVML is missing, in the words every command uses.
 #include <string>
 
+#include "host/device_binding.h"
 #include "report/report.h"
 
 namespace cudadiag::host {
@@ -12,19 +14,28 @@ namespace cudadiag::host {
 struct HostFacts {
   report::json host = report::json::object();           // host_json(), and gpu_topology with several GPUs
   report::json nvml_snapshot = report::json::object();  // nvml_snapshot()
-  report::json driver = report::json::object();         // NVML's driver section with NVML's own status
-  report::json devices = report::json::array();         // merge_devices() of NVML's devices
-  std::string no_gpu_reason;                            // "" when NVML lists a device
+  report::json cuda_driver = report::json::object();    // the driver probe's snapshot (host/cuda_driver.h)
+  DeviceBinding binding;                                // the devices the job was given
+  // NVML's driver section, with libcuda {available, library, status, reason, detail, version},
+  // nvml {available, reason, detail} and device_binding {source, value} | null.
+  report::json driver = report::json::object();
+  report::json devices = report::json::array();         // merge_devices(NVML's, the driver's)
+  std::string gpu_status = "ok";                        // ok | no_driver | no_device | cuda_error | probe_failed
+  std::string no_gpu_reason;                            // "" when the driver lists a device
+  std::string nvml_note;                                // "" when NVML answered
 };
 
-// Why NVML gives nothing to run on ("no NVIDIA driver: ...", "no NVIDIA GPU found by
-// NVML"); "" when it lists a device.
-std::string no_gpu_reason(const report::json& nvml_snapshot);
+// "libnvidia-ml.so.1 not found: device health (temperature, ECC, Xid) not read", or
+// why NVML did not answer; "" when it did.
+std::string nvml_missing_note(const report::json& nvml_snapshot);
 
-// The facts from a fingerprint and a snapshot (pure: tests give both).
-HostFacts host_facts_from(report::json host, report::json nvml_snapshot);
+// The facts from a fingerprint, an NVML snapshot, a driver snapshot and the binding
+// (pure: tests give all four).
+HostFacts host_facts_from(report::json host, report::json nvml_snapshot, report::json cuda_driver,
+                          DeviceBinding binding);
 
-// host_json() and nvml_snapshot() of this machine.
-HostFacts gather_host_facts();
+// This machine: host_json(), nvml_snapshot() and the driver probe child of `self_exe`
+// under this process's binding.
+HostFacts gather_host_facts(const std::string& self_exe);
 
 }  // namespace cudadiag::host

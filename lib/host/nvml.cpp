@@ -7,17 +7,12 @@
 #include <string>
 #include <vector>
 
+#include "host/dl_symbols.h"
+
 namespace cudadiag::host::nvml {
 namespace {
 
 using report::json;
-
-template <typename Fn>
-void resolve(void* lib, const char* name, Fn& fn) {
-  void* sym = ::dlsym(lib, name);
-  static_assert(sizeof(fn) == sizeof(sym));
-  if (sym) std::memcpy(&fn, &sym, sizeof fn);  // object -> function pointer without a cast warning
-}
 
 // Names of nvmlReturn_t values, for drivers whose library lacks nvmlErrorString.
 const char* fallback_error_name(Return rc) {
@@ -311,32 +306,32 @@ bool load(Api& api, std::string& reason, const std::string& library) {
     reason = e ? e : (library + ": cannot be loaded");
     return false;
   }
-  resolve(lib, "nvmlInit_v2", api.init_v2);
-  resolve(lib, "nvmlShutdown", api.shutdown);
-  resolve(lib, "nvmlErrorString", api.error_string);
-  resolve(lib, "nvmlSystemGetDriverVersion", api.system_get_driver_version);
-  resolve(lib, "nvmlSystemGetCudaDriverVersion_v2", api.system_get_cuda_driver_version_v2);
-  resolve(lib, "nvmlDeviceGetCount_v2", api.device_get_count_v2);
-  resolve(lib, "nvmlDeviceGetHandleByIndex_v2", api.device_get_handle_by_index_v2);
-  resolve(lib, "nvmlDeviceGetName", api.device_get_name);
-  resolve(lib, "nvmlDeviceGetUUID", api.device_get_uuid);
-  resolve(lib, "nvmlDeviceGetSerial", api.device_get_serial);
-  resolve(lib, "nvmlDeviceGetVbiosVersion", api.device_get_vbios_version);
-  resolve(lib, "nvmlDeviceGetPciInfo_v3", api.device_get_pci_info_v3);
-  resolve(lib, "nvmlDeviceGetEccMode", api.device_get_ecc_mode);
-  resolve(lib, "nvmlDeviceGetTotalEccErrors", api.device_get_total_ecc_errors);
-  resolve(lib, "nvmlDeviceGetRetiredPages", api.device_get_retired_pages);
-  resolve(lib, "nvmlDeviceGetRemappedRows", api.device_get_remapped_rows);
-  resolve(lib, "nvmlDeviceGetPersistenceMode", api.device_get_persistence_mode);
-  resolve(lib, "nvmlDeviceGetMigMode", api.device_get_mig_mode);
-  resolve(lib, "nvmlDeviceGetComputeMode", api.device_get_compute_mode);
-  resolve(lib, "nvmlDeviceGetClockInfo", api.device_get_clock_info);
-  resolve(lib, "nvmlDeviceGetTemperature", api.device_get_temperature);
-  resolve(lib, "nvmlDeviceGetPowerUsage", api.device_get_power_usage);
-  resolve(lib, "nvmlDeviceGetMemoryInfo", api.device_get_memory_info);
-  resolve(lib, "nvmlDeviceGetTopologyCommonAncestor", api.device_get_topology_common_ancestor);
-  resolve(lib, "nvmlDeviceGetP2PStatus", api.device_get_p2p_status);
-  resolve(lib, "nvmlDeviceGetNvLinkState", api.device_get_nvlink_state);
+  resolve_symbol(lib, "nvmlInit_v2", api.init_v2);
+  resolve_symbol(lib, "nvmlShutdown", api.shutdown);
+  resolve_symbol(lib, "nvmlErrorString", api.error_string);
+  resolve_symbol(lib, "nvmlSystemGetDriverVersion", api.system_get_driver_version);
+  resolve_symbol(lib, "nvmlSystemGetCudaDriverVersion_v2", api.system_get_cuda_driver_version_v2);
+  resolve_symbol(lib, "nvmlDeviceGetCount_v2", api.device_get_count_v2);
+  resolve_symbol(lib, "nvmlDeviceGetHandleByIndex_v2", api.device_get_handle_by_index_v2);
+  resolve_symbol(lib, "nvmlDeviceGetName", api.device_get_name);
+  resolve_symbol(lib, "nvmlDeviceGetUUID", api.device_get_uuid);
+  resolve_symbol(lib, "nvmlDeviceGetSerial", api.device_get_serial);
+  resolve_symbol(lib, "nvmlDeviceGetVbiosVersion", api.device_get_vbios_version);
+  resolve_symbol(lib, "nvmlDeviceGetPciInfo_v3", api.device_get_pci_info_v3);
+  resolve_symbol(lib, "nvmlDeviceGetEccMode", api.device_get_ecc_mode);
+  resolve_symbol(lib, "nvmlDeviceGetTotalEccErrors", api.device_get_total_ecc_errors);
+  resolve_symbol(lib, "nvmlDeviceGetRetiredPages", api.device_get_retired_pages);
+  resolve_symbol(lib, "nvmlDeviceGetRemappedRows", api.device_get_remapped_rows);
+  resolve_symbol(lib, "nvmlDeviceGetPersistenceMode", api.device_get_persistence_mode);
+  resolve_symbol(lib, "nvmlDeviceGetMigMode", api.device_get_mig_mode);
+  resolve_symbol(lib, "nvmlDeviceGetComputeMode", api.device_get_compute_mode);
+  resolve_symbol(lib, "nvmlDeviceGetClockInfo", api.device_get_clock_info);
+  resolve_symbol(lib, "nvmlDeviceGetTemperature", api.device_get_temperature);
+  resolve_symbol(lib, "nvmlDeviceGetPowerUsage", api.device_get_power_usage);
+  resolve_symbol(lib, "nvmlDeviceGetMemoryInfo", api.device_get_memory_info);
+  resolve_symbol(lib, "nvmlDeviceGetTopologyCommonAncestor", api.device_get_topology_common_ancestor);
+  resolve_symbol(lib, "nvmlDeviceGetP2PStatus", api.device_get_p2p_status);
+  resolve_symbol(lib, "nvmlDeviceGetNvLinkState", api.device_get_nvlink_state);
   return true;
 }
 

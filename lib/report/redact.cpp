@@ -1,4 +1,5 @@
-// --redact: identifying values become stable hashes. Two passes over the document (or
+// --redact: identifying values become tokens (report/redact_token.h: HMAC-SHA-256 under
+// the site's key, or a random key per report). Two passes over the document (or
 // the report, member by member, with no JSON form in between):
 //  1. fields that identify by name (hostname, uuid, serial, PCI bus ids, results[].device,
 //     and the environment section's values of the --env names) are hashed, and their
@@ -9,7 +10,7 @@
 //     not leak.
 // UUIDs are hashed lower-cased and PCI ids as domain:bus:device, so the NVML form
 // "00000000:3B:00.0", the CUDA form "0000:3b:00.0" and the Xid form "0000:3b:00" of
-// one GPU get the same hash, and redacted reports of one host still pair up.
+// one GPU get the same token, and under one key redacted reports of one host still pair up.
 //
 // Remembered values match in any letter case. A hostname (and its first label, what
 // `hostname -s` prints) matches as a whole word at any length: not glued to a letter or
@@ -21,7 +22,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdio>
 #include <map>
 #include <regex>
 #include <set>
@@ -30,7 +30,7 @@
 namespace cudadiag::report {
 namespace {
 
-constexpr const char* kPrefix = "redacted:";
+constexpr const char* kPrefix = kTokenPrefix;
 
 const std::regex& uuid_pattern() {
   static const std::regex re(
@@ -83,13 +83,14 @@ bool is_vocabulary_word(const std::string& s) {
   return parse_outcome(s) || parse_verdict_status(s) || profiles::parse_allocator(s);
 }
 
-// "redacted:" and 8 hex digits at s[i]: a hash already written, never matched again.
-constexpr size_t kHashLength = 17;
-bool hash_at(const std::string& s, size_t i) {
-  if (s.compare(i, 9, kPrefix) != 0 || i + kHashLength > s.size()) return false;
-  for (size_t k = i + 9; k < i + kHashLength; ++k)
-    if (!is_hex(s[k])) return false;
-  return true;
+// The length of a token already written at s[i] ("redacted:" and 8 or more hex digits:
+// reports of earlier versions had 8), never matched again; 0 when there is none.
+size_t token_at(const std::string& s, size_t i) {
+  const size_t prefix = std::char_traits<char>::length(kPrefix);
+  if (s.compare(i, prefix, kPrefix) != 0) return 0;
+  size_t k = i + prefix;
+  while (k < s.size() && is_hex(s[k])) ++k;
+  return k - i >= prefix + 8 ? k - i : 0;
 }
 
 bool matches(const std::string& s, size_t i, const RedactionContext::Literal& l) {
@@ -115,39 +116,28 @@ std::string replace_all(const std::string& text, const std::regex& re, Fn replac
   return out;
 }
 
-std::string scrub_patterns(const std::string& text) {
-  std::string s = replace_all(text, uuid_pattern(), [](const std::smatch& m, const std::string&) {
-    return redact_value(lower(m.str()));
+std::string scrub_patterns(const std::string& text, const RedactionTokens& tokens) {
+  std::string s = replace_all(text, uuid_pattern(), [&tokens](const std::smatch& m, const std::string&) {
+    return tokens.token(lower(m.str()));
   });
-  return replace_all(s, pci_pattern(), [](const std::smatch& m, const std::string& whole) -> std::string {
+  return replace_all(s, pci_pattern(), [&tokens](const std::smatch& m, const std::string& whole) -> std::string {
     // Only a whole token: not glued to more hex digits or colons on either side.
     const auto begin = static_cast<size_t>(m.position(0));
     const size_t end = begin + static_cast<size_t>(m.length(0));
     const bool glued_before = begin > 0 && is_hex(whole[begin - 1]);
     const bool glued_after = end < whole.size() && (is_hex(whole[end]) || whole[end] == ':');
     if (glued_before || glued_after) return m.str();
-    return redact_value(canonical_pci(m));
+    return tokens.token(canonical_pci(m));
   });
 }
 
 }  // namespace
 
-std::string redact_value(const std::string& value) {
-  // FNV-1a 64: stable across hosts and runs.
-  unsigned long long h = 1469598103934665603ULL;
-  for (const unsigned char c : value) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%s%08llx", kPrefix, h & 0xffffffffULL);
-  return buf;
-}
-
-RedactionContext::RedactionContext(const RedactionInputs& inputs) : inputs_(inputs) {
+RedactionContext::RedactionContext(const RedactionInputs& inputs)
+    : inputs_(inputs), tokens_(inputs.tokens ? inputs.tokens : std::make_shared<const RedactionTokens>(RedactionTokens::per_report())) {
   for (const auto& [name, value] : inputs.env) {
     if (value.empty() || value.rfind(kPrefix, 0) == 0) continue;
-    const std::string hash = redact_value(value);
+    const std::string hash = tokens_->token(value);
     add_literal(name + "=" + value, name + "=" + hash, false);  // argv, an env dump: any length
     if (value.size() >= 4) add_literal(value, hash, false);
   }
@@ -205,7 +195,7 @@ void RedactionContext::remember_env_values(json& env) const {
   if (!env.is_object()) return;
   for (const auto& [name, value] : inputs_.env) {
     if (value.empty() || !env.contains(name) || env[name] != value) continue;
-    env[name] = redact_value(value);
+    env[name] = tokens_->token(value);
   }
 }
 
@@ -261,6 +251,8 @@ void RedactionContext::scrub(Fields& f) const {
 
 Redaction RedactionContext::covered() const {
   Redaction what;
+  what.mode = tokens_->mode();
+  what.key_id = tokens_->key_id();
   what.covers = {"hostname", "short hostname", "GPU UUIDs", "serials", "PCI ids"};
   if (!inputs_.env.empty()) what.covers.push_back("--env values (" + std::to_string(inputs_.env.size()) + ")");
   return what;
@@ -281,34 +273,34 @@ void RedactionContext::add_literal(const std::string& value, const std::string& 
 // The hostname and its first label, as whole words at any length.
 std::string RedactionContext::hash_hostname(const std::string& value) {
   if (value.empty() || value.rfind(kPrefix, 0) == 0) return value;
-  const std::string hash = redact_value(value);
+  const std::string hash = tokens_->token(value);
   add_literal(value, hash, true);
   const std::string short_name = value.substr(0, value.find('.'));
-  if (!short_name.empty() && short_name != value) add_literal(short_name, redact_value(short_name), true);
+  if (!short_name.empty() && short_name != value) add_literal(short_name, tokens_->token(short_name), true);
   return hash;
 }
 
 std::string RedactionContext::hash_and_remember(const std::string& value) {
   if (value.empty() || value.rfind(kPrefix, 0) == 0) return value;
   // Whole values that are UUIDs or PCI ids are hashed in their canonical form.
-  std::string scrubbed = scrub_patterns(value);
+  std::string scrubbed = scrub_patterns(value, *tokens_);
   if (scrubbed != value && scrubbed.rfind(kPrefix, 0) == 0 && scrubbed.find(' ') == std::string::npos)
     return scrubbed;
-  const std::string hash = redact_value(value);
+  const std::string hash = tokens_->token(value);
   if (value.size() >= 4) add_literal(value, hash, false);  // shorter ones would scrub ordinary words
   return hash;
 }
 
 std::string RedactionContext::scrub_text(const std::string& text, bool is_key) const {
-  std::string s = scrub_patterns(text);
+  std::string s = scrub_patterns(text, *tokens_);
   if (literals_.empty()) return s;
   const bool field_name = is_key && is_field_name(s);
   std::string out;
   out.reserve(s.size());
   for (size_t i = 0; i < s.size();) {
-    if (hash_at(s, i)) {
-      out.append(s, i, kHashLength);
-      i += kHashLength;
+    if (const size_t n = token_at(s, i)) {
+      out.append(s, i, n);
+      i += n;
       continue;
     }
     const Literal* hit = nullptr;

@@ -1,11 +1,13 @@
 #pragma once
 // --redact: replace identifying values (hostnames, serials, UUIDs, PCI bus ids, the
-// values given with run's --env) with stable hashes, so two redacted reports of the same
-// host still pair up.
+// values given with run's --env) with keyed tokens (report/redact_token.h): under one
+// site key, two redacted reports of the same host still pair up.
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "report/redact_token.h"
 #include "report/report.h"
 
 namespace cudadiag::report {
@@ -14,10 +16,9 @@ namespace cudadiag::report {
 struct RedactionInputs {
   // run's --env NAME=VALUE assignments: a VALUE may be a secret (a token, a password).
   std::vector<std::pair<std::string, std::string>> env;
+  // How tokens are made; null: a fresh random key for this redaction (per-report tokens).
+  std::shared_ptr<const RedactionTokens> tokens;
 };
-
-// Stable short hash of an identifying value, e.g. "redacted:3f9a1c2b".
-std::string redact_value(const std::string& value);
 
 // One redaction, in two passes over a document or a report:
 //  1. remember: fields that identify by name (hostname, uuid, serial, PCI bus ids, a
@@ -53,8 +54,10 @@ class RedactionContext {
   void scrub(Fields& f) const;
   void scrub(Value& v) const;
 
-  // What the redaction covers (report.redaction.covers).
+  // What the redaction covers (report.redaction.covers) and how its tokens were made.
   Redaction covered() const;
+  // The token of a value, as this redaction writes it.
+  std::string token(const std::string& value) const { return tokens_->token(value); }
 
   struct Literal {
     std::string folded;       // lower case: matched in any letter case
@@ -69,6 +72,7 @@ class RedactionContext {
   std::string scrub_text(const std::string& text, bool is_key) const;
 
   RedactionInputs inputs_;
+  std::shared_ptr<const RedactionTokens> tokens_;
   std::vector<Literal> literals_;
 };
 

@@ -151,6 +151,10 @@ std::vector<Fact> header(const Report& r) {
   }
   const std::string driver = driver_line(r.driver);
   if (!driver.empty()) out.push_back({"driver", driver});
+  // Without NVML the GPU part still runs, but nothing reads the devices' health.
+  if (r.driver.is_object() && r.driver.contains("nvml") && r.driver["nvml"].is_object() &&
+      !r.driver["nvml"].value("available", true))
+    if (const std::string why = str(r.driver["nvml"], "reason"); !why.empty()) out.push_back({"health", why});
   if (!r.gpu.ran) {
     const std::string reason = r.gpu.reason.value_or("");
     out.push_back({"gpu part", "did not run" + (reason.empty() ? "" : ": " + reason)});

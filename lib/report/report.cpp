@@ -274,7 +274,11 @@ json to_json(const Report& r) {
     if (c->fenced) cov["fenced"] = *c->fenced;
     j["verdict"]["coverage"] = std::move(cov);
   }
-  if (r.redaction) j["redaction"] = json{{"applied", r.redaction->applied}, {"covers", r.redaction->covers}};
+  if (r.redaction) {
+    j["redaction"] = json{{"applied", r.redaction->applied}, {"covers", r.redaction->covers}};
+    if (!r.redaction->mode.empty()) j["redaction"]["mode"] = r.redaction->mode;
+    if (!r.redaction->key_id.empty()) j["redaction"]["key_id"] = r.redaction->key_id;
+  }
   for (const auto& [k, v] : r.extra.items()) j[k] = v;
   return j;
 }
@@ -721,6 +725,8 @@ Report report_from_json(const json& j, const std::string& source) {
     Redaction red;
     if (const json* applied = rd.find(*v, "applied", "/redaction")) red.applied = rd.boolean(*applied, "/redaction/applied");
     if (const json* covers = rd.find(*v, "covers", "/redaction")) red.covers = rd.strings(*covers, "/redaction/covers");
+    if (const json* mode = rd.find(*v, "mode", "/redaction")) red.mode = rd.string(*mode, "/redaction/mode");
+    if (const json* id = rd.find(*v, "key_id", "/redaction")) red.key_id = rd.string(*id, "/redaction/key_id");
     r.redaction = std::move(red);
   }
   static const char* known[] = {"schema_version", "tool",    "invocation", "host",

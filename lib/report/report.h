@@ -224,11 +224,16 @@ struct Verdict {
   std::optional<VerdictCoverage> coverage;
 };
 
-// What --redact replaced by stable hashes ("redacted:xxxxxxxx"): the kinds of value,
+// What --redact replaced by tokens ("redacted:" and 16 hex digits): the kinds of value,
 // e.g. "hostname", "GPU UUIDs", "--env values (2)". Absent when the report is not redacted.
 struct Redaction {
   bool applied = true;
   std::vector<std::string> covers;
+  // How the tokens were made (report/redact_token.h): "keyed" (a site key, named by
+  // key_id) or "per_report" (a random key: tokens pair up within this report only);
+  // "" in reports written before tokens were keyed.
+  std::string mode;
+  std::string key_id;
 };
 
 // The cudadiag build that wrote the report.

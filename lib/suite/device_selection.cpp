@@ -4,26 +4,43 @@
 #include <cstdlib>
 #include <sstream>
 
-#include "host/host_facts.h"
+#include "host/cuda_driver.h"
+#include "host/device_binding.h"
 #include "util/errors.h"
 
 namespace cudadiag::suite {
 
 using report::json;
 
-std::vector<DeviceTarget> select_devices(const json& nvml_snap, const std::string& spec, std::string* no_gpu_reason) {
+namespace {
+
+std::string text(const json& obj, const char* key) {
+  return obj.is_object() && obj.contains(key) && obj[key].is_string() ? obj[key].get<std::string>() : std::string();
+}
+
+}  // namespace
+
+std::vector<DeviceTarget> select_devices(const host::HostFacts& facts, const std::string& spec,
+                                         std::string* no_gpu_reason) {
   std::vector<DeviceTarget> all;
-  const json devices = nvml_snap.is_object() ? nvml_snap.value("devices", json::array()) : json::array();
-  for (const auto& d : devices) {
-    if (!d.is_object()) continue;
-    DeviceTarget t;
-    t.index = d.contains("index") && d["index"].is_number_integer() ? d["index"].get<int>() : static_cast<int>(all.size());
-    t.uuid = d.contains("uuid") && d["uuid"].is_string() ? d["uuid"].get<std::string>() : "";
-    t.name = d.contains("name") && d["name"].is_string() ? d["name"].get<std::string>() : "";
-    all.push_back(t);
+  if (facts.no_gpu_reason.empty() && facts.devices.is_array()) {
+    size_t visible = 0;
+    for (const auto& d : facts.devices)
+      if (d.is_object() && d.value("visible_to_cuda", false)) ++visible;
+    for (const auto& d : facts.devices) {
+      if (!d.is_object() || !d.value("visible_to_cuda", false) || !d.contains("index")) continue;
+      DeviceTarget t;
+      t.index = d["index"].get<int>();
+      t.uuid = text(d, "uuid");
+      t.name = text(d, "name");
+      // The driver's UUID names the device it numbered (under MIG, NVML's is the parent GPU's).
+      t.visible_devices = host::narrowed_visible_devices(facts.binding, t.index, visible, text(d["cuda"], "uuid"));
+      t.device_order = facts.binding.user_order() ? "" : "PCI_BUS_ID";
+      all.push_back(t);
+    }
   }
   if (all.empty()) {
-    if (no_gpu_reason) *no_gpu_reason = host::no_gpu_reason(nvml_snap);
+    if (no_gpu_reason) *no_gpu_reason = facts.no_gpu_reason.empty() ? host::cuda_driver::kNoGpuSeen : facts.no_gpu_reason;
     return all;
   }
   if (spec == "all") return all;
@@ -43,6 +60,11 @@ std::vector<DeviceTarget> select_devices(const json& nvml_snap, const std::strin
   }
   if (out.empty()) throw UsageError("--devices: '" + spec + "' names no device (use all or e.g. 0,2)");
   return out;
+}
+
+std::map<std::string, std::string> job_binding_env() {
+  const auto b = host::device_binding_from_environment();
+  return b.restricts() ? host::binding_env(b) : std::map<std::string, std::string>{};
 }
 
 int default_jobs(size_t devices, unsigned cpus) {

@@ -1,18 +1,26 @@
 #pragma once
-// Which GPUs a repro run uses: the devices NVML lists (the parent never calls CUDA),
-// filtered by --devices ("all", or indices such as "0,2").
+// Which GPUs a repro run uses: the devices the CUDA driver lets this job use
+// (host::HostFacts: the driver probe child, under the job's CUDA_VISIBLE_DEVICES or
+// Slurm binding), filtered by --devices ("all", or ordinals within that set such as
+// "0,2"). Each target carries what narrows its children to it.
+#include <map>
 #include <string>
 #include <vector>
 
-#include "report/report.h"
+#include "host/host_facts.h"
 #include "suite/plan.h"
 
 namespace cudadiag::suite {
 
-// `nvml_snapshot` is host::nvml_snapshot()'s document. With no device, returns an empty
-// list and says why in *no_gpu_reason. Throws UsageError for a malformed or unknown index.
-std::vector<DeviceTarget> select_devices(const report::json& nvml_snapshot, const std::string& spec,
+// With no device, returns an empty list and says why in *no_gpu_reason (the facts' own
+// words). Throws UsageError for a malformed or unknown index.
+std::vector<DeviceTarget> select_devices(const host::HostFacts& facts, const std::string& spec,
                                          std::string* no_gpu_reason);
+
+// What a child that is not pinned to one device (a one-case command's) gets so that it
+// sees the job's GPUs: a Slurm or generic binding as CUDA_VISIBLE_DEVICES in PCI order;
+// nothing when CUDA_VISIBLE_DEVICES already says them or nothing restricts the devices.
+std::map<std::string, std::string> job_binding_env();
 
 // Children at once: eight per GPU (context creation contends on one GPU: eight children
 // start together in 1.5 s against 2.4 s one after another on an H200), at most one per

@@ -26,9 +26,14 @@
 namespace cudadiag::suite {
 
 struct DeviceTarget {
-  int index = 0;       // NVML / PCI-order index as the user names it in --devices
+  int index = 0;       // the driver's ordinal within the job's visible devices, as --devices names it
   std::string uuid;    // "GPU-..."; results are keyed by it
   std::string name;
+  // What pins a child to this device (host/device_binding.h): CUDA_VISIBLE_DEVICES narrowed
+  // to one entry of the job's binding, and CUDA_DEVICE_ORDER when the entry is a PCI-order
+  // index ("" leaves the user's). Empty visible_devices: the UUID, else the index.
+  std::string visible_devices;
+  std::string device_order = "PCI_BUS_ID";
 };
 
 // Where a run happens.

@@ -70,8 +70,9 @@ std::map<std::string, std::string> child_env(const profiles::Profile& profile, i
   std::map<std::string, std::string> env = profile.env_set;
   if (slot >= 0 && static_cast<size_t>(slot) < devices.size()) {
     const auto& d = devices[static_cast<size_t>(slot)];
-    env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
-    env["CUDA_VISIBLE_DEVICES"] = d.uuid.empty() ? std::to_string(d.index) : d.uuid;
+    if (!d.device_order.empty()) env["CUDA_DEVICE_ORDER"] = d.device_order;
+    env["CUDA_VISIBLE_DEVICES"] =
+        !d.visible_devices.empty() ? d.visible_devices : d.uuid.empty() ? std::to_string(d.index) : d.uuid;
   }
   return env;
 }

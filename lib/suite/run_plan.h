@@ -61,8 +61,8 @@ SuiteOutcome run_plan(const Suite& s, const Plan& plan, const SuiteRunOptions& o
 Wrap sanitizer_wrap(const std::string& tool, const std::string& xml);
 
 // Environment of a child running under `profile` on device slot `slot`: the profile's
-// variables, and the device pinned by UUID (CUDA_DEVICE_ORDER=PCI_BUS_ID so that
-// ordinals match nvidia-smi).
+// variables, and CUDA_VISIBLE_DEVICES narrowed to that device as DeviceTarget says (an
+// entry of the job's own binding, kept in its form: index, UUID or MIG id).
 std::map<std::string, std::string> child_env(const profiles::Profile& profile, int slot,
                                              const std::vector<DeviceTarget>& devices);
 

@@ -8,6 +8,7 @@
 
 #include "cases/bisect.h"
 #include "evidence/cuda_start.h"
+#include "suite/device_selection.h"
 #include "profiles/profile.h"
 #include "suite/executor.h"
 
@@ -19,6 +20,7 @@ using report::Outcome;
 ChildSettings settings_for(const runner::CaseSpec& spec, const SingleCaseOptions& opts) {
   ChildSettings s;
   if (opts.blocking) s.env_set["CUDA_LAUNCH_BLOCKING"] = "1";
+  s.env_set.merge(job_binding_env());  // a Slurm job's GPUs
   if (opts.deadline_ms > 0) s.deadline = std::chrono::milliseconds(opts.deadline_ms);
   s.profile = profiles::profile_name_for_run(spec.allocator, opts.blocking, opts.fence_side);
   return s;

@@ -4,10 +4,21 @@
 #include "evidence/session_report.h"
 #include "host/host_facts.h"
 
+#include <string>
+#include <vector>
+
 using namespace cudadiag;
 using report::json;
 
 namespace {
+
+// The driver probe's answer: these UUIDs visible, in this order.
+json driver_seeing(std::vector<std::string> uuids) {
+  json devices = json::array();
+  for (size_t i = 0; i < uuids.size(); ++i) devices.push_back(json{{"index", i}, {"uuid", uuids[i]}});
+  return json{{"available", true}, {"status", uuids.empty() ? "no_device" : "ok"},
+              {"reason", uuids.empty() ? "the CUDA driver sees no GPU" : ""}, {"devices", devices}};
+}
 
 json two_gpus() {
   return json{{"nvml", {{"available", true}, {"library", "libnvidia-ml.so.1"}}},
@@ -20,7 +31,7 @@ json two_gpus() {
 }  // namespace
 
 TEST_CASE("host facts: driver with NVML's status, merged devices, topology in the host section", "[evidence]") {
-  const auto f = host::host_facts_from(json{{"hostname", "node"}}, two_gpus());
+  const auto f = host::host_facts_from(json{{"hostname", "node"}}, two_gpus(), driver_seeing({"GPU-a", "GPU-b"}), {});
   CHECK(f.host["hostname"] == "node");
   CHECK(f.host["gpu_topology"] == two_gpus()["topology"]);
   CHECK(f.driver["version"] == "580.65.06");
@@ -30,16 +41,22 @@ TEST_CASE("host facts: driver with NVML's status, merged devices, topology in th
   CHECK(f.no_gpu_reason.empty());
 }
 
-TEST_CASE("host facts: why NVML gives nothing to run on", "[evidence]") {
-  CHECK(host::host_facts_from(json::object(), json{{"nvml", {{"available", false}, {"reason", "no libnvidia-ml"}}}})
-            .no_gpu_reason == "no NVIDIA driver: no libnvidia-ml");
-  CHECK(host::host_facts_from(json::object(), json{{"nvml", {{"available", true}}}, {"devices", json::array()}})
-            .no_gpu_reason == "no NVIDIA GPU found by NVML");
-  CHECK(host::no_gpu_reason(json::object()) == "no NVIDIA driver: NVML not available");
+TEST_CASE("host facts: the driver decides whether there is a GPU to run on, NVML only adds a note", "[evidence]") {
+  const json no_nvml{{"nvml", {{"available", false}, {"reason", "libnvidia-ml.so.1: cannot open shared object file"}}}};
+  const auto seen = host::host_facts_from(json::object(), no_nvml, driver_seeing({"GPU-a"}), {});
+  CHECK(seen.no_gpu_reason.empty());
+  CHECK(seen.nvml_note == "libnvidia-ml.so.1 not found: device health (temperature, ECC, Xid) not read");
+  const auto none = host::host_facts_from(json::object(), two_gpus(), driver_seeing({}), {});
+  CHECK(none.no_gpu_reason == "the CUDA driver sees no GPU");
+  CHECK(none.gpu_status == "no_device");
+  CHECK(none.devices.size() == 2);  // NVML's GPUs are listed, none visible
+  CHECK(none.devices[0]["visible_to_cuda"] == false);
+  CHECK(host::host_facts_from(json::object(), two_gpus(), json{{"status", "probe_failed"}, {"reason", "the CUDA driver probe child did not answer within 60 s"}}, {})
+            .no_gpu_reason == "the CUDA driver probe child did not answer within 60 s");
 }
 
 TEST_CASE("a session report starts with tool, invocation, environment and the host facts", "[evidence]") {
-  const auto f = host::host_facts_from(json{{"hostname", "node"}}, two_gpus());
+  const auto f = host::host_facts_from(json{{"hostname", "node"}}, two_gpus(), driver_seeing({"GPU-a", "GPU-b"}), {});
   char a[] = "CUDA_LAUNCH_BLOCKING=1";
   char b[] = "HOME=/root";
   char* envp[] = {a, b, nullptr};

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 
 #include "report/json_document.h"
@@ -32,8 +33,12 @@ void check_outputs(const report::Report& r, const fs::path& dir, const std::stri
   check_golden(dir / (stem + ".out.txt"), report::render(r, report::Format::text, false));
   check_golden(dir / (stem + ".out.md"), report::render(r, report::Format::md));
   report::Report redacted = r;
-  report::redact(redacted, report::RedactionInputs{{{"TOKEN", "s3cret-value"}}});
-  check_golden(dir / (stem + ".redacted.json"), report::dump_json(report::to_json(redacted), 2) + "\n");
+  report::RedactionInputs secrets{{{"TOKEN", "s3cret-value"}}};
+  secrets.tokens = std::make_shared<const report::RedactionTokens>(
+      report::RedactionTokens::keyed("a test site key, not a secret"));
+  report::redact(redacted, secrets);
+  check_golden(dir / (stem + ".redacted.json"), report::dump_json(report::to_json(redacted), 2) + "
+");
 }
 
 const fs::path kData = fs::path(CUDADIAG_SOURCE_DIR) / "tests/report/data";

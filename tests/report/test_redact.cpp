@@ -1,7 +1,10 @@
-// --redact: identifying values become stable hashes; nothing else changes.
+// --redact: identifying values become tokens under a key; nothing else changes. The
+// tokens themselves are tested in test_redact_token.cpp; here one fixed key makes them
+// predictable.
 #include <catch2/catch.hpp>
 
 #include <cctype>
+#include <memory>
 
 #include "report/redact.h"
 #include "report/render.h"
@@ -14,6 +17,20 @@ using report::json;
 namespace {
 
 const std::string kUuid = "GPU-8d2c3b1a-55e6-4f70-9a1b-2c3d4e5f6a7b";
+
+const std::shared_ptr<const report::RedactionTokens>& test_tokens() {
+  static const auto t = std::make_shared<const report::RedactionTokens>(
+      report::RedactionTokens::keyed("a test site key, not a secret"));
+  return t;
+}
+
+std::string tok(const std::string& value) { return test_tokens()->token(value); }
+
+report::RedactionInputs keyed() {
+  report::RedactionInputs in;
+  in.tokens = test_tokens();
+  return in;
+}
 
 json sample_with_leaks() {
   auto doc = report::to_json(test::sample_report());
@@ -28,16 +45,9 @@ json sample_with_leaks() {
 
 }  // namespace
 
-TEST_CASE("redact_value is stable and distinguishes values", "[redact]") {
-  CHECK(report::redact_value("gpu-node-17") == report::redact_value("gpu-node-17"));
-  CHECK(report::redact_value("gpu-node-17") != report::redact_value("gpu-node-18"));
-  CHECK(report::redact_value("x").rfind("redacted:", 0) == 0);
-  CHECK(report::redact_value("x").size() == std::string("redacted:").size() + 8);
-}
-
 TEST_CASE("identifying values appear nowhere after redaction", "[redact]") {
   auto doc = sample_with_leaks();
-  report::redact(doc);
+  report::redact(doc, keyed());
   const std::string dump = doc.dump();
   CHECK(dump.find("8d2c3b1a") == std::string::npos);
   CHECK(dump.find("8D2C3B1A") == std::string::npos);
@@ -49,12 +59,12 @@ TEST_CASE("identifying values appear nowhere after redaction", "[redact]") {
 
 TEST_CASE("named fields become hashes that still pair up", "[redact]") {
   auto doc = sample_with_leaks();
-  report::redact(doc);
-  const std::string device_hash = report::redact_value("gpu-8d2c3b1a-55e6-4f70-9a1b-2c3d4e5f6a7b");
-  CHECK(doc["host"]["hostname"] == report::redact_value("gpu-node-17.example.com"));
+  report::redact(doc, keyed());
+  const std::string device_hash = tok("gpu-8d2c3b1a-55e6-4f70-9a1b-2c3d4e5f6a7b");
+  CHECK(doc["host"]["hostname"] == tok("gpu-node-17.example.com"));
   CHECK(doc["devices"][0]["uuid"] == device_hash);
   CHECK(doc["devices"][0]["nvml"]["uuid"] == device_hash);  // upper-case NVML form, same hash
-  CHECK(doc["devices"][0]["serial"] == report::redact_value("1652123456789"));
+  CHECK(doc["devices"][0]["serial"] == tok("1652123456789"));
   CHECK(doc["results"][0]["device"] == device_hash);
   CHECK(doc["comparison"]["by_device"].contains(device_hash));
   // NVML, CUDA and kernel-log forms of one PCI id share a hash.
@@ -62,14 +72,14 @@ TEST_CASE("named fields become hashes that still pair up", "[redact]") {
   const std::string text = doc["results"][2]["child"]["stderr"]["text"].get<std::string>();
   CHECK(text == "device " + device_hash + " at PCI " + pci_hash + " faulted\nNVRM: Xid (PCI:" + pci_hash + "): 13\n");
   CHECK(doc["results"][2]["xid"][0]["pci"] == pci_hash);
-  CHECK(doc["invocation"]["argv"].back() == "--host=" + report::redact_value("gpu-node-17.example.com"));
+  CHECK(doc["invocation"]["argv"].back() == "--host=" + tok("gpu-node-17.example.com"));
 }
 
 TEST_CASE("identical inputs give identical redacted documents", "[redact]") {
   auto a = sample_with_leaks();
   auto b = sample_with_leaks();
-  report::redact(a);
-  report::redact(b);
+  report::redact(a, keyed());
+  report::redact(b, keyed());
   a["invocation"].erase("started_at");
   b["invocation"].erase("started_at");
   a["invocation"].erase("finished_at");
@@ -80,7 +90,7 @@ TEST_CASE("identical inputs give identical redacted documents", "[redact]") {
 TEST_CASE("non-identifying fields are untouched", "[redact]") {
   const auto before = sample_with_leaks();
   auto after = before;
-  report::redact(after);
+  report::redact(after, keyed());
   CHECK(after["tool"] == before["tool"]);
   CHECK(after["environment"] == before["environment"]);
   CHECK(after["summary"] == before["summary"]);
@@ -110,21 +120,21 @@ TEST_CASE("things that only resemble identifiers are kept", "[redact]") {
   json doc{{"host", {{"hostname", nullptr}}},
            {"times", {"2026-01-31T12:34:56.789Z", "12:34:56", "0x7f0000000000-0x7f0000001000"}}};
   const auto before = doc;
-  report::redact(doc);
+  report::redact(doc, keyed());
   CHECK(doc == before);
 }
 
 TEST_CASE("redacting twice changes nothing more", "[redact]") {
   auto doc = sample_with_leaks();
-  report::redact(doc);
+  report::redact(doc, keyed());
   const auto once = doc;
-  report::redact(doc);
+  report::redact(doc, keyed());
   CHECK(doc == once);
 }
 
 TEST_CASE("a redacted report still validates", "[redact]") {
   auto doc = sample_with_leaks();
-  report::redact(doc);
+  report::redact(doc, keyed());
   const auto errors = report::validate_report(doc);
   INFO(json(errors).dump(1));
   CHECK(errors.empty());
@@ -135,7 +145,7 @@ TEST_CASE("a redacted report still validates", "[redact]") {
 namespace {
 
 report::RedactionInputs env_inputs() {
-  report::RedactionInputs in;
+  report::RedactionInputs in = keyed();
   in.env = {{"HF_TOKEN", "hf_abc123"}, {"CUDA_MODULE_LOADING", "ab1"}};
   return in;
 }
@@ -172,9 +182,9 @@ TEST_CASE("run's --env values leave no trace in argv, the environment or the pro
   CHECK_FALSE(contains_ci(dump, "hf_abc123"));
   CHECK_FALSE(contains_ci(dump, "LOADING=ab1"));  // a short value goes as NAME=VALUE
   const auto& argv = r.invocation.argv;
-  CHECK(argv[4] == "HF_TOKEN=" + report::redact_value("hf_abc123"));
-  CHECK(argv[5] == "--env=CUDA_MODULE_LOADING=" + report::redact_value("ab1"));
-  CHECK(r.environment["CUDA_MODULE_LOADING"] == report::redact_value("ab1"));
+  CHECK(argv[4] == "HF_TOKEN=" + tok("hf_abc123"));
+  CHECK(argv[5] == "--env=CUDA_MODULE_LOADING=" + tok("ab1"));
+  CHECK(r.environment["CUDA_MODULE_LOADING"] == tok("ab1"));
   // A short value is not scrubbed inside ordinary words.
   CHECK(r.results[2].child->stdout_excerpt.text.find("tab1e stays") != std::string::npos);
 }
@@ -184,13 +194,13 @@ TEST_CASE("the long and the short hostname go in any letter case, wherever they 
   report::redact(r, env_inputs());
   const std::string dump = report::to_json(r).dump();
   CHECK_FALSE(contains_ci(dump, "gpu-node-17"));
-  const std::string short_hash = report::redact_value("gpu-node-17");
+  const std::string short_hash = tok("gpu-node-17");
   CHECK(r.results[2].xid[0].message == short_hash + ": Out Of Range Address");
   CHECK(r.invocation.argv.back() == "--log=/scratch/" + short_hash + "/run.log");
   CHECK(r.results[2].details.string_or("log", "") == "/scratch/" + short_hash + "_rank0/out.txt");
   CHECK(r.results[2].child->stderr_excerpt.text.find(
-            "[rank0]:" + report::redact_value("gpu-node-17.example.com") + ":1234") != std::string::npos);
-  CHECK(r.host["hostname"] == report::redact_value("gpu-node-17.example.com"));
+            "[rank0]:" + tok("gpu-node-17.example.com") + ":1234") != std::string::npos);
+  CHECK(r.host["hostname"] == tok("gpu-node-17.example.com"));
 }
 
 TEST_CASE("a short hostname goes as a whole word, ordinary words that hold it stay", "[redact]") {
@@ -199,8 +209,8 @@ TEST_CASE("a short hostname goes as a whole word, ordinary words that hold it st
   r.results[2].child->stderr_excerpt.text = "on vm: VM-3 /tmp/vm/x kvm vmware vm2 Vm\n";
   r.results[2].xid[0].message = "vm";
   r.extra["gpu_notes"] = json{{"gpu", "vm"}};
-  report::redact(r);
-  const std::string h = report::redact_value("vm");
+  report::redact(r, keyed());
+  const std::string h = tok("vm");
   CHECK(r.results[2].child->stderr_excerpt.text ==
         "on " + h + ": " + h + "-3 /tmp/" + h + "/x kvm vmware vm2 " + h + "\n");
   CHECK(r.results[2].xid[0].message == h);
@@ -211,17 +221,17 @@ TEST_CASE("a hostname that is an ordinary word leaves the report's field names a
   auto r = test::sample_report();
   r.host["hostname"] = "gpu.cluster.example";
   r.results[2].child->stderr_excerpt.text = "running on gpu.cluster.example (gpu)\n";
-  report::redact(r);
+  report::redact(r, keyed());
   // The "gpu" section is still there and read back; the word went from the text.
   CHECK(r.gpu.ran);
-  CHECK(r.results[2].child->stderr_excerpt.text == "running on " + report::redact_value("gpu.cluster.example") +
-                                                       " (" + report::redact_value("gpu") + ")\n");
+  CHECK(r.results[2].child->stderr_excerpt.text == "running on " + tok("gpu.cluster.example") +
+                                                       " (" + tok("gpu") + ")\n");
   CHECK(report::validate_report(report::to_json(r)).empty());
   // Hosts called like an outcome or an allocator: the report still reads back.
   for (const std::string host : {"cuda", "pool.example.org", "ok"}) {
     auto named = test::sample_report();
     named.host["hostname"] = host;
-    REQUIRE_NOTHROW(report::redact(named));
+    REQUIRE_NOTHROW(report::redact(named, keyed()));
     INFO(host);
     CHECK(named.results[2].outcome == report::Outcome::cuda_error);
     CHECK(named.results[0].outcome == report::Outcome::ok);
@@ -242,7 +252,9 @@ TEST_CASE("the report says what was redacted, in JSON, text and Markdown", "[red
   const auto j = report::to_json(r);
   CHECK(j["redaction"] == json{{"applied", true},
                                {"covers", {"hostname", "short hostname", "GPU UUIDs", "serials", "PCI ids",
-                                           "--env values (2)"}}});
+                                           "--env values (2)"}},
+                               {"mode", "keyed"},
+                               {"key_id", test_tokens()->key_id()}});
   const auto errors = report::validate_report(j);
   INFO(json(errors).dump(1));
   CHECK(errors.empty());
@@ -250,13 +262,15 @@ TEST_CASE("the report says what was redacted, in JSON, text and Markdown", "[red
   const auto back = report::report_from_json(j);
   REQUIRE(back.redaction);
   CHECK(back.redaction->covers == r.redaction->covers);
+  CHECK(back.redaction->mode == "keyed");
+  CHECK(back.redaction->key_id == test_tokens()->key_id());
   CHECK_FALSE(back.extra.contains("redaction"));
   const std::string covers = "hostname, short hostname, GPU UUIDs, serials, PCI ids, --env values (2)";
   CHECK(report::render(r, report::Format::text).find("redacted  " + covers) != std::string::npos);
   CHECK(report::render(r, report::Format::md).find("- **Redacted:** " + covers) != std::string::npos);
   // Without --env values the list says nothing of them.
   auto plain = test::sample_report();
-  report::redact(plain);
+  report::redact(plain, keyed());
   REQUIRE(plain.redaction);
   CHECK(plain.redaction->covers.back() == "PCI ids");
 }
@@ -268,5 +282,11 @@ TEST_CASE("the schema refuses a malformed redaction section", "[redact]") {
   j["redaction"] = json{{"applied", true}, {"covers", "hostname"}};
   CHECK_FALSE(report::validate_report(j).empty());
   j["redaction"] = json{{"applied", true}, {"covers", {"hostname"}}};
+  CHECK(report::validate_report(j).empty());
+  j["redaction"] = json{{"applied", true}, {"covers", {"hostname"}}, {"mode", "hashed"}};
+  CHECK_FALSE(report::validate_report(j).empty());
+  j["redaction"] = json{{"applied", true}, {"covers", {"hostname"}}, {"mode", "keyed"}, {"key_id", "not hex"}};
+  CHECK_FALSE(report::validate_report(j).empty());
+  j["redaction"] = json{{"applied", true}, {"covers", {"hostname"}}, {"mode", "keyed"}, {"key_id", "0123456789abcdef"}};
   CHECK(report::validate_report(j).empty());
 }

@@ -1,10 +1,13 @@
 // --redact on the report model: the redacted JSON of fixed inputs (a hostname in argv,
 // output, Xid lines, paths, object keys; UUIDs and PCI ids in every form; --env values;
 // hostnames that are words of the report) is compared byte for byte with what the
-// redaction that walked the JSON form wrote for them (tests/report/data/redact/).
+// redaction that walked the JSON form wrote for them (tests/report/data/redact/; under
+// keyed tokens, regenerate with CUDADIAG_UPDATE_GOLDEN=1: only the tokens may change).
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <sstream>
 
 #include "report/redact.h"
@@ -24,8 +27,11 @@ std::string slurp(const std::string& path) {
   return ss.str();
 }
 
+// One fixed key: the expected files hold its tokens.
 report::RedactionInputs inputs_of(const std::string& name) {
   report::RedactionInputs in;
+  in.tokens = std::make_shared<const report::RedactionTokens>(
+      report::RedactionTokens::keyed("a test site key, not a secret"));
   if (name == "run") in.env = {{"HF_TOKEN", "hf_abc123"}, {"CUDA_MODULE_LOADING", "ab1"}};
   return in;
 }
@@ -41,6 +47,10 @@ TEST_CASE("redacting the report gives the same bytes as the JSON-walking redacti
     auto r = report::report_from_json(input, name);
     report::redact(r, inputs_of(name));
     const std::string got = report::dump_json(report::to_json(r), 2) + "\n";
+    if (std::getenv("CUDADIAG_UPDATE_GOLDEN")) {
+      std::ofstream(kDir + name + ".expected.json", std::ios::binary) << got;
+      continue;
+    }
     CHECK(got == slurp(kDir + name + ".expected.json"));
   }
 }

@@ -44,7 +44,11 @@ compare::LoadedReport run_report_of(const std::string& host, const std::string& 
       report::json{{"nvml", {{"available", true}}},
                    {"driver", {{"version", driver}}},
                    {"devices", report::json::array({report::json{
-                                   {"index", 0}, {"name", "NVIDIA H100 80GB HBM3"}, {"uuid", "GPU-" + host}}})}});
+                                   {"index", 0}, {"name", "NVIDIA H100 80GB HBM3"}, {"uuid", "GPU-" + host}}})}},
+      report::json{{"available", true},
+                   {"status", "ok"},
+                   {"devices", report::json::array({report::json{{"index", 0}, {"uuid", "GPU-" + host}}})}},
+      host::DeviceBinding{});
   RunFacts facts;
   facts.no_gpu_reason = host_facts.no_gpu_reason;
   const auto r = run_report(
@@ -144,8 +148,11 @@ TEST_CASE("compare tests a rung's failure rate over its repeats", "[run_compare]
 }
 
 TEST_CASE("run says why the GPU part could not run in repro's words, from the same host facts", "[run_report]") {
-  const auto host_facts = host::host_facts_from(report::json::object(),
-                                                report::json{{"nvml", {{"available", false}, {"reason", "no libnvidia-ml"}}}});
+  const auto host_facts = host::host_facts_from(
+      report::json::object(), report::json{{"nvml", {{"available", false}, {"reason", "no libnvidia-ml"}}}},
+      report::json{{"available", false}, {"status", "no_driver"}, {"reason", "libcuda.so.1 not found: no NVIDIA driver"},
+                   {"devices", report::json::array()}},
+      host::DeviceBinding{});
   RunFacts facts;
   facts.no_gpu_reason = host_facts.no_gpu_reason;
   SessionOptions opts;
@@ -153,5 +160,5 @@ TEST_CASE("run says why the GPU part could not run in repro's words, from the sa
   const auto r = run_report(evidence::start_session_report({{"cudadiag", "run"}, "run", nullptr, &host_facts}), opts,
                             outcome_of({exited(Rung::native, 0, "")}), facts);
   CHECK_FALSE(r.gpu.ran);
-  CHECK(r.gpu.reason == "no NVIDIA driver: no libnvidia-ml");  // repro's select_devices says the same
+  CHECK(r.gpu.reason == "libcuda.so.1 not found: no NVIDIA driver");  // repro's select_devices says the same
 }

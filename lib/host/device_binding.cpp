@@ -1,0 +1,72 @@
+#include "host/device_binding.h"
+
+#include <cstdlib>
+#include <sstream>
+
+namespace cudadiag::host {
+namespace {
+
+std::string trim(const std::string& s) {
+  const auto a = s.find_first_not_of(" \t");
+  if (a == std::string::npos) return {};
+  const auto b = s.find_last_not_of(" \t");
+  return s.substr(a, b - a + 1);
+}
+
+std::vector<std::string> split_entries(const std::string& value) {
+  std::vector<std::string> out;
+  std::stringstream ss(value);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    item = trim(item);
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+}  // namespace
+
+DeviceBinding device_binding(const std::function<const char*(const char*)>& lookup) {
+  DeviceBinding b;
+  for (const char* name : {"CUDA_VISIBLE_DEVICES", "SLURM_STEP_GPUS", "SLURM_JOB_GPUS", "GPU_DEVICE_ORDINAL"}) {
+    const char* v = lookup(name);
+    if (!v) continue;
+    // Only CUDA_VISIBLE_DEVICES means "no device" when empty; an empty Slurm variable says nothing.
+    if (*v == '\0' && std::string(name) != "CUDA_VISIBLE_DEVICES") continue;
+    b.source = name;
+    b.value = v;
+    b.entries = split_entries(b.value);
+    break;
+  }
+  return b;
+}
+
+DeviceBinding device_binding_from_environment() {
+  return device_binding([](const char* name) { return static_cast<const char*>(std::getenv(name)); });
+}
+
+std::map<std::string, std::string> binding_env(const DeviceBinding& b) {
+  std::map<std::string, std::string> env;
+  if (b.user_order()) return env;
+  env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
+  if (b.restricts()) env["CUDA_VISIBLE_DEVICES"] = b.value;
+  return env;
+}
+
+std::string narrowed_visible_devices(const DeviceBinding& b, int ordinal, size_t visible, const std::string& uuid) {
+  if (b.restricts() && ordinal >= 0 && b.entries.size() == visible && static_cast<size_t>(ordinal) < visible)
+    return b.entries[static_cast<size_t>(ordinal)];
+  if (!uuid.empty()) return uuid;
+  // Without a binding the ordinal is a PCI-order index (binding_env); with one that the
+  // driver did not match entry for entry, the entry at that place is still the user's.
+  if (b.restricts() && ordinal >= 0 && static_cast<size_t>(ordinal) < b.entries.size())
+    return b.entries[static_cast<size_t>(ordinal)];
+  return std::to_string(ordinal);
+}
+
+report::json to_json(const DeviceBinding& b) {
+  if (!b.restricts()) return nullptr;
+  return report::json{{"source", b.source}, {"value", b.value}};
+}
+
+}  // namespace cudadiag::host
