@@ -37,8 +37,7 @@ void check_outputs(const report::Report& r, const fs::path& dir, const std::stri
   secrets.tokens = std::make_shared<const report::RedactionTokens>(
       report::RedactionTokens::keyed("a test site key, not a secret"));
   report::redact(redacted, secrets);
-  check_golden(dir / (stem + ".redacted.json"), report::dump_json(report::to_json(redacted), 2) + "
-");
+  check_golden(dir / (stem + ".redacted.json"), report::dump_json(report::to_json(redacted), 2) + "\n");
 }
 
 const fs::path kData = fs::path(CUDADIAG_SOURCE_DIR) / "tests/report/data";
