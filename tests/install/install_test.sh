@@ -74,10 +74,13 @@ if command -v cpack >/dev/null; then
   if [ -z "$tgz" ]; then
     fail "cpack wrote no .tar.gz"
   else
-    list=$(tar -tzf "$tgz")
-    for f in bin/cudadiag lib/cudadiag/libcudadiag_fence.so; do
-      grep -q "/$f\$" <<<"$list" || fail "$(basename "$tgz") lacks $f"
+    # As the README installs it: into an empty prefix, one level stripped.
+    mkdir -p "$T/from-archive"
+    tar -C "$T/from-archive" --strip-components=1 -xzf "$tgz" || fail "tar could not unpack $(basename "$tgz")"
+    for f in bin/cudadiag bin/cudadiag-ring-dump lib/cudadiag/libcudadiag_fence.so share/cudadiag/slurm; do
+      [ -e "$T/from-archive/$f" ] || fail "$(basename "$tgz") unpacked with --strip-components=1 lacks $f"
     done
+    "$T/from-archive/bin/cudadiag" --version >/dev/null || fail "the archive's bin/cudadiag does not start"
   fi
   deb=$(ls "$T"/pkg/cudadiag*.deb 2>/dev/null | head -1)
   if [ -z "$deb" ]; then
