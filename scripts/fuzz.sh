@@ -46,6 +46,8 @@ while IFS=$'\t' read -r name binary corpus seeds options; do
   [[ -z $filter || $name == *"$filter"* ]] || continue
   work="$build/corpus/$name"
   artifacts="$build/artifacts/$name"
+  # What an earlier session left there is no finding of this one.
+  rm -f "$artifacts"/crash-* "$artifacts"/leak-* "$artifacts"/timeout-* "$artifacts"/oom-* 2>/dev/null
   mkdir -p "$work" "$artifacts" "$corpus"
   # shellcheck disable=SC2086
   cp -f $seeds "$work"/ 2>/dev/null
