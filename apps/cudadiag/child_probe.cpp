@@ -17,6 +17,7 @@
 #include "report/report.h"
 #include "runner/runner.h"
 #include "util/exit_codes.h"
+#include "util/fd_io.h"
 #include "util/log.h"
 
 namespace cudadiag::app {
@@ -126,19 +127,6 @@ json probe() {
   out["devices"] = json::array();
   for (int i = 0; i < count; ++i) out["devices"].push_back(device_json(i));
   return out;
-}
-
-bool write_all(int fd, const std::string& data) {
-  size_t off = 0;
-  while (off < data.size()) {
-    const ssize_t n = ::write(fd, data.data() + off, data.size() - off);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    off += static_cast<size_t>(n);
-  }
-  return true;
 }
 
 int run_probe_child() {

@@ -10,6 +10,7 @@
 
 #include "runner/runner.h"
 #include "util/executable_search.h"
+#include "util/fd_io.h"
 #include "util/scratch_dir.h"
 
 namespace cudadiag::coredump {
@@ -20,17 +21,6 @@ void add_glob(const std::string& pattern, std::vector<std::string>& out) {
   if (::glob(pattern.c_str(), 0, nullptr, &g) == 0)
     for (std::size_t i = 0; i < g.gl_pathc && i < 64; ++i) out.emplace_back(g.gl_pathv[i]);
   ::globfree(&g);
-}
-
-bool write_all(int fd, const std::uint8_t* p, std::size_t n) {
-  while (n > 0) {
-    const ssize_t w = ::write(fd, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    p += w;
-    n -= static_cast<std::size_t>(w);
-  }
-  return true;
 }
 
 }  // namespace

@@ -59,12 +59,8 @@ std::string uuid_string(const Uuid& u) {
 }
 
 bool load(Api& api, std::string& reason, const std::string& library) {
-  void* lib = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!lib) {
-    const char* e = ::dlerror();
-    reason = e ? e : (library + ": cannot be loaded");
-    return false;
-  }
+  void* lib = open_library(library, reason);
+  if (!lib) return false;
   resolve_symbol(lib, "cuInit", api.init);
   resolve_symbol(lib, "cuDriverGetVersion", api.driver_get_version);
   resolve_symbol(lib, "cuGetErrorName", api.get_error_name);

@@ -4,8 +4,20 @@
 #include <dlfcn.h>
 
 #include <cstring>
+#include <string>
 
 namespace cudadiag::host {
+
+// dlopen(library, RTLD_NOW | RTLD_LOCAL); null with `reason` set (dlerror's words) when
+// it cannot be loaded.
+inline void* open_library(const std::string& library, std::string& reason) {
+  void* lib = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    const char* e = ::dlerror();
+    reason = e ? e : (library + ": cannot be loaded");
+  }
+  return lib;
+}
 
 // Sets fn to the symbol `name` of lib; leaves it null when the library lacks it.
 template <typename Fn>

@@ -10,6 +10,7 @@
 #include "runner/case_protocol.h"
 #include "runner/runner.h"
 #include "util/exit_codes.h"
+#include "util/fd_io.h"
 #include "util/interrupt.h"
 
 namespace cudadiag::host {
@@ -25,19 +26,6 @@ json probe_failed(const std::string& why) {
               {"detail", ""},
               {"version", nullptr},
               {"devices", json::array()}};
-}
-
-bool write_all(int fd, const std::string& data) {
-  size_t off = 0;
-  while (off < data.size()) {
-    const ssize_t n = ::write(fd, data.data() + off, data.size() - off);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    off += static_cast<size_t>(n);
-  }
-  return true;
 }
 
 }  // namespace

@@ -300,12 +300,8 @@ std::string error_text(const Api& api, Return rc) {
 }
 
 bool load(Api& api, std::string& reason, const std::string& library) {
-  void* lib = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!lib) {
-    const char* e = ::dlerror();
-    reason = e ? e : (library + ": cannot be loaded");
-    return false;
-  }
+  void* lib = open_library(library, reason);
+  if (!lib) return false;
   resolve_symbol(lib, "nvmlInit_v2", api.init_v2);
   resolve_symbol(lib, "nvmlShutdown", api.shutdown);
   resolve_symbol(lib, "nvmlErrorString", api.error_string);
