@@ -45,6 +45,7 @@ struct RunCliOptions {
   std::uint32_t fence_align = 16;
   bool fence_front = false;
   long long quarantine_mb = -1;
+  long long recycle_mb = static_cast<long long>(run::kDefaultRecycleMb);
   bool no_kernel_log = false;
   std::string keep_dumps;
   bool coredump = false;
@@ -61,6 +62,7 @@ run::SessionOptions session_options(const RunCliOptions& o, const std::string& w
   run.fence_align = o.fence_align;
   run.fence_side = o.fence_front ? run::FenceSide::front : run::FenceSide::back;
   if (o.quarantine_mb >= 0) run.quarantine_mb = static_cast<std::uint64_t>(o.quarantine_mb);
+  run.recycle_mb = static_cast<std::uint64_t>(o.recycle_mb);
   run.work_dir = work_dir;
   if (const char* p = std::getenv("LD_PRELOAD")) run.user_ld_preload = p;
   if (o.timeout_s <= 0) throw UsageError("--timeout: expected a positive number of seconds");
@@ -199,6 +201,11 @@ void set_run_command(CLI::App& app) {
   cmd->add_option("--fence-quarantine-mb", opts->quarantine_mb,
                   "Address space kept reserved for freed buffers, MiB (default: the interposer's, 1024)")
       ->check(integer_between(0, static_cast<long long>(fence::kMaxQuarantineMb)));
+  cmd->add_option("--fence-recycle-mb", opts->recycle_mb,
+                  "Freed memory the fence rung keeps mapped for the next buffer of its size, MiB: no driver call "
+                  "per buffer, but no use-after-free watch in that rung (the fence-front rung keeps it); 0: off")
+      ->check(integer_between(0, static_cast<long long>(fence::kMaxRecycleMb)))
+      ->capture_default_str();
   cmd->add_flag("--no-kernel-log", opts->no_kernel_log, "Do not read the kernel log (Xid lines)");
   cmd->add_option("--keep-dumps", opts->keep_dumps,
                   "Keep the GPU core dumps of the runs in this directory (default: removed once read)");

@@ -4,6 +4,7 @@
 #include "apps/interposer/driver_calls.h"
 #include "apps/interposer/process.h"
 #include "apps/interposer/quarantine.h"
+#include "apps/interposer/recycle_bin.h"
 #include "apps/interposer/slack_canary.h"
 #include "apps/interposer/timed_call.h"
 
@@ -88,6 +89,7 @@ bool allocate_fenced(const AllocationRequest& r, int device, CUdeviceptr& out, F
     ring->set_granularity(m.granularity);
     if (m.handle_reused) ring->add(&ring::Header::handles_reused, 1);
     if (m.range_reused) ring->add(&ring::Header::reservations_reused, 1);
+    if (m.recycled) ring->add(&ring::Header::recycled, 1);
     AllocationEvent e;
     e.address = l.address;
     e.bytes = r.bytes;
@@ -183,6 +185,15 @@ FreeResult release_tracked(const FreeRequest& r, Tracked& t, CUresult& rc) noexc
   if (rc == CUDA_ERROR_INVALID_CONTEXT) rc = CUDA_SUCCESS;
   if (rc == CUDA_SUCCESS) check_slack(d, t, ring::SlackCheck::free);  // the work that may write there is done
   const Settings& s = settings();
+  if (rc == CUDA_SUCCESS && s.recycle_bytes > 0) {
+    // Kept mapped for the next buffer of its mapped size: a use after free of it does not fault.
+    record_free(r, t, ring::State::freed_unguarded);
+    recycle_bin().keep(d,
+                       RecycleBin::Buffer{t.device, fence_side(s.side), t.reserved_begin, t.reserved_size,
+                                          t.mapped_begin, t.mapped_size, t.handle},
+                       s.recycle_bytes, s.reuse_bytes, ring);
+    return FreeResult::done;
+  }
   if (unmap_fenced(d, t.device, t.mapped_begin, t.mapped_size, t.handle, s.reuse_bytes) != CUDA_SUCCESS) {
     // Still mapped: a use after free would not fault, and the range is never reused.
     debug_log("%s of %#llx: cuMemUnmap failed; the buffer stays mapped", ring::api_name(r.api),

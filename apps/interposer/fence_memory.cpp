@@ -4,7 +4,9 @@
 
 #include <atomic>
 
+#include "apps/interposer/recycle_bin.h"
 #include "apps/interposer/reuse_cache.h"
+#include "apps/interposer/process.h"
 #include "apps/interposer/timed_call.h"
 
 namespace cudadiag::interposer {
@@ -33,6 +35,7 @@ void free_kept_range(const DriverCalls& d, const ReuseCache::Item& item) {
 
 constinit ReuseCache g_kept_memory(&release_kept_handle);
 constinit ReuseCache g_kept_ranges(&free_kept_range);
+constinit RecycleBin g_recycle_bin(&unmap_recycled);
 
 DeviceFacts g_devices[kMaxDevices];
 std::atomic<bool> g_known[kMaxDevices];  // g_devices[i] is complete (written once, under g_lock)
@@ -140,6 +143,12 @@ void free_range_now(const DriverCalls& d, CUdeviceptr base, std::uint64_t size) 
 
 ReuseCache& kept_memory() noexcept { return g_kept_memory; }
 ReuseCache& kept_ranges() noexcept { return g_kept_ranges; }
+RecycleBin& recycle_bin() noexcept { return g_recycle_bin; }
+
+void unmap_recycled(const DriverCalls& d, const RecycleBin::Buffer& b, std::uint64_t reuse_limit) noexcept {
+  if (unmap_fenced(d, b.device, b.mapped_begin, b.mapped_size, b.handle, reuse_limit) == CUDA_SUCCESS)
+    give_back_range(d, b.reserved_begin, b.reserved_size);
+}
 
 bool map_fenced(const DriverCalls& d, int device, std::uint64_t bytes, std::uint64_t align, fence::Side side,
                 FencedMemory& out, FenceFailure& why) noexcept {
@@ -154,6 +163,20 @@ bool map_fenced(const DriverCalls& d, int device, std::uint64_t bytes, std::uint
   if (bytes > ~0ull - a - 2 * gran) return fail(why, ring::VmmCall::reserve, CUDA_ERROR_OUT_OF_MEMORY);
   const std::uint64_t mapped = fence::mapped_size(bytes, gran, a);
   const std::uint64_t reserved = fence::reserved_size(mapped, gran);
+
+  // A freed buffer kept mapped with exactly this mapped size: placed anew, no driver call.
+  RecycleBin::Buffer kept;
+  if (recycle_bin().take(device, side, mapped, kept)) {
+    const fence::Layout l = fence::place(kept.reserved_begin, bytes, gran, a, side);
+    if (l.mapped_begin == kept.mapped_begin && l.reserved_size == kept.reserved_size) {
+      out.layout = l;
+      out.handle = kept.handle;
+      out.granularity = gran;
+      out.recycled = true;
+      return true;
+    }
+    unmap_recycled(d, kept, settings().reuse_bytes);  // cannot happen: the same geometry places the same way
+  }
 
   CUdeviceptr base = 0;
   bool range_reused = false;
@@ -207,6 +230,9 @@ void give_back_range(const DriverCalls& d, std::uint64_t reserved_begin, std::ui
   kept_ranges().keep(d, ReuseCache::Item{0, reserved_size, reserved_begin}, kKeptRangeBytes);
 }
 
-bool release_kept_memory(const DriverCalls& d) noexcept { return kept_memory().drain(d) > 0; }
+bool release_kept_memory(const DriverCalls& d) noexcept {
+  const std::size_t unmapped = recycle_bin().drain(d, 0, recorder());
+  return kept_memory().drain(d) > 0 || unmapped > 0;
+}
 
 }  // namespace cudadiag::interposer

@@ -20,6 +20,7 @@ struct FencedMemory {
   std::uint64_t granularity = 0;
   bool handle_reused = false;  // the physical memory of a freed buffer
   bool range_reused = false;   // an address range that left quarantine
+  bool recycled = false;       // a freed buffer's mapping (recycle_bin.h): no driver call
 };
 
 // The VMM step that failed and how.
@@ -47,8 +48,9 @@ CUresult unmap_fenced(const DriverCalls& d, int device, std::uint64_t mapped_beg
 // (a range the quarantine let go), else freed.
 void give_back_range(const DriverCalls& d, std::uint64_t reserved_begin, std::uint64_t reserved_size) noexcept;
 
-// The driver ran out of memory: the kept physical memory goes back to it. True when
-// there was some (asking again may succeed).
+// The driver ran out of memory: the buffers kept mapped for recycling are unmapped and
+// the kept physical memory goes back to it. True when there was some (asking again may
+// succeed).
 bool release_kept_memory(const DriverCalls& d) noexcept;
 
 }  // namespace cudadiag::interposer

@@ -14,6 +14,7 @@
 #include "apps/interposer/debug_log.h"
 #include "apps/interposer/kernel_info.h"
 #include "apps/interposer/quarantine.h"
+#include "apps/interposer/recycle_bin.h"
 #include "apps/interposer/real_dlsym.h"
 #include "apps/interposer/reuse_cache.h"
 #include "apps/interposer/tracked_ranges.h"
@@ -55,6 +56,7 @@ RingSettings ring_settings(const Settings& s) {
   r.fence_align = s.align;
   r.side = s.side;
   r.quarantine_limit_bytes = s.quarantine_bytes;
+  r.recycle_limit_bytes = s.recycle_bytes;
   return r;
 }
 
@@ -62,6 +64,7 @@ void before_fork() {
   pthread_mutex_lock(&g_recorder_lock);
   lock_kernel_cache_for_fork();
   quarantine().lock_for_fork();
+  recycle_bin().lock_for_fork();
   kept_ranges().lock_for_fork();
   kept_memory().lock_for_fork();
   tracked_ranges().lock_for_fork();
@@ -79,6 +82,7 @@ void after_fork(bool child) {
   }
   kept_memory().unlock_after_fork();
   kept_ranges().unlock_after_fork();
+  recycle_bin().unlock_after_fork();
   quarantine().unlock_after_fork();
   unlock_kernel_cache_after_fork();
   pthread_mutex_unlock(&g_recorder_lock);

@@ -154,6 +154,7 @@ void RingWriter::write_header(const RingLimits& limits, const RingSettings& sett
   h.fence_align = settings.fence_align;
   h.file_bytes = l.file_bytes;
   h.quarantine_limit_bytes = settings.quarantine_limit_bytes;
+  h.recycle_limit_bytes = settings.recycle_limit_bytes;
   h.fence_side = static_cast<std::uint8_t>(settings.side);
   h.ring_flags = flags;
   h.layout_errno = error;

@@ -24,6 +24,7 @@ struct RingSettings {
   std::uint32_t fence_align = 16;
   ring::Side side = ring::Side::back;
   std::uint64_t quarantine_limit_bytes = 0;
+  std::uint64_t recycle_limit_bytes = 0;
 };
 
 struct AllocationEvent {

@@ -77,6 +77,10 @@ Settings read_settings(EnvLookup lookup) noexcept {
   read_number(s, lookup, "CUDADIAG_FENCE_REUSE_MB", 0, fence::kMaxReuseMb, reuse_mb);
   s.reuse_bytes = reuse_mb << 20;
 
+  std::uint64_t recycle_mb = s.recycle_bytes >> 20;
+  read_number(s, lookup, "CUDADIAG_FENCE_RECYCLE_MB", 0, fence::kMaxRecycleMb, recycle_mb);
+  s.recycle_bytes = recycle_mb << 20;
+
   read_number(s, lookup, "CUDADIAG_RING_ALLOCATIONS", 1, ring::kMaxSlots, s.limits.allocation_slots);
   read_number(s, lookup, "CUDADIAG_RING_LAUNCHES", 1, ring::kMaxSlots, s.limits.launch_slots);
   read_number(s, lookup, "CUDADIAG_RING_TMA_MAPS", 1, ring::kMaxSlots, s.limits.tma_slots);

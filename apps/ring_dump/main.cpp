@@ -46,6 +46,7 @@ void print_summary(const RingRead& r, std::size_t process_files) {
   std::printf("fence_align=%u\n", s.fence_align);
   std::printf("handles_reused=%" PRIu64 "\nreservations_reused=%" PRIu64 "\n", r.handles_reused,
               r.reservations_reused);
+  std::printf("recycle_limit_bytes=%" PRIu64 "\nrecycled=%" PRIu64 "\n", s.recycle_limit_bytes, s.recycled);
   // What the fence cost, one line per kind of driver call it made on its own behalf.
   for (const auto& c : r.driver_calls)
     std::printf("driver_call.%s=calls %" PRIu64 " total_us %.1f mean_us %.2f\n", c.name.c_str(), c.calls,

@@ -15,4 +15,8 @@ inline constexpr std::uint64_t kMaxQuarantineMb = 1ull << 24;
 // CUDADIAG_FENCE_REUSE_MB: freed physical memory (MiB) kept for reuse.
 inline constexpr std::uint64_t kMaxReuseMb = 1ull << 24;
 
+// CUDADIAG_FENCE_RECYCLE_MB: freed fenced buffers (MiB of mapped memory) kept mapped for
+// the next allocation of their mapped size.
+inline constexpr std::uint64_t kMaxRecycleMb = 1ull << 24;
+
 }  // namespace cudadiag::fence

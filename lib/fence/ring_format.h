@@ -32,6 +32,11 @@
 // whether the driver's launch call returned (`returned`): under CUDA_LAUNCH_BLOCKING a
 // launch whose call never returned is a kernel that never finished.
 //
+// Since version 5 the header says how much freed memory the interposer kept mapped for
+// recycling (CUDADIAG_FENCE_RECYCLE_MB: a freed buffer's mapping serves the next fenced
+// allocation of its mapped size without a driver call, still flush against its guard; a
+// use after free of such a buffer does not fault) and how many allocations it served.
+//
 // A slot is complete when its stamp is 2 * seq + 2; the writer sets 2 * seq + 1 before it
 // writes the fields, so a record that was being written when the process died is told
 // apart ("torn") and dropped. Counters are per process and kept when the rings wrap.
@@ -43,7 +48,7 @@
 namespace cudadiag::ring {
 
 inline constexpr std::uint64_t kMagic = 0x00474e4952464443ull;  // "CDFRING\0"
-inline constexpr std::uint32_t kVersion = 4;
+inline constexpr std::uint32_t kVersion = 5;
 inline constexpr std::uint32_t kHeaderBytes = 4096;
 inline constexpr std::uint32_t kMaxPointerArgs = 8;
 inline constexpr std::uint32_t kNamePrefixBytes = 96;
@@ -240,7 +245,7 @@ enum class State : std::uint8_t {
   live = 0,
   freed = 1,             // unmapped; the range stays reserved: a use after free faults
   released = 2,          // freed and the reservation given back (quarantine full)
-  freed_unguarded = 3,   // freed but left mapped (freed during graph capture) or unfenced
+  freed_unguarded = 3,   // freed but left mapped (freed during graph capture, kept for recycling) or unfenced
 };
 
 // The driver calls the interposer makes on its own behalf, counted and timed in the
@@ -364,6 +369,10 @@ struct Header {
   std::uint64_t slack_watched;          // fenced buffers whose slack holds canaries
   std::uint64_t slack_writes;           // slack writes found (next SlackWrite seq); past kMaxSlackWrites counted only
   SlackWrite slack[kMaxSlackWrites];
+  // Since version 5.
+  std::uint64_t recycle_limit_bytes;    // freed buffers kept mapped for the next of their size, up to this (0: none)
+  std::uint64_t recycled;               // fenced allocations given a freed buffer's mapping (no driver call)
+  std::uint64_t recycled_bytes;         // mapped bytes kept for recycling now
 };
 
 struct AllocationSlot {
@@ -436,7 +445,8 @@ static_assert(sizeof(Header) <= kHeaderBytes);
 static_assert(sizeof(ProcessEvent) == 128);
 static_assert(sizeof(SlackWrite) == 64);
 static_assert(sizeof(Header) ==
-              216 + 16 * kDriverCallKinds + 32 + kMaxProcessEvents * sizeof(ProcessEvent) + 16 + kMaxSlackWrites * 64);
+              216 + 16 * kDriverCallKinds + 32 + kMaxProcessEvents * sizeof(ProcessEvent) + 16 + kMaxSlackWrites * 64 +
+                  24);
 static_assert(offsetof(Header, allocations) == 112);
 static_assert(offsetof(Header, tma_capacity) == 176);
 static_assert(offsetof(Header, slack_writes) == 2464 && offsetof(Header, slack) == 2472);  // tests/fuzz/seeds/ring_reader/slack.ring

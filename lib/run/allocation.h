@@ -92,6 +92,8 @@ struct InterposerSummary {
   std::uint32_t fence_align = 16;   // alignment of fenced pointers, bytes
   FenceSide side = FenceSide::none; // where the guards sat (the ring header's fence_side)
   std::uint64_t quarantine_limit_bytes = 0;  // freed ranges stay reserved up to this much
+  std::uint64_t recycle_limit_bytes = 0;     // freed buffers kept mapped for recycling up to this much (0: none)
+  std::uint64_t recycled = 0;                // allocations served by a recycled buffer
   bool slack_watched = false;       // canaries were written into the slack after fenced buffers
 };
 

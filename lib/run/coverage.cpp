@@ -27,6 +27,7 @@ FenceReach fence_reach_of(const InterposerLog& log, bool effective) {
   r.allocations = log.summary.allocations;
   r.fenced = log.summary.fenced;
   r.quarantine_limit_bytes = log.summary.quarantine_limit_bytes;
+  r.recycle_limit_bytes = log.summary.recycle_limit_bytes;
   r.slack_watched = log.summary.slack_watched;
   for (const auto& a : log.allocations)
     if (a.side == FenceSide::none && !a.unfenced_reason.empty()) ++r.unfenced[a.unfenced_reason];
@@ -57,7 +58,8 @@ Coverage ladder_coverage(const std::vector<RunJudgement>& runs) {
     if (f.side == FenceSide::back) c.past_end = true;
     if (f.side == FenceSide::front) c.before_start = true;
     if (f.side == FenceSide::back && f.slack_watched) c.slack_writes = true;
-    if (f.quarantine_limit_bytes > 0) {
+    if (f.recycle_limit_bytes > 0) c.recycled = true;
+    if (f.quarantine_limit_bytes > 0 && f.recycle_limit_bytes == 0) {
       c.use_after_free = true;
       quarantine = std::max(quarantine, f.quarantine_limit_bytes);
     }
@@ -96,6 +98,9 @@ Coverage ladder_coverage(const std::vector<RunJudgement>& runs) {
       "overruns inside a framework pool (caching allocator, RMM, XLA's BFC): the guard sits after the slab, not the "
       "piece");
   if (c.use_after_free) c.unseen.push_back("use after free once the range has left the quarantine");
+  else if (c.recycled && !c.memcheck)
+    c.unseen.push_back("use after free: the fence rung keeps freed buffers mapped for the next allocation of their "
+                       "size (the fence-front rung, or --fence-recycle-mb 0, watches it)");
   return c;
 }
 

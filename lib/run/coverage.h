@@ -25,6 +25,7 @@ struct FenceReach {
   std::uint64_t allocations = 0;
   std::uint64_t fenced = 0;
   std::uint64_t quarantine_limit_bytes = 0;  // freed ranges stay reserved up to this much
+  std::uint64_t recycle_limit_bytes = 0;     // freed buffers kept mapped for recycling (no use-after-free watch)
   bool slack_watched = false;                // canaries in the slack after each fenced buffer
   std::map<std::string, std::uint64_t> unfenced;  // reason -> allocations (of the records kept)
 };
@@ -35,6 +36,7 @@ struct Coverage {
   bool before_start = false;   // ... their starts
   bool slack_writes = false;   // writes into the bytes between a buffer's end and its guard
   bool use_after_free = false; // within the quarantine
+  bool recycled = false;       // a fenced run kept freed buffers mapped for recycling
   bool memcheck = false;       // memcheck ran over the whole program and left a report
   std::optional<std::uint64_t> allocations;  // of the fenced run that fenced the fewest
   std::optional<std::uint64_t> fenced;

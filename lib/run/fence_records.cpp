@@ -18,6 +18,8 @@ void add_counts(InterposerSummary& into, const InterposerSummary& s) {
   into.dropped_launches += s.dropped_launches;
   if (into.side == FenceSide::none) into.side = s.side;
   into.quarantine_limit_bytes = std::max(into.quarantine_limit_bytes, s.quarantine_limit_bytes);
+  into.recycle_limit_bytes = std::max(into.recycle_limit_bytes, s.recycle_limit_bytes);
+  into.recycled += s.recycled;
   into.slack_watched = into.slack_watched || s.slack_watched;
 }
 

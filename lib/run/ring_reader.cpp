@@ -266,6 +266,8 @@ InterposerSummary summary_of(const ring::Header& h) {
   s.fence_align = h.fence_align;
   s.side = side_of(h.fence_side);
   s.quarantine_limit_bytes = h.quarantine_limit_bytes;
+  s.recycle_limit_bytes = h.recycle_limit_bytes;
+  s.recycled = h.recycled;
   s.slack_watched = h.slack_watched > 0;
   return s;
 }

@@ -89,7 +89,8 @@ json fence_json(const SessionOptions& opts, const SessionOutcome& out) {
   json f{{"interposer", run.interposer_path.empty() ? json(nullptr) : json(run.interposer_path)},
          {"align", run.fence_align},
          {"side", fence_sides(out)},
-         {"quarantine_mb", run.quarantine_mb ? json(*run.quarantine_mb) : json(nullptr)}};
+         {"quarantine_mb", run.quarantine_mb ? json(*run.quarantine_mb) : json(nullptr)},
+         {"recycle_mb", run.recycle_mb}};
   if (run.interposer_path.empty()) f["missing_reason"] = run.interposer_missing_reason;
   // What the fence saw in its last run (every fenced run's own is in its result).
   for (auto it = out.runs.rbegin(); it != out.runs.rend(); ++it) {

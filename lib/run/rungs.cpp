@@ -17,6 +17,7 @@ constexpr std::string_view kRingVar = "CUDADIAG_RING";
 constexpr std::string_view kAlignVar = "CUDADIAG_FENCE_ALIGN";
 constexpr std::string_view kSideVar = "CUDADIAG_FENCE_SIDE";
 constexpr std::string_view kQuarantineVar = "CUDADIAG_FENCE_QUARANTINE_MB";
+constexpr std::string_view kRecycleVar = "CUDADIAG_FENCE_RECYCLE_MB";
 
 // The table of framework switches. Verification says what this project has observed:
 // CUDA_LAUNCH_BLOCKING moved the surfacing of every fault reproducer from synchronize to
@@ -83,7 +84,7 @@ void set_blocking_env(PlannedRun& run) {
 }
 
 void unset_fence_env(PlannedRun& run) {
-  for (const auto v : {kRingVar, kAlignVar, kSideVar, kQuarantineVar}) run.env_unset.emplace_back(v);
+  for (const auto v : {kRingVar, kAlignVar, kSideVar, kQuarantineVar, kRecycleVar}) run.env_unset.emplace_back(v);
 }
 
 PlannedRun plan_run(const RunOptions& opts, Rung rung, int repeat_index) {
@@ -112,6 +113,11 @@ PlannedRun plan_run(const RunOptions& opts, Rung rung, int repeat_index) {
       run.env_set[std::string(kSideVar)] = run.fence_side == FenceSide::front ? "front" : "back";
       if (opts.quarantine_mb) run.env_set[std::string(kQuarantineVar)] = std::to_string(*opts.quarantine_mb);
       else run.env_unset.emplace_back(kQuarantineVar);
+      // Recycling gives up the use-after-free watch: only in the rung guarding the ends,
+      // which the fence-front rung's quarantine complements.
+      if (rung == Rung::fence && run.fence_side == FenceSide::back && opts.recycle_mb > 0)
+        run.env_set[std::string(kRecycleVar)] = std::to_string(opts.recycle_mb);
+      else run.env_unset.emplace_back(kRecycleVar);
       run.env_set["LD_PRELOAD"] =
           compose_ld_preload(opts.preload_path.empty() ? opts.interposer_path : opts.preload_path, opts.user_ld_preload);
       run.argv = opts.command;

@@ -72,6 +72,8 @@ std::span<const std::string_view> caching_unset_variables();
 // ---- Options and plan ---------------------------------------------------------------
 inline constexpr std::string_view kInterposerFile = "libcudadiag_fence.so";
 
+inline constexpr std::uint64_t kDefaultRecycleMb = 4096;
+
 struct RunOptions {
   std::vector<std::string> command;      // CMD ARGS... as the user gave them
   std::vector<Rung> rungs = all_rungs();
@@ -83,6 +85,10 @@ struct RunOptions {
   // planned (it would repeat it).
   FenceSide fence_side = FenceSide::back;
   std::optional<std::uint64_t> quarantine_mb;  // --fence-quarantine-mb; the interposer's default when absent
+  // --fence-recycle-mb: the fence rung guarding the ends keeps this much freed memory mapped
+  // for the next buffer of its size (no driver call per buffer life; no use-after-free
+  // watch in that rung: the fence-front rung keeps the quarantine). 0: off.
+  std::uint64_t recycle_mb = kDefaultRecycleMb;
   std::uint64_t sanitizer_padding = profiles::kSanitizerPaddingBytes;  // --padding, bytes (0: none)
   // Looked up by the caller, so that planning stays pure:
   std::string interposer_path;            // "" when not found next to the binary

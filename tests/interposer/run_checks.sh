@@ -364,6 +364,34 @@ print(subprocess.run(["sh", "-c", "echo child"], capture_output=True, text=True)
     expect_line stats_noreuse 'cuMemRelease=30'
     ;;
 
+  recycle)
+    # CUDADIAG_FENCE_RECYCLE_MB: 30 buffer lives of 1, 2 and 4 granules make one mapping per
+    # size; every later life reuses a freed buffer's mapping without a driver call (the
+    # context wait of the free stays: the free must not return before queued work ends).
+    run native env "$FAKE" "$STATIC_RUNTIME" cycles 30
+    run fenced env "$FAKE" FAKE_CUDA_STATS="$work/stats.out" CUDADIAG_RING="$work/ring" CUDADIAG_FENCE_RECYCLE_MB=64 \
+      "$PRELOAD" "$STATIC_RUNTIME" cycles 30
+    expect_rc fenced 0
+    expect_same native fenced
+    for line in cuMemCreate=3 cuMemMap=3 cuMemSetAccess=3 cuMemUnmap=0 cuMemRelease=0 cuCtxSynchronize=30 \
+      cuMemAddressReserve=3; do
+      expect_line stats "$line"
+    done
+    dump_ring dump "$work/ring"
+    expect_line dump 'fenced=30'
+    expect_line dump 'recycled=27'
+    expect_line dump 'recycle_limit_bytes=67108864'
+    # A recycled buffer is placed flush against the guard: an overrun still faults.
+    run overrun env "$FAKE" CUDADIAG_FENCE_RECYCLE_MB=64 "$PRELOAD" "$STATIC_RUNTIME" recycle-overrun
+    expect_rc overrun $SEGV
+    expect_line overrun 'recycled=yes'
+    expect_line overrun 'last byte written'
+    # The price: a freed buffer stays mapped, so a use after free of it does not fault.
+    run uaf env "$FAKE" CUDADIAG_FENCE_RECYCLE_MB=64 "$PRELOAD" "$STATIC_RUNTIME" reuse-after-free
+    expect_rc uaf 0
+    expect_line uaf 'use after free: no fault'
+    ;;
+
   reuse_after_free)
     run native env "$FAKE" "$STATIC_RUNTIME" reuse-after-free
     expect_rc native 0

@@ -141,6 +141,22 @@ TEST_CASE("coverage: both directions from the two fence rungs; what stays unseen
         c.unseen.end());
   CHECK_THAT(c.unseen[0], Catch::Contains("underruns before the start"));
 
+  // A fence rung that recycled freed buffers watched no use after free; the fence-front
+  // rung's quarantine did.
+  runs = {fenced(Rung::fence, FenceSide::back, true, 10, 10)};
+  runs[0].fence_reach->recycle_limit_bytes = 4096ull << 20;
+  c = ladder_coverage(runs);
+  CHECK_FALSE(c.use_after_free);
+  CHECK(c.recycled);
+  CHECK(std::none_of(c.seen.begin(), c.seen.end(), [](const std::string& s) { return s.find("use after free") != std::string::npos; }));
+  CHECK(std::any_of(c.unseen.begin(), c.unseen.end(), [](const std::string& s) {
+    return s.find("use after free: the fence rung keeps freed buffers mapped") != std::string::npos;
+  }));
+  runs.push_back(fenced(Rung::fence_front, FenceSide::front, true, 10, 10));
+  c = ladder_coverage(runs);
+  CHECK(c.use_after_free);
+  CHECK(std::any_of(c.seen.begin(), c.seen.end(), [](const std::string& s) { return s.find("use after free while") != std::string::npos; }));
+
   // A fence that was not effective guards nothing.
   c = ladder_coverage({fenced(Rung::fence, FenceSide::back, false, 3, 0)});
   CHECK(directions_text(c).empty());

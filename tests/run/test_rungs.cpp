@@ -124,6 +124,8 @@ TEST_CASE("plan: every rung's environment, argv and files") {
   CHECK(fence.env_set.at("CUDADIAG_RING") == fence.ring_path);
   CHECK(fence.env_set.count("CUDADIAG_FENCE_QUARANTINE_MB") == 0);
   CHECK(unsets(fence, "CUDADIAG_FENCE_QUARANTINE_MB"));
+  // The rung guarding the ends recycles freed buffers; the fence-front rung keeps the quarantine.
+  CHECK(fence.env_set.at("CUDADIAG_FENCE_RECYCLE_MB") == "4096");
 
   // The default ladder guards the other end too, in one more run of its own.
   const auto& front = plan_of(plans, Rung::fence_front).runs.at(0);
@@ -135,6 +137,9 @@ TEST_CASE("plan: every rung's environment, argv and files") {
   CHECK(front.env_set.at("CUDA_LAUNCH_BLOCKING") == "1");
   CHECK(front.ring_path == "/tmp/cd-run/fence-front-0.ring");
   CHECK(front.env_set.at("CUDADIAG_RING") == front.ring_path);
+  CHECK(front.env_set.count("CUDADIAG_FENCE_RECYCLE_MB") == 0);
+  CHECK(unsets(front, "CUDADIAG_FENCE_RECYCLE_MB"));
+  CHECK(unsets(native, "CUDADIAG_FENCE_RECYCLE_MB"));
 
   const auto& san = plan_of(plans, Rung::sanitizer).runs.at(0);
   CHECK(san.sanitizer_xml == "/tmp/cd-run/sanitizer-0.xml");
@@ -165,6 +170,19 @@ TEST_CASE("plan: fence options, repeats and per-repeat files") {
   CHECK(runs[0].env_set.at("CUDADIAG_FENCE_ALIGN") == "256");
   CHECK(runs[0].env_set.at("CUDADIAG_FENCE_SIDE") == "front");
   CHECK(runs[0].env_set.at("CUDADIAG_FENCE_QUARANTINE_MB") == "512");
+  // Turned around, the fence rung is the one that watches use after free: no recycling.
+  CHECK(unsets(runs[0], "CUDADIAG_FENCE_RECYCLE_MB"));
+}
+
+TEST_CASE("plan: --fence-recycle-mb sets the fence rung's recycling, 0 turns it off") {
+  auto o = base_options();
+  o.recycle_mb = 64;
+  CHECK(plan_of(plan_rungs(o), Rung::fence).runs.at(0).env_set.at("CUDADIAG_FENCE_RECYCLE_MB") == "64");
+  o.recycle_mb = 0;
+  const auto plans = plan_rungs(o);
+  const auto& fence = plan_of(plans, Rung::fence).runs.at(0);
+  CHECK(fence.env_set.count("CUDADIAG_FENCE_RECYCLE_MB") == 0);
+  CHECK(unsets(fence, "CUDADIAG_FENCE_RECYCLE_MB"));
 }
 
 TEST_CASE("plan: --fence-front turns the fence rung around and drops the fence-front rung") {

@@ -233,6 +233,24 @@ int reuse_after_free(const Api& api) {
   return 0;
 }
 
+// With CUDADIAG_FENCE_RECYCLE_MB a freed buffer's mapping serves the next buffer of its
+// mapped size, its pointer placed anew flush against the same guard: a write one byte
+// past the new, smaller buffer's rounded end faults.
+int recycle_overrun(const Api& api) {
+  CUdeviceptr a = 0, b = 0;
+  if (int rc = api.alloc(&a, 1000)) return fail("cuMemAlloc", rc);
+  if (int rc = api.free(a)) return fail("cuMemFree", rc);
+  if (int rc = api.alloc(&b, 900)) return fail("cuMemAlloc", rc);
+  std::printf("recycled=%s\n", b > a && b - a == 1008 - 912 ? "yes" : "no");
+  std::fflush(stdout);
+  reinterpret_cast<volatile unsigned char*>(b)[911] = 1;  // the last byte of the rounded buffer
+  std::printf("last byte written\n");
+  std::fflush(stdout);
+  reinterpret_cast<volatile unsigned char*>(b)[912] = 1;  // the guard's first byte
+  std::printf("overrun: no fault\n");
+  return 0;
+}
+
 // Memory kept for reuse must not make a larger allocation fail.
 int big_after_small(const Api& api) {
   CUdeviceptr small[3] = {};
@@ -387,6 +405,7 @@ int main(int argc, char** argv) {
   if (mode == "clean") return clean(api);
   if (mode == "cycles") return cycles(api, argc > 2 ? std::atoi(argv[2]) : 30);
   if (mode == "reuse-after-free") return reuse_after_free(api);
+  if (mode == "recycle-overrun") return recycle_overrun(api);
   if (mode == "big-after-small") return big_after_small(api);
   if (mode == "huge") return huge(api);
   return misuse(api, mode);
