@@ -119,8 +119,11 @@ void run_list(const ListOptions& o) {
 void set_list_command(CLI::App& app) {
   auto opts = std::make_shared<ListOptions>();
   auto* cmd = app.add_subcommand("list", "Print the case catalog with the expected outcome per profile");
-  cmd->add_option("--kernel", opts->kernel, "Only this family (" + cases::family_names() + ")");
+  cmd->add_option("--kernel", opts->kernel, "Only this family (" + cases::family_names() + "; '-' or '_' alike)")
+      ->type_name("FAMILY");
   add_common_options(cmd, opts->common);
+  set_help_footer(cmd, "Exit codes: 0 listed, 2 bad input.",
+                  {"cudadiag list --kernel index-select", "cudadiag list -o catalog.md"});
   cmd->callback([opts] { run_list(*opts); });
 }
 

@@ -57,10 +57,13 @@ int main(int argc, char** argv) {
                "configuration, or this machine?"};
   cli.set_version_flag("--version", build_info().version + " (" + build_info().git_revision +
                                         ", CUDA " + build_info().cuda_toolkit + ")");
+  app::use_help_formatter(cli);
   cli.require_subcommand(1);
-  cli.footer(
-      "Exit codes: 0 ok/healthy, 1 findings, 2 usage or input error, 3 GPU part could not run, "
-      "4 internal error.");
+  app::set_help_footer(&cli,
+                       "Exit codes: 0 ok/healthy, 1 findings, 2 usage or input error, 3 GPU part could not run, "
+                       "4 internal error. 'cudadiag COMMAND --help' describes each command.",
+                       {"cudadiag repro -o h100-a.json      # judge this host, keep the report",
+                        "cudadiag show h100-a.json          # read a saved report"});
 
   app::set_env_command(cli);
   app::set_schema_command(cli);
