@@ -88,17 +88,20 @@ void wrap_paragraph(std::string_view para, std::size_t first, std::size_t rest, 
   std::size_t i = 0;
   bool any = false;
   while (i < para.size()) {
+    const std::size_t gap_start = i;
     while (i < para.size() && para[i] == ' ') ++i;
     if (i >= para.size()) break;
+    // Spaces between words on one line are kept as written (aligned comments stay aligned).
+    const std::size_t gap = std::max<std::size_t>(i - gap_start, 1);
     std::size_t j = para.find(' ', i);
     if (j == std::string_view::npos) j = para.size();
     const std::string_view word = para.substr(i, j - i);
     i = j;
     const std::size_t w = display_width(word);
-    if (used > 0 && used + 1 + w <= room()) {
-      line += ' ';
+    if (used > 0 && used + gap + w <= room()) {
+      line += std::string(gap, ' ');
       line += word;
-      used += 1 + w;
+      used += gap + w;
       continue;
     }
     if (used > 0) {

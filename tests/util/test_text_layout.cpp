@@ -76,3 +76,8 @@ TEST_CASE("fit_columns shrinks the widest columns to fit", "[text_layout]") {
   // Minimums win over the total.
   CHECK(fit_columns({50, 50}, {50, 50}, 2, 80) == std::vector<std::size_t>{50, 50});
 }
+
+TEST_CASE("wrap keeps the spacing of words that stay on one line", "[text_layout]") {
+  CHECK(wrap("cudadiag show a.json      # the text", 80) == std::vector<std::string>{"cudadiag show a.json      # the text"});
+  CHECK(wrap("aaaa      bbbb", 8) == std::vector<std::string>{"aaaa", "bbbb"});
+}
