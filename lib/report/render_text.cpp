@@ -10,6 +10,7 @@
 #include "report/render_facts.h"
 #include "report/render_formats.h"
 #include "util/printable.h"
+#include "util/text_layout.h"
 
 namespace cudadiag::report {
 namespace {
@@ -33,16 +34,6 @@ class Painter {
   bool color_;
 };
 
-std::string pad(const std::string& s, size_t width) {
-  const size_t w = facts::display_width(s);
-  return w >= width ? s : s + std::string(width - w, ' ');
-}
-
-std::string pad_left(const std::string& s, size_t width) {
-  const size_t w = facts::display_width(s);
-  return w >= width ? s : std::string(width - w, ' ') + s;
-}
-
 const char* verdict_colour(VerdictStatus status) {
   switch (exit_code_for(status)) {
     case 0: return kGreen;
@@ -51,18 +42,28 @@ const char* verdict_colour(VerdictStatus status) {
   }
 }
 
+// label  value, the values wrapped under their own first column; a fact with no value
+// is left out rather than printed as an empty labelled line.
 void write_facts(std::ostringstream& out, const std::vector<facts::Fact>& list, const std::string& indent) {
   size_t width = 0;
   std::vector<facts::Fact> shown;
-  for (const auto& f : list) shown.push_back({printable(f.label), printable(f.value)});
-  for (const auto& f : shown) width = std::max(width, facts::display_width(f.label));
-  for (const auto& f : shown) out << indent << pad(f.label, width) << "  " << f.value << "\n";
+  for (const auto& f : list)
+    if (!f.value.empty()) shown.push_back({printable(f.label), printable(f.value)});
+  for (const auto& f : shown) width = std::max(width, text::display_width(f.label));
+  for (const auto& f : shown) out << text::labelled(indent, f.label, width, f.value);
 }
 
+// The results table at 80 columns: a column that says nothing for any row ("-" in every
+// one: no allocator, no expectation) is left out, and the widest columns are cut, marked
+// with '~' (the detail blocks and the JSON hold the whole text).
 void write_table(std::ostringstream& out, const Report& r, const Painter& paint, bool color) {
   constexpr size_t kCols = 8;
+  constexpr size_t kMet = 5, kTime = 7;
   const std::array<std::string, kCols> head{"CASE", "PROFILE", "ALLOCATOR", "OUTCOME",
                                             "EXPECTED", "MET", "ERROR", "TIME"};
+  // Columns always shown: the case, its outcome and its time.
+  const std::array<bool, kCols> always{true, false, false, true, false, false, false, true};
+  const std::array<size_t, kCols> minimum{12, 7, 9, 8, 8, 3, 8, 7};
   std::vector<std::array<std::string, kCols>> rows;
   std::vector<std::optional<bool>> met;
   for (const auto& res : r.results) {
@@ -75,17 +76,42 @@ void write_table(std::ostringstream& out, const Report& r, const Painter& paint,
                     row.error.empty() ? "-" : printable(row.error), row.duration});
     met.push_back(row.met);
   }
-  std::array<size_t, kCols> width{};
-  for (size_t c = 0; c < kCols; ++c) width[c] = facts::display_width(head[c]);
-  for (const auto& row : rows) {
-    for (size_t c = 0; c < kCols; ++c) width[c] = std::max(width[c], facts::display_width(row[c]));
+  auto table_width = [&] {
+    size_t total = 0;
+    for (size_t c = 0; c < kCols; ++c) {
+      size_t w = text::display_width(head[c]);
+      for (const auto& row : rows) w = std::max(w, text::display_width(row[c]));
+      total += w + 2;
+    }
+    return total;
+  };
+  // Too wide: the error's class goes first (the detail block names it).
+  constexpr size_t kError = 6;
+  if (table_width() > text::kColumns)
+    for (auto& row : rows)
+      if (const auto paren = row[kError].find(" ("); paren != std::string::npos) row[kError].erase(paren);
+  std::vector<size_t> shown;
+  for (size_t c = 0; c < kCols; ++c) {
+    const bool says_something =
+        std::any_of(rows.begin(), rows.end(), [c](const auto& row) { return row[c] != "-"; });
+    if (always[c] || says_something) shown.push_back(c);
   }
+  std::vector<size_t> natural, minimums;
+  for (const size_t c : shown) {
+    size_t w = text::display_width(head[c]);
+    for (const auto& row : rows) w = std::max(w, text::display_width(row[c]));
+    natural.push_back(w);
+    minimums.push_back(std::min(w, std::max(minimum[c], text::display_width(head[c]))));
+  }
+  const auto width = text::fit_columns(natural, minimums, 2);
   auto line = [&](const std::array<std::string, kCols>& cells, const std::optional<bool>* mark) {
     std::string s;
-    for (size_t c = 0; c < kCols; ++c) {
-      std::string cell = c + 1 == kCols ? pad_left(cells[c], width[c]) : pad(cells[c], width[c]);
-      if (c == 5 && mark) cell = paint(cell, !*mark ? kYellow : (**mark ? kGreen : kRed));
-      s += cell + (c + 1 == kCols ? "" : "  ");
+    for (size_t i = 0; i < shown.size(); ++i) {
+      const size_t c = shown[i];
+      const std::string cut = text::abbreviate(cells[c], width[i], color ? "…" : "~");
+      std::string cell = c == kTime ? text::pad_left(cut, width[i]) : text::pad_right(cut, width[i]);
+      if (c == kMet && mark) cell = paint(cell, !*mark ? kYellow : (**mark ? kGreen : kRed));
+      s += cell + (i + 1 == shown.size() ? "" : "  ");
     }
     out << s << "\n";
   };
@@ -95,20 +121,27 @@ void write_table(std::ostringstream& out, const Report& r, const Painter& paint,
 
 void write_details(std::ostringstream& out, const Report& r, const Painter& paint) {
   bool any = false;
+  std::string last_reason;
   for (const auto& res : r.results) {
     if (!facts::needs_details(res)) continue;
     if (!any) out << "\n" << paint("Details", kBold) << "\n";
     any = true;
-    out << "\n" << paint(printable(facts::detail_title(res)), kBold) << "\n";
-    write_facts(out, facts::detail_facts(res), "  ");
+    out << "\n" << paint(text::hanging("", "  ", printable(facts::detail_title(res))), kBold);
+    // A reason shared with the block before (every configuration skipped for the same
+    // missing driver) is not said again.
+    auto detail = facts::detail_facts(res);
+    for (auto& f : detail)
+      if (f.label == "reason" && !f.value.empty() && f.value == last_reason) f.value = "the same as above";
+      else if (f.label == "reason") last_reason = f.value;
+    write_facts(out, detail, "  ");
     if (res.child && !res.child->stderr_excerpt.text.empty()) {
       size_t omitted = 0;
       const auto lines = facts::first_lines(res.child->stderr_excerpt.text, kStderrLines, omitted);
       out << "  stderr:\n";
-      for (const auto& l : lines) out << "    | " << printable(l) << "\n";
+      for (const auto& l : lines) out << text::hanging("    | ", "    | ", printable(l));
       if (omitted > 0) out << "    | ... (" << omitted << " more line(s))\n";
     }
-    for (const auto& x : facts::xid_lines(res)) out << "  " << printable(x) << "\n";
+    for (const auto& x : facts::xid_lines(res)) out << text::hanging("  ", "    ", printable(x));
   }
 }
 
@@ -136,12 +169,13 @@ std::string render_text(const Report& r, bool color) {
   out << "\n" << paint("Summary", kBold) << "\n";
   write_facts(out, facts::summary(r), "  ");
   out << "\n" << paint("Verdict: ", kBold) << paint(status, verdict_colour(r.verdict.status)) << "\n";
-  for (const auto& reason : r.verdict.reasons) out << "  - " << printable(reason) << "\n";
+  for (const auto& reason : r.verdict.reasons) out << text::hanging("  - ", "    ", printable(reason));
   if (const auto& c = r.verdict.coverage) {
-    out << paint("Could have been seen:", kBold) << "\n";
-    for (const auto& line : c->seen) out << "  - " << printable(line) << "\n";
-    out << paint("Could not be seen:", kBold) << "\n";
-    for (const auto& line : c->unseen) out << "  - " << printable(line) << "\n";
+    // An empty list is said to be empty, not printed as a heading with nothing under it.
+    out << paint("Could have been seen:", kBold) << (c->seen.empty() ? " nothing" : "") << "\n";
+    for (const auto& line : c->seen) out << text::hanging("  - ", "    ", printable(line));
+    out << paint("Could not be seen:", kBold) << (c->unseen.empty() ? " nothing" : "") << "\n";
+    for (const auto& line : c->unseen) out << text::hanging("  - ", "    ", printable(line));
   }
   return out.str();
 }
