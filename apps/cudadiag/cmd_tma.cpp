@@ -12,6 +12,7 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "report/render.h"
+#include "util/text_layout.h"
 #include "util/printable.h"
 #include "suite/device_selection.h"
 #include "suite/executor.h"
@@ -124,7 +125,7 @@ void run_tma(const TmaOptions& o) {
     const bool md = format == report::Format::md;
     std::string text = tma::render_items(items, o.table, gpu_line, md);
     text += (md ? "**verdict: " : "verdict: ") + std::string(report::to_string(r.verdict.status)) + (md ? "**\n" : "\n");
-    for (const auto& why : r.verdict.reasons) text += "  - " + printable(why) + "\n";
+    for (const auto& why : r.verdict.reasons) text += text::hanging("  - ", "    ", printable(why));
     emit_text(text, o.common);
   }
   set_exit_code(report::exit_code_for(r.verdict.status));

@@ -63,7 +63,7 @@ void write_table(std::ostringstream& out, const Report& r, const Painter& paint,
                                             "EXPECTED", "MET", "ERROR", "TIME"};
   // Columns always shown: the case, its outcome and its time.
   const std::array<bool, kCols> always{true, false, false, true, false, false, false, true};
-  const std::array<size_t, kCols> minimum{12, 7, 9, 8, 8, 3, 8, 7};
+  constexpr size_t kCase = 0, kProfile = 1, kAllocator = 2, kExpected = 4, kError = 6;
   std::vector<std::array<std::string, kCols>> rows;
   std::vector<std::optional<bool>> met;
   for (const auto& res : r.results) {
@@ -76,40 +76,49 @@ void write_table(std::ostringstream& out, const Report& r, const Painter& paint,
                     row.error.empty() ? "-" : printable(row.error), row.duration});
     met.push_back(row.met);
   }
-  auto table_width = [&] {
-    size_t total = 0;
-    for (size_t c = 0; c < kCols; ++c) {
-      size_t w = text::display_width(head[c]);
-      for (const auto& row : rows) w = std::max(w, text::display_width(row[c]));
-      total += w + 2;
-    }
-    return total;
-  };
-  // Too wide: the error's class goes first (the detail block names it).
-  constexpr size_t kError = 6;
-  if (table_width() > text::kColumns)
-    for (auto& row : rows)
-      if (const auto paren = row[kError].find(" ("); paren != std::string::npos) row[kError].erase(paren);
   std::vector<size_t> shown;
   for (size_t c = 0; c < kCols; ++c) {
     const bool says_something =
         std::any_of(rows.begin(), rows.end(), [c](const auto& row) { return row[c] != "-"; });
     if (always[c] || says_something) shown.push_back(c);
   }
-  std::vector<size_t> natural, minimums;
-  for (const size_t c : shown) {
-    size_t w = text::display_width(head[c]);
-    for (const auto& row : rows) w = std::max(w, text::display_width(row[c]));
-    natural.push_back(w);
-    minimums.push_back(std::min(w, std::max(minimum[c], text::display_width(head[c]))));
+  std::array<size_t, kCols> width{};
+  for (size_t c = 0; c < kCols; ++c) {
+    width[c] = text::display_width(head[c]);
+    for (const auto& row : rows) width[c] = std::max(width[c], text::display_width(row[c]));
   }
-  const auto width = text::fit_columns(natural, minimums, 2);
+  auto total = [&] {
+    size_t n = 2 * (shown.size() - 1);
+    for (const size_t c : shown) n += width[c];
+    return n;
+  };
+  auto is_shown = [&](size_t c) { return std::find(shown.begin(), shown.end(), c) != shown.end(); };
+  auto shrink = [&](size_t c, size_t floor) {
+    if (!is_shown(c) || total() <= text::kColumns || width[c] <= floor) return;
+    width[c] -= std::min(total() - text::kColumns, width[c] - floor);
+  };
+  // Too wide for 80 columns: the error's class goes first, then the error is cut, then
+  // the error column goes (each result that needs a look has its error in its detail
+  // block), then what was expected, the allocator and the profile are cut, and the case
+  // id last: it names the detail block.
+  if (total() > text::kColumns && is_shown(kError)) {
+    for (auto& row : rows)
+      if (const auto paren = row[kError].find(" ("); paren != std::string::npos) row[kError].erase(paren);
+    width[kError] = text::display_width(head[kError]);
+    for (const auto& row : rows) width[kError] = std::max(width[kError], text::display_width(row[kError]));
+  }
+  shrink(kError, 12);
+  if (total() > text::kColumns && is_shown(kError)) shown.erase(std::find(shown.begin(), shown.end(), kError));
+  shrink(kExpected, 8);
+  shrink(kAllocator, 9);
+  shrink(kProfile, 7);
+  shrink(kCase, 16);
   auto line = [&](const std::array<std::string, kCols>& cells, const std::optional<bool>* mark) {
     std::string s;
     for (size_t i = 0; i < shown.size(); ++i) {
       const size_t c = shown[i];
-      const std::string cut = text::abbreviate(cells[c], width[i], color ? "…" : "~");
-      std::string cell = c == kTime ? text::pad_left(cut, width[i]) : text::pad_right(cut, width[i]);
+      const std::string cut = text::abbreviate(cells[c], width[c], color ? "…" : "~");
+      std::string cell = c == kTime ? text::pad_left(cut, width[c]) : text::pad_right(cut, width[c]);
       if (c == kMet && mark) cell = paint(cell, !*mark ? kYellow : (**mark ? kGreen : kRed));
       s += cell + (i + 1 == shown.size() ? "" : "  ");
     }

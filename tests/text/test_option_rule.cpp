@@ -75,7 +75,7 @@ TEST_CASE("family names take '-' or '_'", "[text][options]") {
   CHECK(dash.out.find("index_select.") != std::string::npos);
 }
 
-TEST_CASE("--deadline-ms still works, in seconds now, with one deprecation line", "[text][options]") {
+TEST_CASE("the old --deadline-ms still works, in seconds now, with one deprecation line", "[text][options]") {
   TempDir dir;
   const Run r = run_binary({"repro", "--deadline-ms", "5000", "--case", "tma.*", "-o", (dir.path / "r.json").string()},
                            dir.path);
