@@ -247,6 +247,27 @@ void add_seed_options(CLI::App* cmd, std::string& seed, std::string* replay, con
         ->type_name("SEED");
 }
 
+std::string usage_message(const std::string& command, const std::string& what) {
+  std::string text = what;
+  if (!command.empty()) {
+    if (text.rfind(command + ": ", 0) == 0) text.erase(0, command.size() + 2);
+    else if (text.rfind(command + " ", 0) == 0) text.erase(0, command.size() + 1);
+  }
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  return "cudadiag" + (command.empty() ? std::string() : " " + command) + ": " + printable(text);
+}
+
+void print_usage_error(const std::string& command, const std::string& what) {
+  std::fputs((usage_message(command, what) + "\n").c_str(), stderr);
+  std::fflush(stderr);
+}
+
+std::string subcommand_of(const CLI::App& root, const std::vector<std::string>& argv) {
+  if (argv.size() < 2 || argv[1].empty() || argv[1][0] == '-') return "";
+  const auto found = root.get_subcommands([&](const CLI::App* sub) { return sub->check_name(argv[1]); });
+  return found.empty() ? "" : found.front()->get_name();
+}
+
 void configure_logging(const CommonOptions& opts) {
   if (opts.no_color) init_logging(false);
   if (opts.quiet) {

@@ -95,6 +95,17 @@ CLI::Validator number_between(double min, double max, const std::string& unit = 
 // A number of seconds: finite, within [min, max] (NaN, inf, 0 and negatives refused).
 CLI::Validator seconds_between(double min, double max);
 
+// The one style of every bad-input message, whoever finds it (CLI11's parser, a
+// command's own checks, main's unknown subcommand):
+//   cudadiag <command>: <what is wrong>
+// on one line of stderr, shown inert (printable), and exit 2 (kExitUsage) by the caller.
+// A message that already starts with the command's name ("fault: unknown case ...")
+// does not say it twice; `command` empty: "cudadiag: <what is wrong>".
+std::string usage_message(const std::string& command, const std::string& what);
+void print_usage_error(const std::string& command, const std::string& what);
+// The subcommand named on a command line (argv[1] when it is one), "" otherwise.
+std::string subcommand_of(const CLI::App& root, const std::vector<std::string>& argv);
+
 // Applies -q/-v and colour rules to the stderr logger.
 void configure_logging(const CommonOptions& opts);
 

@@ -44,7 +44,7 @@ void run_coredump(const CoredumpOptions& o) {
     auto site = coredump::read_fault_site(f, disassemble, no_tool_reason);
     if (!site.unreadable.empty()) {
       unreadable = true;
-      spdlog::error("{}: {}", printable(f), printable(site.unreadable));
+      print_usage_error("coredump", f + ": " + site.unreadable);
     } else if (!site.instruction.empty()) {
       site.disassembler = tool.path;
     }
