@@ -172,7 +172,12 @@ std::string render_text(const Report& r, bool color) {
 
   for (const auto& [key, section] : r.extra.items()) {
     out << "\n" << paint(printable(facts::section_title(key)), kBold) << "\n";
-    write_facts(out, facts::flatten_section(section), "  ");
+    const auto section_facts = facts::flatten_section(section);
+    // A section that is one list or one value has no label of its own to show.
+    if (section_facts.size() == 1 && section_facts.front().label == "value")
+      out << text::hanging("  ", printable(section_facts.front().value));
+    else
+      write_facts(out, section_facts, "  ");
   }
 
   out << "\n" << paint("Summary", kBold) << "\n";
