@@ -99,8 +99,8 @@ void write_table(std::ostringstream& out, const Report& r, const Painter& paint,
   };
   // Too wide for 80 columns: the error's class goes first, then the error is cut, then
   // the error column goes (each result that needs a look has its error in its detail
-  // block), then what was expected, the allocator and the profile are cut, and the case
-  // id last: it names the detail block.
+  // block), then what was expected is cut, then the case id, the allocator and the
+  // profile in turns, the case id never below 16 columns: it names the detail block.
   if (total() > text::kColumns && is_shown(kError)) {
     for (auto& row : rows)
       if (const auto paren = row[kError].find(" ("); paren != std::string::npos) row[kError].erase(paren);
@@ -110,9 +110,12 @@ void write_table(std::ostringstream& out, const Report& r, const Painter& paint,
   shrink(kError, 12);
   if (total() > text::kColumns && is_shown(kError)) shown.erase(std::find(shown.begin(), shown.end(), kError));
   shrink(kExpected, 8);
+  shrink(kCase, 20);
+  shrink(kAllocator, 11);  // "fence-front" whole
+  shrink(kProfile, 8);     // "blocking" whole
+  shrink(kCase, 16);
   shrink(kAllocator, 9);
   shrink(kProfile, 7);
-  shrink(kCase, 16);
   auto line = [&](const std::array<std::string, kCols>& cells, const std::optional<bool>* mark) {
     std::string s;
     for (size_t i = 0; i < shown.size(); ++i) {
