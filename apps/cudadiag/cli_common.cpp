@@ -19,6 +19,7 @@
 #include "util/interrupt.h"
 #include "util/log.h"
 #include "util/printable.h"
+#include "util/text_layout.h"
 
 namespace cudadiag::app {
 CLI::Option* add_coredump_option(CLI::App* cmd, bool& target) {
@@ -30,7 +31,72 @@ CLI::Option* add_coredump_option(CLI::App* cmd, bool& target) {
 
 namespace {
 Invocation g_invocation;
+
+// Every paragraph of `text` wrapped at 80 columns; a line's own leading spaces are its
+// indent, and its continuation lines indent two more (an example's comment, a long list).
+std::string wrap_block(const std::string& text) {
+  std::string out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t nl = text.find('\n', start);
+    if (nl == std::string::npos) nl = text.size();
+    const std::string line = text.substr(start, nl - start);
+    const std::size_t lead = std::min(line.find_first_not_of(' '), line.size());
+    const std::string indent(lead, ' ');
+    out += line.empty() ? "\n" : text::hanging(indent, indent + "  ", line.substr(lead));
+    start = nl + 1;
+  }
+  return out;
+}
+
+class HelpFormatter : public CLI::Formatter {
+ public:
+  HelpFormatter() { column_width(30); }
+
+  std::string make_option(const CLI::Option* opt, bool is_positional) const override {
+    return entry(make_option_name(opt, is_positional) + make_option_opts(opt), make_option_desc(opt),
+                 get_column_width());
+  }
+  std::string make_subcommand(const CLI::App* sub) const override {
+    return entry(sub->get_display_name(true), sub->get_description(), kCommandColumn);
+  }
+  std::string make_description(const CLI::App* app) const override {
+    const std::string d = CLI::Formatter::make_description(app);
+    return d.empty() ? d : wrap_block(d.substr(0, d.size() - 1));
+  }
+  std::string make_usage(const CLI::App* app, std::string name) const override {
+    const std::string u = CLI::Formatter::make_usage(app, std::move(name));
+    return text::hanging("", "       ", u.substr(0, u.find_last_not_of('\n') + 1));
+  }
+  std::string make_footer(const CLI::App* app) const override {
+    const std::string f = app->get_footer();
+    return f.empty() ? f : wrap_block(f);
+  }
+
+ private:
+  // "  --name TYPE   description wrapped under its column"; a name too wide for the
+  // column takes a line of its own (wrapped itself if it must).
+  static constexpr std::size_t kCommandColumn = 16;  // subcommand names are short
+  std::string entry(const std::string& name, const std::string& description, std::size_t col) const {
+    const std::string head = "  " + name;
+    const std::string indent(col, ' ');
+    if (description.empty()) return text::hanging(head, "      ", "");
+    if (text::display_width(head) + 1 > col)
+      return text::hanging("  ", "      ", name) + text::hanging(indent, indent, description);
+    return text::hanging(text::pad_right(head, col), indent, description);
+  }
+};
+
 }  // namespace
+
+void use_help_formatter(CLI::App& root) { root.formatter(std::make_shared<HelpFormatter>()); }
+
+void set_help_footer(CLI::App* cmd, const std::string& notes, const std::vector<std::string>& examples) {
+  std::string footer = notes;
+  if (!examples.empty()) footer += std::string(footer.empty() ? "" : "\n") + (examples.size() == 1 ? "Example:" : "Examples:");
+  for (const auto& e : examples) footer += "\n  " + e;
+  cmd->footer(footer);
+}
 
 const Invocation& invocation() { return g_invocation; }
 void set_invocation(Invocation inv) { g_invocation = std::move(inv); }
@@ -146,6 +212,61 @@ CLI::Validator number_between(double min, double max, const std::string& unit, b
 }
 
 CLI::Validator seconds_between(double min, double max) { return number_between(min, max, "seconds"); }
+
+CLI::Option* add_repeat_option(CLI::App* cmd, int& target, const std::string& what) {
+  return cmd->add_option("--repeat", target, what)->check(integer_between(1, kMaxRepeat))->type_name("N");
+}
+
+CLI::Option* add_timeout_option(CLI::App* cmd, double& seconds, const std::string& what, CLI::Validator range) {
+  return cmd->add_option("--timeout", seconds, what)->check(std::move(range))->type_name("SECONDS");
+}
+
+void add_deprecated_ms_alias(CLI::App* cmd, const std::string& name, double& seconds, const std::string& instead,
+                             long long max_ms) {
+  // Checked here, not with ->check(): CLI11 names a hidden option "" in its messages.
+  cmd->add_option_function<std::string>(
+         name,
+         [&seconds, name, instead, max_ms](std::string text) {
+           const std::string error = integer_between(1, max_ms)(text);
+           if (!error.empty()) throw CLI::ValidationError(name, error);
+           spdlog::warn("{} is deprecated: use {} (seconds)", name, instead);
+           seconds = static_cast<double>(std::stoll(text)) / 1000.0;
+         },
+         "")
+      ->group("");
+}
+
+void add_seed_options(CLI::App* cmd, std::string& seed, std::string* replay, const std::string& what) {
+  cmd->add_option("--seed", seed,
+                  "Base seed of the repeat series, decimal or 0x hex (default: a fresh one, in the report's "
+                  "details.series_seed); run i draws " + what + " from its own seed")
+      ->type_name("SEED");
+  if (replay)
+    cmd->add_option("--replay", *replay,
+                    "Run once with exactly this run seed (a report's details.first_failure.seed)")
+        ->type_name("SEED");
+}
+
+std::string usage_message(const std::string& command, const std::string& what) {
+  std::string text = what;
+  if (!command.empty()) {
+    if (text.rfind(command + ": ", 0) == 0) text.erase(0, command.size() + 2);
+    else if (text.rfind(command + " ", 0) == 0) text.erase(0, command.size() + 1);
+  }
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  return "cudadiag" + (command.empty() ? std::string() : " " + command) + ": " + printable(text);
+}
+
+void print_usage_error(const std::string& command, const std::string& what) {
+  std::fputs((usage_message(command, what) + "\n").c_str(), stderr);
+  std::fflush(stderr);
+}
+
+std::string subcommand_of(const CLI::App& root, const std::vector<std::string>& argv) {
+  if (argv.size() < 2 || argv[1].empty() || argv[1][0] == '-') return "";
+  const auto found = root.get_subcommands([&](const CLI::App* sub) { return sub->check_name(argv[1]); });
+  return found.empty() ? "" : found.front()->get_name();
+}
 
 void configure_logging(const CommonOptions& opts) {
   if (opts.no_color) init_logging(false);

@@ -35,6 +35,15 @@ struct Invocation {
 const Invocation& invocation();
 void set_invocation(Invocation inv);
 
+// --help for people: every line within 80 columns (option descriptions wrapped under
+// their column, long option names on a line of their own, the description and footer
+// wrapped). Set on the root before the subcommands are added: they inherit it.
+void use_help_formatter(CLI::App& root);
+
+// The end of a subcommand's --help: `notes` (terms, exit codes), then "Example:" and one
+// or two command lines a user can copy, each with a short comment after '#'.
+void set_help_footer(CLI::App* cmd, const std::string& notes, const std::vector<std::string>& examples);
+
 // Adds --format, -o/--output, -q, -v, --redact, --redact-key, --no-color to a subcommand.
 void add_common_options(CLI::App* cmd, CommonOptions& opts);
 
@@ -43,6 +52,32 @@ void add_common_options(CLI::App* cmd, CommonOptions& opts);
 CLI::Option* add_allocator_option(CLI::App* cmd, profiles::Allocator& target);
 // --coredump: arm the driver's GPU core dumps in the children and read the fault site.
 CLI::Option* add_coredump_option(CLI::App* cmd, bool& target);
+
+// One rule for the options every command that runs work shares, so that a user who
+// learnt one command knows them all:
+//   --timeout SECONDS      how long one child (or one run of the user's program) may take,
+//                          always in seconds (fractions allowed); a second, narrower one
+//                          is named for what it limits: env's --probe-timeout SECONDS.
+//                          No option counts milliseconds: an old --deadline-ms stays as a
+//                          hidden alias that still works and prints one deprecation line.
+//   --repeat N             runs of each case, 1..kMaxRepeat everywhere (run keeps only the
+//                          first failing and the latest run's output, so memory stays flat).
+//   --seed SEED            the base of the repeat series, 64-bit, decimal or 0x hex: every
+//                          command that draws random inputs takes it (fault, index-select,
+//                          attention, repro); --replay SEED runs once with exactly that seed.
+//   family names           written with '-' or '_' alike (index-select = index_select).
+// The helpers below add them; a command never spells its own.
+inline constexpr long long kMaxRepeat = 1000000;
+// --repeat N, 1..kMaxRepeat; `what` says what is repeated.
+CLI::Option* add_repeat_option(CLI::App* cmd, int& target, const std::string& what);
+// --timeout SECONDS within `range` (seconds_between, or number_between(..., "seconds")).
+CLI::Option* add_timeout_option(CLI::App* cmd, double& seconds, const std::string& what, CLI::Validator range);
+// A hidden millisecond spelling of a timeout (e.g. --deadline-ms): still accepted, converted
+// into `seconds`, and answered with one deprecation line naming the option to use.
+void add_deprecated_ms_alias(CLI::App* cmd, const std::string& name, double& seconds, const std::string& instead,
+                             long long max_ms);
+// --seed SEED (and --replay SEED unless `replay` is null); `what` names what is drawn.
+void add_seed_options(CLI::App* cmd, std::string& seed, std::string* replay, const std::string& what);
 
 // Numeric options. Every one is checked by one of these before CLI11 converts it: the
 // text must be a plain number within the range the command can honour; NaN, infinities,
@@ -59,6 +94,17 @@ CLI::Validator number_between(double min, double max, const std::string& unit = 
                               bool open_max = false);
 // A number of seconds: finite, within [min, max] (NaN, inf, 0 and negatives refused).
 CLI::Validator seconds_between(double min, double max);
+
+// The one style of every bad-input message, whoever finds it (CLI11's parser, a
+// command's own checks, main's unknown subcommand):
+//   cudadiag <command>: <what is wrong>
+// on one line of stderr, shown inert (printable), and exit 2 (kExitUsage) by the caller.
+// A message that already starts with the command's name ("fault: unknown case ...")
+// does not say it twice; `command` empty: "cudadiag: <what is wrong>".
+std::string usage_message(const std::string& command, const std::string& what);
+void print_usage_error(const std::string& command, const std::string& what);
+// The subcommand named on a command line (argv[1] when it is one), "" otherwise.
+std::string subcommand_of(const CLI::App& root, const std::vector<std::string>& argv);
 
 // Applies -q/-v and colour rules to the stderr logger.
 void configure_logging(const CommonOptions& opts);

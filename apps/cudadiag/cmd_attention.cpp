@@ -236,21 +236,14 @@ void set_attention_command(CLI::App& app) {
   cmd->add_flag("--smem-overflow", c.smem_overflow, "Fault knob: write each V tile one shared-memory row too far");
   add_allocator_option(cmd, o->allocator);
   cmd->add_flag("--blocking", o->blocking, "Run the child with CUDA_LAUNCH_BLOCKING=1");
-  cmd->add_option("--repeat", o->repeat, "Runs inside one child (stops at a sticky error)")
-      ->check(integer_between(1, 1000000))
-      ->capture_default_str();
+  add_repeat_option(cmd, o->repeat, "Runs inside one child (stops at a sticky error)")->capture_default_str();
   cmd->add_flag("--sweep", o->sweep, "Run every compiled (block_m, block_n, warps), each in its own child");
   cmd->add_option("--sweep-filter", o->sweep_filter, "Restrict the sweep, e.g. \"block_m=64,80;warps=4\"");
   cmd->add_option("-j,--jobs", o->jobs, "Children at once during a sweep")->check(integer_between(1, 64))->capture_default_str();
-  cmd->add_option("--timeout", o->timeout_s, "Seconds per child before it is terminated (the CUDA probe too)")
-      ->check(seconds_between(1.0, 86400.0))
+  add_timeout_option(cmd, o->timeout_s, "Seconds per child before it is terminated (the CUDA probe too)",
+                     seconds_between(1.0, 86400.0))
       ->capture_default_str();
-  cmd->add_option("--seed", o->seed,
-                  "Base seed of the repeat series, decimal or 0x hex (default: a fresh one per child; the report's "
-                  "details.series_seed); run i draws its inputs from its own seed");
-  cmd->add_option("--replay", o->replay,
-                  "Run once with exactly this run seed (a report's details.first_failure.seed), checked against the "
-                  "CPU float64 reference too");
+  add_seed_options(cmd, o->seed, &o->replay, "its Q, K and V");
   cmd->add_option("--race-window", c.race_window,
                   "Drop-barrier race: cycles the late warps of a late CTA wait before their first copies")
       ->check(integer_between(0, at::kMaxRaceWindowCycles))
@@ -262,6 +255,9 @@ void set_attention_command(CLI::App& app) {
   // Used by scripts/bench-attention.sh: time one configuration (cudaEvents, median of 30).
   cmd->add_flag("--bench", o->bench, "")->group("");
   add_common_options(cmd, o->common);
+  set_help_footer(cmd, "Exit codes: 0 ok/healthy, 1 findings, 2 usage or input error, 3 GPU part could not run, 4 internal error.",
+                  {"cudadiag attention --sweep -j 4 -o sweep.json   # every compiled tile",
+                   "cudadiag attention --drop-barrier --repeat 1000 --seed 7"});
   cmd->callback([o, cmd] {
     // A sweep runs every compiled tile: one chosen on the command line would be ignored.
     for (const char* tile : {"--block-m", "--block-n", "--warps"})

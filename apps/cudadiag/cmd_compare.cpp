@@ -121,6 +121,9 @@ void set_compare_command(CLI::App& app) {
       "race's rates (expected at a rate, met) are a note. Other cudadiag builds weaken the comparison; they "
       "are never a finding.\n"
       "Exit codes: 0 same, 1 findings (host_specific, flaky, config_mismatch), 2 bad input.");
+  set_help_footer(cmd, cmd->get_footer(),
+                  {"cudadiag compare h100-a.json h100-b.json   # two hosts",
+                   "cudadiag compare fleet/ -o fleet.md        # every report in a folder"});
   cmd->callback([opts] { run_compare(*opts); });
 }
 

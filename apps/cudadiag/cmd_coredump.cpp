@@ -44,7 +44,7 @@ void run_coredump(const CoredumpOptions& o) {
     auto site = coredump::read_fault_site(f, disassemble, no_tool_reason);
     if (!site.unreadable.empty()) {
       unreadable = true;
-      spdlog::error("{}: {}", printable(f), printable(site.unreadable));
+      print_usage_error("coredump", f + ": " + site.unreadable);
     } else if (!site.instruction.empty()) {
       site.disassembler = tool.path;
     }
@@ -79,7 +79,10 @@ void set_coredump_command(CLI::App& app) {
   cmd->add_flag("--no-disassemble", opts->no_disassemble,
                 "Do not run nvdisasm: no faulting instruction and no address");
   add_common_options(cmd, opts->common);
-  cmd->footer("Exit: 0 every dump was read, 2 a file is not a readable GPU core dump (named on stderr) or bad flags.");
+  set_help_footer(cmd,
+                  "Exit codes: 0 every dump was read, 2 a file is not a readable GPU core dump (named on stderr) "
+                  "or bad flags.",
+                  {"cudadiag coredump core_*.nvcudmp            # the fault site of each dump"});
   cmd->callback([opts] { run_coredump(*opts); });
 }
 

@@ -149,6 +149,9 @@ void set_env_command(CLI::App& app) {
   cmd->add_option("--xid-tail", opts->xid_tail, "How many of the most recent Xid events to list")
       ->check(integer_between(0, 10000))
       ->capture_default_str();
+  set_help_footer(cmd, "Exit codes: 0 ok/healthy, 1 findings, 2 usage or input error, 3 GPU part could not run, 4 internal error.",
+                  {"cudadiag env                                # this host at a glance",
+                   "cudadiag env --kernel-log saved-dmesg.txt -o env.json"});
   cmd->callback([opts] { run_env(*opts); });
   set_probe_command(app);
 }

@@ -30,6 +30,7 @@ struct FaultOptions {
   bool no_bisect = false;
   std::string seed;    // first seed of the series (decimal or 0x hex)
   std::string replay;  // one run with exactly this seed
+  double timeout_s = 0;  // 0: the case's own deadline
 };
 
 const cases::CaseDef& find_fault_case(const std::string& id) {
@@ -43,7 +44,6 @@ const cases::CaseDef& find_fault_case(const std::string& id) {
 void run_fault(const FaultOptions& o) {
   configure_logging(o.common);
   const cases::CaseDef& def = find_fault_case(o.case_id);
-  if (o.repeat < 1) throw UsageError("--repeat: must be at least 1");
   cases::json params = def.params;
   if (o.k != kNotGiven) params["k"] = o.k;
   if (o.elements != kNotGiven) params["elements"] = o.elements;
@@ -75,7 +75,7 @@ void run_fault(const FaultOptions& o) {
   so.blocking = o.blocking;
   so.coredump = o.coredump;
   so.bisect = !o.no_bisect;
-  so.deadline_ms = def.deadline_ms;
+  so.deadline_ms = o.timeout_s > 0 ? static_cast<int>(o.timeout_s * 1000.0) : def.deadline_ms;
   so.fence_side = def.fence_allocator;
   so.expected = cases::expectation_for_run(def, o.allocator, o.blocking);
   report::Report rep = suite::run_single_case(spec, so);
@@ -89,30 +89,27 @@ void run_fault(const FaultOptions& o) {
 void set_fault_command(CLI::App& app) {
   auto opts = std::make_shared<FaultOptions>();
   auto* cmd = app.add_subcommand("fault", "Run one fault-catalog reproducer in a child process");
-  cmd->footer(
-      "Exit codes: 0 outcome as expected for this allocator, 1 not as expected, 2 usage error, "
-      "3 no GPU.\nAllocators: pool (slabs, overruns silent), direct (one cudaMalloc per buffer), "
-      "fence-back / fence-front (buffer flush against unmapped memory: one element past the end / "
-      "before the start faults).");
+  set_help_footer(cmd,
+                  "Exit codes: 0 outcome as expected for this allocator, 1 not as expected, 2 usage error, "
+                  "3 no GPU.",
+                  {"cudadiag fault oob-write --allocator fence   # the overrun faults at once",
+                   "cudadiag list --kernel fault                 # the cases"});
   cmd->add_option("case", opts->case_id, "Catalog id, e.g. fault.oob-write (the 'fault.' prefix is optional)")
       ->required();
   add_allocator_option(cmd, opts->allocator);
   cmd->add_flag("--blocking", opts->blocking, "Set CUDA_LAUNCH_BLOCKING=1 in the child");
   add_coredump_option(cmd, opts->coredump);
-  cmd->add_option("--repeat", opts->repeat, "Runs in the child (stops at the first CUDA error)")
-      ->check(integer_between(1, 1000000))
-      ->capture_default_str();
+  add_repeat_option(cmd, opts->repeat, "Runs in the child (stops at the first CUDA error)")->capture_default_str();
   // The catalog's limits (lib/cases/catalog_fault.cpp) checks again, with the other parameters.
   cmd->add_option("-k", opts->k, "Overrun/underrun distance in elements (oob-*, underrun-*)")
       ->check(integer_between(1, 1024));
   cmd->add_option("--elements", opts->elements, "fp32 elements per buffer (multiple of 4)")
       ->check(integer_between(64, 1LL << 28));
   cmd->add_flag("--no-bisect", opts->no_bisect, "Do not bisect a fence fault to its buffer");
-  cmd->add_option("--seed", opts->seed,
-                  "Base seed of the repeat series, decimal or 0x hex (default: a fresh one; the report's "
-                  "details.series_seed); run i draws its input from its own seed");
-  cmd->add_option("--replay", opts->replay,
-                  "Run once with exactly this run seed (a report's details.first_failure.seed), checked on the host too");
+  add_seed_options(cmd, opts->seed, &opts->replay, "its input");
+  add_timeout_option(cmd, opts->timeout_s,
+                     "Seconds the child may take before it is ended (default: the case's own deadline)",
+                     seconds_between(1.0, 86400.0));
   add_common_options(cmd, opts->common);
   cmd->callback([opts] { run_fault(*opts); });
 }

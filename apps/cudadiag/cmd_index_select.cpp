@@ -6,6 +6,7 @@
 #include "index_select/index_select_params.h"
 #include "cli_common.h"
 #include "commands.h"
+#include "repeat/seeds.h"
 #include "suite/single_case.h"
 #include "util/errors.h"
 #include "util/interrupt.h"
@@ -26,6 +27,9 @@ struct IndexSelectOptions {
   bool coredump = false;
   int repeat = 1;
   bool no_bisect = false;
+  std::string seed;    // first seed of the series (decimal or 0x hex)
+  std::string replay;  // one run with exactly this seed
+  double timeout_s = 0;  // 0: the default deadline of a single case
 };
 
 namespace is = cudadiag::index_select;
@@ -53,7 +57,6 @@ report::json params_json(const IndexSelectOptions& o) {
 
 void run_index_select(const IndexSelectOptions& o) {
   configure_logging(o.common);
-  if (o.repeat < 1) throw UsageError("--repeat: must be at least 1");
   is::IndexSelectParams p;
   try {
     p = is::index_select_params_from_json(params_json(o));
@@ -66,6 +69,11 @@ void run_index_select(const IndexSelectOptions& o) {
   spec.params = is::to_json(p);
   spec.allocator = o.allocator;
   spec.repeat = o.repeat;
+  try {
+    spec.seed = repeat::seed_request(o.seed, o.replay);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
 
   const auto& inv = invocation();
   suite::SingleCaseOptions so;
@@ -77,6 +85,7 @@ void run_index_select(const IndexSelectOptions& o) {
   so.blocking = o.blocking;
   so.coredump = o.coredump;
   so.bisect = !o.no_bisect;
+  if (o.timeout_s > 0) so.deadline_ms = static_cast<int>(o.timeout_s * 1000.0);
   so.fence_side = o.allocator == profiles::Allocator::fence_front ? o.allocator : profiles::Allocator::fence_back;
   so.expected = cases::Expectation::parse(is::index_select_expectation(p, o.allocator));
   report::Report rep = suite::run_single_case(spec, so);
@@ -96,6 +105,9 @@ void set_index_select_command(CLI::App& app) {
       "strides: wrong elements), copy (.contiguous() first: the seed's fix), offset-twice (view offset "
       "applied twice: reads past the end of K).\nExit codes: 0 output correct, 1 mismatch or CUDA error, "
       "2 usage error, 3 no GPU.");
+  set_help_footer(cmd, cmd->get_footer(),
+                  {"cudadiag index-select --layout offset-twice --allocator fence",
+                   "cudadiag index-select --repeat 100 --seed 7   # the same inputs again"});
   cmd->add_option("--shape", opts->shape, "B,S,H,D (default 2,512,8,64)");
   cmd->add_option("--heads", opts->heads, "h0:h1 head slice (default the second half: H/2:H)");
   // At most S and S-1: checked with the shape (lib/index_select/index_select_params.cpp).
@@ -116,9 +128,11 @@ void set_index_select_command(CLI::App& app) {
   add_allocator_option(cmd, opts->allocator);
   cmd->add_flag("--blocking", opts->blocking, "Set CUDA_LAUNCH_BLOCKING=1 in the child");
   add_coredump_option(cmd, opts->coredump);
-  cmd->add_option("--repeat", opts->repeat, "Runs with fresh random inputs (stops at the first CUDA error)")
-      ->check(integer_between(1, 1000000))
+  add_repeat_option(cmd, opts->repeat, "Runs with fresh random inputs (stops at the first CUDA error)")
       ->capture_default_str();
+  add_seed_options(cmd, opts->seed, &opts->replay, "its K and V");
+  add_timeout_option(cmd, opts->timeout_s, "Seconds the child may take before it is ended (default 60)",
+                     seconds_between(1.0, 86400.0));
   cmd->add_flag("--no-bisect", opts->no_bisect, "Do not bisect a fence fault to its buffer");
   add_common_options(cmd, opts->common);
   cmd->callback([opts] { run_index_select(*opts); });

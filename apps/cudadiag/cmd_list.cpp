@@ -8,6 +8,7 @@
 #include "cases/catalog.h"
 #include "cli_common.h"
 #include "commands.h"
+#include "util/text_layout.h"
 #include "report/render.h"
 #include "util/errors.h"
 #include "util/exit_codes.h"
@@ -57,24 +58,29 @@ std::string render_json(const std::vector<const cases::CaseDef*>& list) {
 
 std::string or_dash(const std::string& s) { return s.empty() ? "-" : s; }
 
+// At 80 columns: the family's line, then per case its id, its title and its expectations
+// per profile, each wrapped under its own indent.
 std::string render_text(const std::vector<const cases::CaseDef*>& list) {
   std::string out;
   std::optional<cases::Family> family;
   for (const auto* c : list) {
     if (c->family != family) {
       family = c->family;
-      out += fmt::format("{}{}: {}\n", out.empty() ? "" : "\n", cases::to_string(c->family),
-                         cases::family(c->family).description);
+      out += (out.empty() ? "" : "\n") +
+             text::hanging("", "  ", fmt::format("{}: {}", cases::to_string(c->family),
+                                                 cases::family(c->family).description));
     }
-    out += fmt::format("  {}\n      {}\n     ", c->id, c->title);
-    for (const auto& p : listed_profiles()) out += fmt::format(" {}={}", p, or_dash(cases::expectation_text(*c, p)));
+    out += "  " + c->id + "\n" + text::hanging("      ", "      ", c->title);
+    std::string expected;
+    for (const auto& p : listed_profiles())
+      expected += fmt::format("{}{}={}", expected.empty() ? "" : " ", p, or_dash(cases::expectation_text(*c, p)));
     if (c->family == cases::Family::fault || c->fence_allocator != profiles::Allocator::fence_back)
-      out += fmt::format("  (fence: {})", profiles::to_string(c->fence_allocator));
-    out += "\n";
+      expected += fmt::format("  fence-allocator={}", profiles::to_string(c->fence_allocator));
+    out += text::hanging("      ", "      ", expected);
   }
-  out += fmt::format("\n{} cases. Expectations: ok, mismatch, silent (ok or mismatch), error:<class|code>, timeout; "
-                     "'|' separates alternatives.\n",
-                     list.size());
+  out += "\n" + text::hanging("", fmt::format("{} cases. Expectations: ok, mismatch, silent (ok or mismatch), "
+                                              "error:<class|code>, timeout; '|' separates alternatives.",
+                                              list.size()));
   return out;
 }
 
@@ -119,8 +125,11 @@ void run_list(const ListOptions& o) {
 void set_list_command(CLI::App& app) {
   auto opts = std::make_shared<ListOptions>();
   auto* cmd = app.add_subcommand("list", "Print the case catalog with the expected outcome per profile");
-  cmd->add_option("--kernel", opts->kernel, "Only this family (" + cases::family_names() + ")");
+  cmd->add_option("--kernel", opts->kernel, "Only this family (" + cases::family_names() + "; '-' or '_' alike)")
+      ->type_name("FAMILY");
   add_common_options(cmd, opts->common);
+  set_help_footer(cmd, "Exit codes: 0 listed, 2 bad input.",
+                  {"cudadiag list --kernel index-select", "cudadiag list -o catalog.md"});
   cmd->callback([opts] { run_list(*opts); });
 }
 

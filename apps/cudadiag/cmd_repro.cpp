@@ -20,6 +20,7 @@
 #include "host/host_facts.h"
 #include "profiles/profile.h"
 #include "profiles/sanitizer_tool.h"
+#include "repeat/seeds.h"
 #include "suite/device_selection.h"
 #include "suite/plan.h"
 #include "suite/repro_report.h"
@@ -43,7 +44,8 @@ struct ReproOptions {
   int jobs = 0;
   int repeat = 0;
   std::string devices = "all";
-  int deadline_ms = 60000;
+  double timeout_s = 60;  // a case without its own deadline
+  std::string seed;       // base of every case's repeat series
   bool list_suites = false;
   bool coredump = false;
 };
@@ -122,6 +124,11 @@ void run_repro(const ReproOptions& opts) {
     }
   }
   popts.repeat_override = opts.repeat;
+  try {
+    popts.seed = repeat::seed_request(opts.seed, "");
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
 
   const auto& inv = invocation();
   const auto host_facts = host::gather_host_facts(inv.self_exe);
@@ -148,7 +155,7 @@ void run_repro(const ReproOptions& opts) {
   ropts.self_exe = inv.self_exe;
   ropts.jobs = facts.jobs;
   ropts.devices = popts.devices;
-  ropts.default_deadline = std::chrono::milliseconds(opts.deadline_ms);
+  ropts.default_deadline = std::chrono::milliseconds(static_cast<long long>(opts.timeout_s * 1000.0));
   ropts.sanitizer_path = facts.sanitizer.path;
   std::optional<ScratchDir> scratch;  // the sanitizer's XML files
   if (facts.sanitizer.found) ropts.scratch_dir = scratch.emplace("repro").path();
@@ -186,17 +193,20 @@ void set_repro_command(CLI::App& app) {
                       "; combine with '+', e.g. blocking+fence)");
   cmd->add_option("-j,--jobs", opts->jobs, "Children at once (default: from the CPU and device count)")
       ->check(integer_between(1, 1024));
-  cmd->add_option("--repeat", opts->repeat, "Repeat every case N times (overrides the suite)")
-      ->check(integer_between(1, 100000));
+  add_repeat_option(cmd, opts->repeat, "Repeat every case N times (overrides the suite)");
+  add_seed_options(cmd, opts->seed, nullptr, "its inputs");
   cmd->add_option("--devices", opts->devices, "GPUs to run on: all, or indices within the ones this job may use (CUDA_VISIBLE_DEVICES, Slurm), e.g. 0,2")->capture_default_str();
-  cmd->add_option("--deadline-ms", opts->deadline_ms, "Deadline of a case without its own")
-      ->check(integer_between(1, 3600000))
+  add_timeout_option(cmd, opts->timeout_s, "Seconds a case without its own deadline may take",
+                     seconds_between(0.001, 3600.0))
       ->capture_default_str();
+  add_deprecated_ms_alias(cmd, "--deadline-ms", opts->timeout_s, "--timeout", 3600000);
   cmd->add_flag("--list-suites", opts->list_suites, "List the built-in suites and exit");
   add_coredump_option(cmd, opts->coredump);
-  cmd->footer(
-      "Exit codes: 0 healthy, 1 suspect (or interrupted: verdict incomplete), 2 bad input, 3 the GPU part "
-      "could not run (host-only cases still reported).");
+  set_help_footer(cmd,
+                  "Exit codes: 0 healthy, 1 suspect (or interrupted: verdict incomplete), 2 bad input, 3 the GPU "
+                  "part could not run (host-only cases still reported).",
+                  {"cudadiag repro -o h100-a.json                  # the default suite, JSON",
+                   "cudadiag repro --case 'fault.oob-*' --profiles fence"});
   cmd->callback([opts] { run_repro(*opts); });
 }
 

@@ -181,12 +181,11 @@ void set_run_command(CLI::App& app) {
       ->check(CLI::IsMember({"auto", "always", "never"}))
       ->capture_default_str();
   cmd->add_flag("--stop-at-first", opts->stop_at_first, "Stop after the first rung that fails (all its repeats run)");
-  cmd->add_option("--repeat", opts->repeat, "Run every rung N times (failure rates with 95% Wilson intervals)")
-      ->check(integer_between(1, 10000))
+  add_repeat_option(cmd, opts->repeat, "Run every rung N times (failure rates with 95% Wilson intervals)")
       ->capture_default_str();
-  cmd->add_option("--timeout", opts->timeout_s,
-                  "Seconds one run may take before its process group is ended (memcheck runs get 10 times this)")
-      ->check(number_between(0.0, 1e7, "seconds", /*open_min=*/true))
+  add_timeout_option(cmd, opts->timeout_s,
+                     "Seconds one run may take before its process group is ended (memcheck runs get 10 times this)",
+                     number_between(0.0, 1e7, "seconds", /*open_min=*/true))
       ->capture_default_str();
   // One value per --env: the command after -- must never be taken for more values.
   cmd->add_option("--env", opts->env, "NAME=VALUE for the program, in every rung (repeatable)")
@@ -210,9 +209,11 @@ void set_run_command(CLI::App& app) {
   cmd->add_option("--keep-dumps", opts->keep_dumps,
                   "Keep the GPU core dumps of the runs in this directory (default: removed once read)");
   add_coredump_option(cmd, opts->coredump);
-  cmd->footer(
-      "Exit codes: 0 clean, 1 exposed/flaky/inconclusive (or interrupted), 2 bad input or a command that "
-      "cannot be found or started, 3 CUDA could not start in the program.");
+  set_help_footer(cmd,
+                  "Exit codes: 0 clean, 1 exposed/flaky/inconclusive (or interrupted), 2 bad input or a command "
+                  "that cannot be found or started, 3 CUDA could not start in the program.",
+                  {"cudadiag run -- python3 train.py",
+                   "cudadiag run --repeat 10 --timeout 600 -o run.json -- ./my_app"});
   cmd->callback([opts] { run_run(*opts); });
 }
 

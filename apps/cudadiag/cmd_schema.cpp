@@ -93,6 +93,8 @@ void set_schema_command(CLI::App& app) {
   cmd->add_option("--validate", opts->validate_path,
                   "Validate a report file against the schema (exit 0 valid, 1 invalid, 2 unreadable)")
       ->group("");
+  set_help_footer(cmd, "Exit codes: 0 written, 2 bad input.",
+                  {"cudadiag schema -o report.schema.json"});
   cmd->callback([opts, cmd] {
     opts->format_given = cmd->count("--format") > 0;
     run_schema(*opts);

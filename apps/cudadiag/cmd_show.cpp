@@ -35,11 +35,9 @@ void set_show_command(CLI::App& app) {
       "show", "Render a saved report (repro, run, fault, attention, tma, index-select, env) as text or Markdown");
   cmd->add_option("report", opts->path, "The report file (- reads standard input)")->required();
   add_common_options(cmd, opts->common);
-  cmd->footer(
-      "Examples:\n"
-      "  cudadiag show h100-a.json                 # the text a person reads\n"
-      "  cudadiag show h100-a.json -o bug.md       # Markdown for a bug report\n"
-      "Exit codes: 0 shown, 2 unreadable or not a report.");
+  set_help_footer(cmd, "Exit codes: 0 shown, 2 unreadable or not a report.",
+                  {"cudadiag show h100-a.json                 # the text a person reads",
+                   "cudadiag show h100-a.json -o bug.md       # Markdown for a bug report"});
   cmd->callback([opts] { run_show(*opts); });
 }
 

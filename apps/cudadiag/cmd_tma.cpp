@@ -12,6 +12,7 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "report/render.h"
+#include "util/text_layout.h"
 #include "util/printable.h"
 #include "suite/device_selection.h"
 #include "suite/executor.h"
@@ -124,7 +125,7 @@ void run_tma(const TmaOptions& o) {
     const bool md = format == report::Format::md;
     std::string text = tma::render_items(items, o.table, gpu_line, md);
     text += (md ? "**verdict: " : "verdict: ") + std::string(report::to_string(r.verdict.status)) + (md ? "**\n" : "\n");
-    for (const auto& why : r.verdict.reasons) text += "  - " + printable(why) + "\n";
+    for (const auto& why : r.verdict.reasons) text += text::hanging("  - ", "    ", printable(why));
     emit_text(text, o.common);
   }
   set_exit_code(report::exit_code_for(r.verdict.status));
@@ -184,14 +185,16 @@ void set_tma_command(CLI::App& app) {
       ->check(integer_between(0, 999));
   cmd->add_flag("--host-only", opts->host_only, "Only the host validator: no child, no GPU");
   cmd->add_flag("--no-load", opts->no_load, "Encode with the driver but do not run the load kernel");
-  cmd->add_option("--timeout", opts->timeout_s, "Seconds per descriptor in the child")
+  add_timeout_option(cmd, opts->timeout_s, "Seconds per descriptor in the child", seconds_between(1.0, 86400.0))
       ->check(seconds_between(1.0, 86400.0))
       ->capture_default_str();
   cmd->add_flag("--table", opts->table, "Run the validator's rule table through the driver")->group("");
   add_common_options(cmd, opts->common);
-  cmd->footer(
-      "Exit: 0 valid (and the GPU agrees), 1 rule violations or a device surprise (driver disagrees, load mismatch), "
-      "2 bad input, 3 the GPU part could not run.");
+  set_help_footer(cmd,
+                  "Exit codes: 0 valid (and the GPU agrees), 1 rule violations or a device surprise (driver "
+                  "disagrees, load mismatch), 2 bad input, 3 the GPU part could not run.",
+                  {"cudadiag tma --from-log crash.log          # descriptors CuTe/FlashInfer printed",
+                   "cudadiag tma --dtype bf16 --dims 64,128 --strides 128 --box 64,64 --host-only"});
   cmd->callback([opts] { run_tma(*opts); });
 }
 

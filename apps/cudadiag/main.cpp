@@ -57,10 +57,13 @@ int main(int argc, char** argv) {
                "configuration, or this machine?"};
   cli.set_version_flag("--version", build_info().version + " (" + build_info().git_revision +
                                         ", CUDA " + build_info().cuda_toolkit + ")");
+  app::use_help_formatter(cli);
   cli.require_subcommand(1);
-  cli.footer(
-      "Exit codes: 0 ok/healthy, 1 findings, 2 usage or input error, 3 GPU part could not run, "
-      "4 internal error.");
+  app::set_help_footer(&cli,
+                       "Exit codes: 0 ok/healthy, 1 findings, 2 usage or input error, 3 GPU part could not run, "
+                       "4 internal error. 'cudadiag COMMAND --help' describes each command.",
+                       {"cudadiag repro -o h100-a.json      # judge this host, keep the report",
+                        "cudadiag show h100-a.json          # read a saved report"});
 
   app::set_env_command(cli);
   app::set_schema_command(cli);
@@ -78,9 +81,11 @@ int main(int argc, char** argv) {
   app::set_child_commands(cli);
 
   if (const char* word = unknown_subcommand(cli, argc, argv)) {
-    spdlog::error("unknown subcommand '{}'; run 'cudadiag --help' for the list", word);
+    app::print_usage_error("", std::string("unknown subcommand '") + word + "'; 'cudadiag --help' lists them");
     return kExitUsage;
   }
+  // Bad input, from CLI11's parser or a command's own checks: one style (cli_common.h).
+  const std::string command = app::subcommand_of(cli, app::invocation().argv);
   try {
     cli.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -90,11 +95,12 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return cli.exit(e);
   } catch (const CLI::ParseError& e) {
-    cli.exit(e);  // prints CLI11's message
+    app::print_usage_error(command, std::string(e.what()) + " (see 'cudadiag " +
+                                        (command.empty() ? "" : command + " ") + "--help')");
     return kExitUsage;
   } catch (const UsageError& e) {
     // Messages quote the input (a key, a name, a path): shown inert on the terminal.
-    spdlog::error("{}", printable(e.what()));
+    app::print_usage_error(command, e.what());
     return kExitUsage;
   } catch (const EnvironmentError& e) {
     spdlog::error("{}", printable(e.what()));

@@ -1,5 +1,7 @@
 #include "attention/attention_sweep.h"
 
+#include "util/text_layout.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -110,22 +112,29 @@ std::string render_sweep_table(const json& rows, bool markdown) {
     for (const auto& c : cells) line(c);
     return out.str();
   }
+  // A reason shared by many rows (the GPU part could not run) is said once, under the
+  // table, and the rows point to it: [1], [2], ...
+  std::vector<std::string> notes;
+  for (auto& c : cells) {
+    std::string& note = c.back();
+    if (note.empty()) continue;
+    auto at = std::find(notes.begin(), notes.end(), note);
+    if (at == notes.end()) at = notes.insert(notes.end(), note);
+    note = "[" + std::to_string(at - notes.begin() + 1) + "]";
+  }
   std::vector<size_t> width(head.size());
-  for (size_t i = 0; i < head.size(); ++i) width[i] = head[i].size();
+  for (size_t i = 0; i < head.size(); ++i) width[i] = text::display_width(head[i]);
   for (const auto& c : cells)
-    for (size_t i = 0; i < c.size(); ++i) width[i] = std::max(width[i], c[i].size());
+    for (size_t i = 0; i < c.size(); ++i) width[i] = std::max(width[i], text::display_width(c[i]));
   auto line = [&](const std::vector<std::string>& c) {
     std::string s;
-    for (size_t i = 0; i < c.size(); ++i) {
-      std::string cell = c[i];
-      cell.resize(width[i], ' ');
-      s += (i ? "  " : "") + cell;
-    }
+    for (size_t i = 0; i < c.size(); ++i) s += (i ? "  " : "") + text::pad_right(c[i], width[i]);
     s.erase(s.find_last_not_of(' ') + 1);
     out << s << "\n";
   };
   line(head);
   for (const auto& c : cells) line(c);
+  for (size_t i = 0; i < notes.size(); ++i) out << text::hanging("[" + std::to_string(i + 1) + "] ", notes[i]);
   return out.str();
 }
 

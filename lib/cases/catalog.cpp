@@ -36,7 +36,11 @@ const KernelFamily& family(Family f) {
 }
 
 const KernelFamily* find_family(const std::string& name) {
-  const auto f = parse_family(name);
+  // A family is named as its subcommand is (index-select) or as reports write it (index_select).
+  std::string word = name;
+  for (char& c : word)
+    if (c == '-') c = '_';
+  const auto f = parse_family(word);
   return f ? &family(*f) : nullptr;
 }
 

@@ -12,6 +12,7 @@
 #include "compare/render_fleet.h"
 #include "compare/render_tables.h"
 #include "util/printable.h"
+#include "util/text_layout.h"
 
 namespace cudadiag::compare {
 namespace {
@@ -248,8 +249,9 @@ std::string render_compare_md(const report::Report& r) {
 std::string render_compare_text(const report::Report& r, bool color) {
   const json& cmp = comparison_of(r);
   std::ostringstream out;
-  out << "cudadiag compare: " << status_colored(r.verdict.status, color) << "\n" << printable(summary_sentence(r)) << "\n";
-  for (const auto& reason : r.verdict.reasons) out << "  - " << printable(reason) << "\n";
+  out << "cudadiag compare: " << status_colored(r.verdict.status, color) << "\n"
+      << text::hanging("", "  ", printable(summary_sentence(r)));
+  for (const auto& reason : r.verdict.reasons) out << text::hanging("  - ", "    ", printable(reason));
   if (is_fleet(cmp)) {
     for (const auto& s : fleet_sections(cmp)) text_section(out, s);
   } else {
@@ -258,7 +260,7 @@ std::string render_compare_text(const report::Report& r, bool color) {
   const auto& notes = member_or_empty(cmp, "notes");
   if (!notes.empty()) {
     out << "\nNotes\n";
-    for (const auto& n : notes) out << "  - " << printable(text_of(n)) << "\n";
+    for (const auto& n : notes) out << text::hanging("  - ", "    ", printable(text_of(n)));
   }
   return out.str();
 }

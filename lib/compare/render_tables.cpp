@@ -4,6 +4,7 @@
 #include <set>
 
 #include "util/printable.h"
+#include "util/text_layout.h"
 
 namespace cudadiag::compare {
 
@@ -69,49 +70,36 @@ void md_table(std::ostringstream& out, const Row& header, const std::vector<Row>
 
 // --- text -------------------------------------------------------------------------
 
-namespace {
-
-constexpr std::size_t kMaxTextCell = 48;
-
-std::size_t display_width(const std::string& s) {
-  std::size_t n = 0;
-  for (unsigned char ch : s) n += (ch & 0xC0) != 0x80;  // count UTF-8 code points
-  return n;
-}
-
-std::string clip(const std::string& s) {
-  if (display_width(s) <= kMaxTextCell) return s;
-  std::string out;
-  std::size_t n = 0;
-  for (unsigned char ch : s) {
-    if ((ch & 0xC0) != 0x80 && ++n > kMaxTextCell - 1) break;
-    out += static_cast<char>(ch);
-  }
-  return out + "…";
-}
-
-}  // namespace
-
+// At 80 columns (util/text_layout.h): every column but the last is cut where the table
+// must shrink ('…'); the last, usually the longest text (why, what differs), wraps under
+// its own column instead, so nothing a reader needs is cut off. With clip_cells off no
+// column is cut until the last one has too little room.
 void text_table(std::ostringstream& out, const std::string& title, const Row& header,
                 const std::vector<Row>& rows, bool clip_cells) {
-  if (rows.empty()) return;
-  out << "\n" << title << "\n";
-  std::vector<std::size_t> width(header.size(), 0);
-  auto cell = [&](const Row& r, std::size_t i) {
-    const std::string s = i < r.size() ? printable(r[i]) : "";
-    return clip_cells ? clip(s) : s;
-  };
-  for (std::size_t i = 0; i < header.size(); ++i) width[i] = display_width(cell(header, i));
-  for (const auto& r : rows)
-    for (std::size_t i = 0; i < header.size(); ++i) width[i] = std::max(width[i], display_width(cell(r, i)));
+  if (rows.empty() || header.empty()) return;
+  out << "\n" << text::hanging("", "  ", title);
+  constexpr std::size_t kIndent = 2, kGap = 2, kLastMin = 24;
+  const std::size_t n = header.size();
+  auto cell = [&](const Row& r, std::size_t i) { return i < r.size() ? printable(r[i]) : std::string(); };
+  std::vector<std::size_t> natural(n, 0), uncut(n, 0), cut(n, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    natural[i] = text::display_width(cell(header, i));
+    for (const auto& r : rows) natural[i] = std::max(natural[i], text::display_width(cell(r, i)));
+    const std::size_t floor = std::max<std::size_t>(text::display_width(cell(header, i)), 12);
+    uncut[i] = std::min(natural[i], i + 1 == n ? kLastMin : natural[i]);
+    cut[i] = std::min(natural[i], i + 1 == n ? kLastMin : floor);
+  }
+  auto width = text::fit_columns(natural, clip_cells ? cut : uncut, kGap, text::kColumns - kIndent);
+  std::size_t used = kGap * (n - 1);
+  for (const auto w : width) used += w;
+  if (used > text::kColumns - kIndent) width = text::fit_columns(natural, cut, kGap, text::kColumns - kIndent);
+  std::size_t last_at = kIndent;
+  for (std::size_t i = 0; i + 1 < n; ++i) last_at += width[i] + kGap;
+  const std::string hang(last_at, ' ');
   auto line = [&](const Row& r) {
-    out << " ";
-    for (std::size_t i = 0; i < header.size(); ++i) {
-      const auto s = cell(r, i);
-      out << " " << s;
-      if (i + 1 < header.size()) out << std::string(width[i] - display_width(s) + 1, ' ');
-    }
-    out << "\n";
+    std::string s(kIndent, ' ');
+    for (std::size_t i = 0; i + 1 < n; ++i) s += text::pad_right(text::abbreviate(cell(r, i), width[i], "…"), width[i] + kGap);
+    out << text::hanging(s, hang, cell(r, n - 1), text::kColumns, 1);
   };
   line(header);
   for (const auto& r : rows) line(r);
@@ -130,11 +118,11 @@ void md_section(std::ostringstream& out, const Section& s) {
 
 void text_section(std::ostringstream& out, const Section& s) {
   if (s.rows.empty()) {
-    if (!s.empty_text.empty()) out << "\n" << s.title << "\n  " << s.empty_text << "\n";
+    if (!s.empty_text.empty()) out << "\n" << text::hanging("", "  ", s.title) << text::hanging("  ", s.empty_text);
     return;
   }
   text_table(out, s.title, s.header, s.rows, s.clip_cells);
-  if (!s.footnote.empty()) out << "  " << s.footnote << "\n";
+  if (!s.footnote.empty()) out << text::hanging("  ", s.footnote);
 }
 
 }  // namespace cudadiag::compare

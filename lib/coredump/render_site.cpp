@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "util/text_layout.h"
+
 namespace cudadiag::coredump {
 namespace {
 
@@ -59,7 +61,11 @@ std::vector<Row> rows_of(const FaultSite& s) {
   if (s.pc)
     rows.push_back({"pc", (s.function.empty() ? std::string() : fmt::format("{}+{} ", s.function, s.function_offset)) +
                               fmt::format("(0x{:x}, {})", *s.pc, pc_basis_words(s.pc_basis))});
-  rows.push_back({"line", s.line ? fmt::format("{}:{}", s.line->file, s.line->line) : s.line_note});
+  // Never an empty "line:": where the reader left no note (no PC, a site read back from an
+  // older report), the text still says there is no line and, as far as known, why.
+  std::string line = s.line ? fmt::format("{}:{}", s.line->file, s.line->line) : s.line_note;
+  if (line.empty()) line = s.pc ? "no line information" : "no line information: the dump gives no PC to look up";
+  rows.push_back({"line", line});
   if (s.first) rows.push_back({s.reported_by == "lanes" ? "first" : "thread", who(*s.first)});
   if (!s.instruction.empty()) rows.push_back({"instruction", s.instruction});
   rows.push_back({"address", describe_access(s)});
@@ -88,9 +94,9 @@ std::string describe_access(const FaultSite& s) {
 
 std::string render_site_text(const FaultSite& s) {
   if (!s.unreadable.empty()) return fmt::format("{}: {}\n", s.file, s.unreadable);
-  std::string out = fmt::format("GPU core dump {} ({}{}{})\n", s.file, s.device, s.sm_type.empty() ? "" : ", ",
-                                s.sm_type);
-  for (const auto& r : rows_of(s)) out += fmt::format("  {:<12} {}\n", r.key + ":", r.value);
+  std::string out = text::hanging(
+      "", "  ", fmt::format("GPU core dump {} ({}{}{})", s.file, s.device, s.sm_type.empty() ? "" : ", ", s.sm_type));
+  for (const auto& r : rows_of(s)) out += text::labelled("  ", r.key + ":", 12, r.value);
   return out;
 }
 

@@ -1,5 +1,8 @@
 #include "report/render_facts.h"
 
+#include "util/text_layout.h"
+
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 
@@ -14,9 +17,30 @@ std::string str(const json& j, const char* key) {
   return dump_json(v);
 }
 
-std::string scalar_text(const json& v) {
+std::string fixed(double v, int decimals);
+
+// A number as a person reads it: whole numbers without a fraction, others with at most
+// two decimals (17.736431 -> 17.74); a key ending in _ms or _s gets its unit.
+std::string number_text(const json& v, const std::string& key) {
+  const double d = v.get<double>();
+  auto ends_with = [&](const char* suffix) {
+    const std::string s = suffix;
+    return key.size() > s.size() && key.compare(key.size() - s.size(), s.size(), s) == 0;
+  };
+  if (ends_with("_ms")) return format_duration(d);
+  std::string t = dump_json(v);
+  if (v.is_number_float() && std::fabs(d) < 1e15) {
+    t = fixed(d, 2);
+    while (t.back() == '0') t.pop_back();
+    if (t.back() == '.') t.pop_back();
+  }
+  return ends_with("_s") ? t + " s" : t;
+}
+
+std::string scalar_text(const json& v, const std::string& key = "") {
   if (v.is_string()) return v.get<std::string>();
-  if (v.is_null()) return "null";
+  if (v.is_null()) return "";
+  if (v.is_number()) return number_text(v, key);
   return dump_json(v);
 }
 
@@ -119,13 +143,17 @@ void flatten_into(const json& v, const std::string& prefix, int depth, std::vect
     if (scalars && v.size() <= 12) {
       std::vector<std::string> parts;
       for (const auto& e : v) parts.push_back(scalar_text(e));
-      out.push_back({prefix, parts.empty() ? "(none)" : join(parts, ", ")});
+      out.push_back({prefix, parts.empty() ? "none" : join(parts, ", ")});
     } else {
-      out.push_back({prefix, std::to_string(v.size()) + " entries"});
+      // Rows of their own (rungs, sweep configurations): the text shows them elsewhere or
+      // not at all; the JSON report holds each one.
+      out.push_back({prefix, std::to_string(v.size()) + (v.size() == 1 ? " entry" : " entries") +
+                                 " (in the JSON report)"});
     }
     return;
   }
-  out.push_back({prefix, v.is_structured() ? dump_json(v) : scalar_text(v)});
+  // A null or empty field says nothing: left out (the JSON keeps it).
+  out.push_back({prefix, v.is_structured() ? dump_json(v) : scalar_text(v, prefix)});
 }
 
 }  // namespace
@@ -136,11 +164,7 @@ std::string format_duration(double ms) {
   return fixed(ms, 1) + " ms";
 }
 
-size_t display_width(const std::string& s) {
-  size_t n = 0;
-  for (const unsigned char c : s) n += (c & 0xC0) != 0x80;
-  return n;
-}
+size_t display_width(const std::string& s) { return text::display_width(s); }
 
 std::vector<Fact> header(const Report& r) {
   std::vector<Fact> out;
@@ -336,10 +360,14 @@ std::vector<Fact> flatten_section(const json& section, size_t max_facts) {
     all.resize(max_facts);
     all.push_back({"...", std::to_string(more) + " more"});
   }
+  // Empty values are dropped here, so that every renderer leaves them out.
+  std::vector<Fact> kept;
   for (auto& f : all) {
+    if (f.value.empty()) continue;
     if (f.label.empty()) f.label = "value";
+    kept.push_back(std::move(f));
   }
-  return all;
+  return kept;
 }
 
 std::string section_title(const std::string& key) {

@@ -50,7 +50,7 @@ std::vector<Fact> flatten_section(const json& section, size_t max_facts = 40);
 std::string section_title(const std::string& key);
 
 std::string format_duration(double ms);
-// Display width of UTF-8 text (code points; every code point counts as one column).
+// Display width of UTF-8 text (util/text_layout.h: wide characters count two).
 size_t display_width(const std::string& s);
 
 }  // namespace cudadiag::report::facts

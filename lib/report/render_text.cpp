@@ -10,6 +10,7 @@
 #include "report/render_facts.h"
 #include "report/render_formats.h"
 #include "util/printable.h"
+#include "util/text_layout.h"
 
 namespace cudadiag::report {
 namespace {
@@ -33,16 +34,6 @@ class Painter {
   bool color_;
 };
 
-std::string pad(const std::string& s, size_t width) {
-  const size_t w = facts::display_width(s);
-  return w >= width ? s : s + std::string(width - w, ' ');
-}
-
-std::string pad_left(const std::string& s, size_t width) {
-  const size_t w = facts::display_width(s);
-  return w >= width ? s : std::string(width - w, ' ') + s;
-}
-
 const char* verdict_colour(VerdictStatus status) {
   switch (exit_code_for(status)) {
     case 0: return kGreen;
@@ -51,18 +42,28 @@ const char* verdict_colour(VerdictStatus status) {
   }
 }
 
+// label  value, the values wrapped under their own first column; a fact with no value
+// is left out rather than printed as an empty labelled line.
 void write_facts(std::ostringstream& out, const std::vector<facts::Fact>& list, const std::string& indent) {
   size_t width = 0;
   std::vector<facts::Fact> shown;
-  for (const auto& f : list) shown.push_back({printable(f.label), printable(f.value)});
-  for (const auto& f : shown) width = std::max(width, facts::display_width(f.label));
-  for (const auto& f : shown) out << indent << pad(f.label, width) << "  " << f.value << "\n";
+  for (const auto& f : list)
+    if (!f.value.empty()) shown.push_back({printable(f.label), printable(f.value)});
+  for (const auto& f : shown) width = std::max(width, text::display_width(f.label));
+  for (const auto& f : shown) out << text::labelled(indent, f.label, width, f.value);
 }
 
+// The results table at 80 columns: a column that says nothing for any row ("-" in every
+// one: no allocator, no expectation) is left out, and the widest columns are cut, marked
+// with '~' (the detail blocks and the JSON hold the whole text).
 void write_table(std::ostringstream& out, const Report& r, const Painter& paint, bool color) {
   constexpr size_t kCols = 8;
+  constexpr size_t kMet = 5, kTime = 7;
   const std::array<std::string, kCols> head{"CASE", "PROFILE", "ALLOCATOR", "OUTCOME",
                                             "EXPECTED", "MET", "ERROR", "TIME"};
+  // Columns always shown: the case, its outcome and its time.
+  const std::array<bool, kCols> always{true, false, false, true, false, false, false, true};
+  constexpr size_t kCase = 0, kProfile = 1, kAllocator = 2, kExpected = 4, kError = 6;
   std::vector<std::array<std::string, kCols>> rows;
   std::vector<std::optional<bool>> met;
   for (const auto& res : r.results) {
@@ -75,17 +76,54 @@ void write_table(std::ostringstream& out, const Report& r, const Painter& paint,
                     row.error.empty() ? "-" : printable(row.error), row.duration});
     met.push_back(row.met);
   }
-  std::array<size_t, kCols> width{};
-  for (size_t c = 0; c < kCols; ++c) width[c] = facts::display_width(head[c]);
-  for (const auto& row : rows) {
-    for (size_t c = 0; c < kCols; ++c) width[c] = std::max(width[c], facts::display_width(row[c]));
+  std::vector<size_t> shown;
+  for (size_t c = 0; c < kCols; ++c) {
+    const bool says_something =
+        std::any_of(rows.begin(), rows.end(), [c](const auto& row) { return row[c] != "-"; });
+    if (always[c] || says_something) shown.push_back(c);
   }
+  std::array<size_t, kCols> width{};
+  for (size_t c = 0; c < kCols; ++c) {
+    width[c] = text::display_width(head[c]);
+    for (const auto& row : rows) width[c] = std::max(width[c], text::display_width(row[c]));
+  }
+  auto total = [&] {
+    size_t n = 2 * (shown.size() - 1);
+    for (const size_t c : shown) n += width[c];
+    return n;
+  };
+  auto is_shown = [&](size_t c) { return std::find(shown.begin(), shown.end(), c) != shown.end(); };
+  auto shrink = [&](size_t c, size_t floor) {
+    if (!is_shown(c) || total() <= text::kColumns || width[c] <= floor) return;
+    width[c] -= std::min(total() - text::kColumns, width[c] - floor);
+  };
+  // Too wide for 80 columns: the error's class goes first, then the error is cut, then
+  // the error column goes (each result that needs a look has its error in its detail
+  // block), then what was expected is cut, then the case id, the allocator and the
+  // profile in turns, the case id never below 16 columns: it names the detail block.
+  if (total() > text::kColumns && is_shown(kError)) {
+    for (auto& row : rows)
+      if (const auto paren = row[kError].find(" ("); paren != std::string::npos) row[kError].erase(paren);
+    width[kError] = text::display_width(head[kError]);
+    for (const auto& row : rows) width[kError] = std::max(width[kError], text::display_width(row[kError]));
+  }
+  shrink(kError, 12);
+  if (total() > text::kColumns && is_shown(kError)) shown.erase(std::find(shown.begin(), shown.end(), kError));
+  shrink(kExpected, 8);
+  shrink(kCase, 20);
+  shrink(kAllocator, 11);  // "fence-front" whole
+  shrink(kProfile, 8);     // "blocking" whole
+  shrink(kCase, 16);
+  shrink(kAllocator, 9);
+  shrink(kProfile, 7);
   auto line = [&](const std::array<std::string, kCols>& cells, const std::optional<bool>* mark) {
     std::string s;
-    for (size_t c = 0; c < kCols; ++c) {
-      std::string cell = c + 1 == kCols ? pad_left(cells[c], width[c]) : pad(cells[c], width[c]);
-      if (c == 5 && mark) cell = paint(cell, !*mark ? kYellow : (**mark ? kGreen : kRed));
-      s += cell + (c + 1 == kCols ? "" : "  ");
+    for (size_t i = 0; i < shown.size(); ++i) {
+      const size_t c = shown[i];
+      const std::string cut = text::abbreviate(cells[c], width[c], color ? "…" : "~");
+      std::string cell = c == kTime ? text::pad_left(cut, width[c]) : text::pad_right(cut, width[c]);
+      if (c == kMet && mark) cell = paint(cell, !*mark ? kYellow : (**mark ? kGreen : kRed));
+      s += cell + (i + 1 == shown.size() ? "" : "  ");
     }
     out << s << "\n";
   };
@@ -95,20 +133,27 @@ void write_table(std::ostringstream& out, const Report& r, const Painter& paint,
 
 void write_details(std::ostringstream& out, const Report& r, const Painter& paint) {
   bool any = false;
+  std::string last_reason;
   for (const auto& res : r.results) {
     if (!facts::needs_details(res)) continue;
     if (!any) out << "\n" << paint("Details", kBold) << "\n";
     any = true;
-    out << "\n" << paint(printable(facts::detail_title(res)), kBold) << "\n";
-    write_facts(out, facts::detail_facts(res), "  ");
+    out << "\n" << paint(text::hanging("", "  ", printable(facts::detail_title(res))), kBold);
+    // A reason shared with the block before (every configuration skipped for the same
+    // missing driver) is not said again.
+    auto detail = facts::detail_facts(res);
+    for (auto& f : detail)
+      if (f.label == "reason" && !f.value.empty() && f.value == last_reason) f.value = "the same as above";
+      else if (f.label == "reason") last_reason = f.value;
+    write_facts(out, detail, "  ");
     if (res.child && !res.child->stderr_excerpt.text.empty()) {
       size_t omitted = 0;
       const auto lines = facts::first_lines(res.child->stderr_excerpt.text, kStderrLines, omitted);
       out << "  stderr:\n";
-      for (const auto& l : lines) out << "    | " << printable(l) << "\n";
+      for (const auto& l : lines) out << text::hanging("    | ", "    | ", printable(l));
       if (omitted > 0) out << "    | ... (" << omitted << " more line(s))\n";
     }
-    for (const auto& x : facts::xid_lines(res)) out << "  " << printable(x) << "\n";
+    for (const auto& x : facts::xid_lines(res)) out << text::hanging("  ", "    ", printable(x));
   }
 }
 
@@ -130,18 +175,24 @@ std::string render_text(const Report& r, bool color) {
 
   for (const auto& [key, section] : r.extra.items()) {
     out << "\n" << paint(printable(facts::section_title(key)), kBold) << "\n";
-    write_facts(out, facts::flatten_section(section), "  ");
+    const auto section_facts = facts::flatten_section(section);
+    // A section that is one list or one value has no label of its own to show.
+    if (section_facts.size() == 1 && section_facts.front().label == "value")
+      out << text::hanging("  ", printable(section_facts.front().value));
+    else
+      write_facts(out, section_facts, "  ");
   }
 
   out << "\n" << paint("Summary", kBold) << "\n";
   write_facts(out, facts::summary(r), "  ");
   out << "\n" << paint("Verdict: ", kBold) << paint(status, verdict_colour(r.verdict.status)) << "\n";
-  for (const auto& reason : r.verdict.reasons) out << "  - " << printable(reason) << "\n";
+  for (const auto& reason : r.verdict.reasons) out << text::hanging("  - ", "    ", printable(reason));
   if (const auto& c = r.verdict.coverage) {
-    out << paint("Could have been seen:", kBold) << "\n";
-    for (const auto& line : c->seen) out << "  - " << printable(line) << "\n";
-    out << paint("Could not be seen:", kBold) << "\n";
-    for (const auto& line : c->unseen) out << "  - " << printable(line) << "\n";
+    // An empty list is said to be empty, not printed as a heading with nothing under it.
+    out << paint("Could have been seen:", kBold) << (c->seen.empty() ? " nothing" : "") << "\n";
+    for (const auto& line : c->seen) out << text::hanging("  - ", "    ", printable(line));
+    out << paint("Could not be seen:", kBold) << (c->unseen.empty() ? " nothing" : "") << "\n";
+    for (const auto& line : c->unseen) out << text::hanging("  - ", "    ", printable(line));
   }
   return out.str();
 }

@@ -60,6 +60,7 @@ Plan make_plan(const Suite& s, const PlanOptions& opts) {
     run.spec.params = sc.def.params;
     run.spec.allocator = cases::allocator_for(sc.def, prof);
     run.spec.repeat = repeat;
+    run.spec.seed = opts.seed;
     run.suite_case = ci;
     run.profile = prof;
     run.expectation = e;

@@ -15,6 +15,7 @@
 //  - host-only cases of a family with host_eval are decided in the parent;
 //  - runs that cannot happen (no GPU, no compute-sanitizer) are listed with the reason.
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,7 @@ struct Batch {
 struct PlanOptions {
   std::vector<profiles::Profile> profiles_override;  // --profiles; empty: the suite's
   int repeat_override = 0;                           // --repeat; 0: the suite's
+  std::optional<repeat::SeedRequest> seed;           // --seed; none: each child draws its own
   std::vector<DeviceTarget> devices;                 // empty: no usable GPU
   std::string no_gpu_reason = "no GPU";
   bool sanitizer_available = false;

@@ -1,4 +1,5 @@
 #include "tma/tma_check.h"
+#include "util/text_layout.h"
 
 #include <algorithm>
 
@@ -56,9 +57,12 @@ bool surprising(Outcome o) {
 }
 
 std::string table_text(const std::vector<std::vector<std::string>>& rows, bool md) {
-  std::vector<size_t> width(rows.front().size(), 0);
+  // Text: at 80 columns, the widest cells cut ('~'); the details below say them in full.
+  std::vector<size_t> width(rows.front().size(), 0), minimum(width.size(), 0);
   for (const auto& r : rows)
-    for (size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], r[c].size());
+    for (size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], text::display_width(r[c]));
+  for (size_t c = 0; c < width.size(); ++c) minimum[c] = std::min(width[c], std::max<size_t>(rows.front()[c].size(), 6));
+  width = text::fit_columns(width, minimum, 2, text::kColumns - 2);
   std::string out;
   for (size_t i = 0; i < rows.size(); ++i) {
     const auto& r = rows[i];
@@ -67,10 +71,10 @@ std::string table_text(const std::vector<std::vector<std::string>>& rows, bool m
       if (md) {
         out += "| " + cell + " ";
       } else {
-        cell.resize(width[c], ' ');
-        out += "  " + cell;
+        out += "  " + text::pad_right(text::abbreviate(cell, width[c]), width[c]);
       }
     }
+    if (!md) out.erase(out.find_last_not_of(' ') + 1);
     out += md ? "|\n" : "\n";
     if (md && i == 0) {
       for (size_t c = 0; c < r.size(); ++c) out += "|---";
@@ -243,8 +247,9 @@ std::string render_items(const std::vector<Item>& items, bool table_mode, const 
     const bool surprise = it.device && surprising(it.device->outcome);
     if (matrix && it.v.errors() == 0 && !surprise) continue;
     // The log name comes from the user: shown inert (controls, bidi overrides).
-    out += (md ? "### " : "") + printable(it.label) + " (" + printable(it.source) + ")\n";
-    out += (md ? "\n    " : "  ") + summary(it.d) + "\n";
+    out += md ? "### " + printable(it.label) + " (" + printable(it.source) + ")\n"
+              : text::hanging("", "  ", printable(it.label) + " (" + printable(it.source) + ")");
+    out += md ? "\n    " + summary(it.d) + "\n" : text::hanging("  ", "    ", summary(it.d));
     if (it.printed_result)
       out += std::string(md ? "\n" : "") + "  printed encode result: " + std::to_string(*it.printed_result) +
              (*it.printed_result == 1 ? " (CUDA_ERROR_INVALID_VALUE)" : "") + "\n";
@@ -253,9 +258,10 @@ std::string render_items(const std::vector<Item>& items, bool table_mode, const 
     out += format_findings(it.v);
     if (md) out += "```\n";
     if (it.device) {
-      out += "  driver: " + driver_cell(it) + "\n  load: " + load_cell(it) + "\n";
-      out += "  device outcome: " + std::string(report::to_string(it.device->outcome)) +
-             (it.device->reason.empty() ? "" : " - " + it.device->reason) + "\n";
+      out += text::hanging("  driver: ", "    ", driver_cell(it)) + text::hanging("  load: ", "    ", load_cell(it));
+      out += text::hanging("  device outcome: ", "    ",
+                           std::string(report::to_string(it.device->outcome)) +
+                               (it.device->reason.empty() ? "" : " - " + it.device->reason));
     }
     out += "\n";
   }

@@ -1,4 +1,5 @@
 #include "tma/tma_json.h"
+#include "util/text_layout.h"
 
 #include <cstdio>
 #include <stdexcept>
@@ -110,9 +111,12 @@ json to_json(const Verdict& v) {
 std::string format_findings(const Verdict& v) {
   std::string out;
   for (const auto& f : v.findings) {
-    out += std::string(f.severity == Severity::error ? "  error    " : "  warning  ") + f.rule + "  " + f.field;
-    if (f.index >= 0) out += "[" + std::to_string(f.index) + "]";
-    out += " = " + f.value + "\n      " + f.message + "\n      fix: " + f.fix + "\n";
+    std::string head = f.rule + "  " + f.field;
+    if (f.index >= 0) head += "[" + std::to_string(f.index) + "]";
+    head += " = " + f.value;
+    out += text::hanging(f.severity == Severity::error ? "  error    " : "  warning  ", "           ", head);
+    out += text::hanging("      ", "      ", f.message);
+    out += text::hanging("      fix: ", "           ", f.fix);
   }
   return out;
 }

@@ -19,7 +19,9 @@ function(cudadiag name)
                           ${A_ENV} ${BIN} ${A_ARGS}
     RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   set(${name}_rc "${rc}" PARENT_SCOPE)
-  set(${name}_out "${out}${err}" PARENT_SCOPE)
+  # Text views wrap at 80 columns: continuation lines are joined back for matching.
+  string(REGEX REPLACE "\n +" " " joined "${out}${err}")
+  set(${name}_out "${joined}" PARENT_SCOPE)
 endfunction()
 
 # redacted_env(NAME [ENV ...] [ARGS ...]): `env -o WORK/NAME.json` with those; the

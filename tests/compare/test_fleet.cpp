@@ -7,6 +7,8 @@
 
 #include "compare/render_compare.h"
 #include "fixtures.h"
+#include "tests/support/unwrap.h"
+#include "util/text_layout.h"
 
 using namespace cudadiag::compare;
 using compare_test::find_case;
@@ -32,7 +34,7 @@ std::size_t count_of(const std::string& text, const std::regex& re) {
 std::size_t longest_line(const std::string& text) {
   std::istringstream in(text);
   std::size_t longest = 0;
-  for (std::string line; std::getline(in, line);) longest = std::max(longest, line.size());
+  for (std::string line; std::getline(in, line);) longest = std::max(longest, cudadiag::text::display_width(line));
   return longest;
 }
 
@@ -84,9 +86,11 @@ TEST_CASE("fleet: 200 real reports, one node on another driver failing one case"
   const auto& cmp = r.extra.at("comparison");
   CHECK(cmp["reports"].size() == 200);
   CHECK(cmp["groups"][0]["members"].size() == 199);
-  const auto text = render_compare_text(r);
+  const auto raw = render_compare_text(r);
+  const auto text = cudadiag::test::unwrapped(raw);  // values wrap at 80 columns
   const auto md = render_compare_md(r);
-  for (const auto* out : {&text, &md}) {
+  CHECK(longest_line(raw) <= 80);
+  for (const auto* out : {&raw, &md}) {
     INFO(*out);
     // The node that stands out is named; the 199 others are counted, never listed.
     CHECK_THAT(*out, Catch::Contains("node137"));
@@ -147,7 +151,7 @@ TEST_CASE("fleet: hosts on another driver that fail together are one environment
   const auto& t = c.grouping.tests[0];
   CHECK((t.failures == 5 && t.runs == 5 && t.rest_failures == 0 && t.rest_runs == 25));
   CHECK(t.significant);
-  const auto text = render_compare_text(comparison_report(c, {}, {}));
+  const auto text = cudadiag::test::unwrapped(render_compare_text(comparison_report(c, {}, {})));
   CHECK_THAT(text, Catch::Contains("E2 (5 hosts)"));
   CHECK_THAT(text, Catch::Contains("misses its expectation (ok) on 5 hosts: cuda_error 1 cudaErrorInvalidValue (node003, "
                                    "node009, node015 and 2 more); meets it on 25 hosts"));

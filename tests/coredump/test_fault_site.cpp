@@ -8,6 +8,7 @@
 #include "coredump/fault_site.h"
 #include "coredump/render_site.h"
 #include "fixtures.h"
+#include "util/text_layout.h"
 
 using namespace cudadiag;
 using namespace cudadiag::coredump;
@@ -181,6 +182,34 @@ TEST_CASE("the text rendering names exception, kernel, line, first thread and th
   CHECK(text.find("read 4 bytes at 0x7f24a6000000") != std::string::npos);
   const auto md = render_site_markdown(site_of("gather_bad_index"));
   CHECK(md.find("| address | not recoverable") != std::string::npos);
+}
+
+TEST_CASE("a site without line information says so instead of an empty line field") {
+  FaultSite s = site_of("use_after_free");
+  s.line.reset();
+  s.line_note.clear();  // as read back from a report that carries no note
+  const auto text = render_site_text(s);
+  INFO(text);
+  const std::string label = "  " + cudadiag::text::pad_right("line:", 12) + "  ";
+  CHECK(text.find(label + "no line information\n") != std::string::npos);
+  CHECK(text.find(":  \n") == std::string::npos);
+  s.pc.reset();
+  CHECK(render_site_text(s).find("no line information: the dump gives no PC") != std::string::npos);
+  s.line_note = "no line information: build with -lineinfo";
+  CHECK(render_site_text(s).find(label + "no line information: build with -lineinfo\n") != std::string::npos);
+}
+
+TEST_CASE("the text rendering of a site fits 80 columns") {
+  for (const char* fixture : {"use_after_free", "far_write", "gather_bad_index", "misaligned16", "device_assert", "hang"}) {
+    const auto text = render_site_text(site_of(fixture));
+    INFO(text);
+    std::size_t start = 0;
+    while (start < text.size()) {
+      const std::size_t nl = text.find('\n', start);
+      CHECK(cudadiag::text::display_width(text.substr(start, nl - start)) <= 80);
+      start = nl + 1;
+    }
+  }
 }
 
 TEST_CASE("hang: a dump taken on request records no exception; the site is the spinning warp's line") {

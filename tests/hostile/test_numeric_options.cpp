@@ -30,7 +30,7 @@ const std::string kU32 = "4294967295";
 const std::vector<NumericOption>& numeric_options() {
   static const std::vector<NumericOption> table = {
       // run: the interposer's own maximum for the quarantine (lib/fence/interposer_limits.h).
-      {{"run"}, "--repeat", "1..10000", {"0", "10001"}, {"--", "true"}},
+      {{"run"}, "--repeat", "1..1000000", {"0", "1000001"}, {"--", "true"}},
       {{"run"}, "--timeout", "above 0 up to 10000000", {"0", "-1", "1e8"}, {"--", "true"}},
       {{"run"}, "--fence-align", "1..4096", {"0", "8192"}, {"--", "true"}},
       {{"run"}, "--fence-quarantine-mb", "0..16777216", {"-1", "16777217", "20000000"}, {"--", "true"}},
@@ -59,13 +59,16 @@ const std::vector<NumericOption>& numeric_options() {
       {{"fault", "fault.oob-write"}, "--repeat", "1..1000000", {"0", "1000001"}, {}},
       {{"fault", "fault.oob-write"}, "-k", "1..1024", {"0", "1025"}, {}},
       {{"fault", "fault.oob-write"}, "--elements", "64..268435456", {"63", "268435457"}, {}},
+      {{"fault", "fault.oob-write"}, "--timeout", "in 1..86400", {"0", "86401"}, {}},
       // index-select (the shape bounds them further)
       {{"index-select"}, "--dilation", "1.." + kLong, {"0", "9223372036854775808"}, {}},
       {{"index-select"}, "--offset", "0.." + kLong, {"-1"}, {}},
       {{"index-select"}, "--repeat", "1..1000000", {"0", "1000001"}, {}},
+      {{"index-select"}, "--timeout", "in 1..86400", {"0", "86401"}, {}},
       // repro
       {{"repro"}, "--jobs", "1..1024", {"0", "1025"}, {}},
-      {{"repro"}, "--repeat", "1..100000", {"0", "100001"}, {}},
+      {{"repro"}, "--repeat", "1..1000000", {"0", "1000001"}, {}},
+      {{"repro"}, "--timeout", "in 0.001..3600", {"0", "3601"}, {}},
       {{"repro"}, "--deadline-ms", "1..3600000", {"0", "3600001"}, {}},
       // tma: the driver's argument types; the validator judges the descriptor
       {{"tma", "--host-only"}, "--dims", "0.." + kU64, {"-1", "18446744073709551616"}, {}},

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "run_binary.h"
+#include "tests/support/unwrap.h"
 #include "tests/support/temp_dir.h"
 
 using cudadiag::test::run_binary;
@@ -78,8 +79,8 @@ TEST_CASE("run --redact: --env values and the hostnames leave no trace", "[hosti
       const std::string dump = j.dump();
       CHECK(dump.find("token redacted:") != std::string::npos);
     } else {
-      CHECK(report.find("hostname, short hostname, GPU UUIDs, serials, PCI ids, --env values (2)") !=
-            std::string::npos);
+      CHECK(cudadiag::test::unwrapped(report).find(
+                "hostname, short hostname, GPU UUIDs, serials, PCI ids, --env values (2)") != std::string::npos);
     }
   }
 }

@@ -6,6 +6,7 @@
 #include "report/render.h"
 #include "report/schema.h"
 #include "sample_report.h"
+#include "tests/support/unwrap.h"
 #include "util/errors.h"
 
 using namespace cudadiag;
@@ -102,7 +103,7 @@ TEST_CASE("fault site: text and Markdown show the site first, with the dump's si
   r.fault_sites.push_back(uaf_site());
   rep.results = {r};
   for (const auto f : {report::Format::text, report::Format::md}) {
-    const std::string out = report::render(rep, f);
+    const std::string out = test::unwrapped(report::render(rep, f));
     CHECK_THAT(out, Catch::Contains("Warp Illegal Address in touch(float*, int) at uaf.cu:4"));
     CHECK_THAT(out, Catch::Contains("core-fence-0_4242.nvcudmp (280565 bytes, read in 12 ms, removed after reading)"));
     // The site comes first among the facts, right after the reason.
