@@ -7,7 +7,8 @@
 #   3. the man page and the bash completion, made from the binary's options, are
 #      installed and work (subcommands, a subcommand's options, an option's choices;
 #      hidden commands never offered);
-#   4. the CPack archive and the .deb hold the same layout.
+#   4. the CPack archive and the .deb hold the same layout;
+#   5. the README and docs/*.md are installed side by side, so the README's links resolve.
 #
 #   install_test.sh BUILD_DIR
 set -uo pipefail
@@ -29,6 +30,14 @@ for f in bin/cudadiag bin/cudadiag-ring-dump lib/cudadiag/libcudadiag_fence.so \
   [ -e "$PREFIX/$f" ] || fail "installed prefix lacks $f"
 done
 [ -x "$PREFIX/bin/cudadiag" ] || fail "bin/cudadiag is not executable"
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+for doc in "$SRC"/docs/*.md; do
+  cmp -s "$doc" "$PREFIX/share/doc/cudadiag/docs/$(basename "$doc")" ||
+    fail "installed prefix lacks share/doc/cudadiag/docs/$(basename "$doc") (or it differs from docs/)"
+done
+for link in $(grep -o '](docs/[^)#]*' "$SRC/README.md" | sed 's/^](//' | sort -u); do
+  [ -e "$PREFIX/share/doc/cudadiag/$link" ] || fail "the installed README links to $link, which is not installed"
+done
 
 # The installed binary, run from elsewhere, preloads the installed interposer.
 cd "$T" || exit 1
