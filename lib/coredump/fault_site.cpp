@@ -209,9 +209,16 @@ FaultSite analyze_dump(const CoreDump& d, const DisassembleFn& disassemble, cons
       s.has_exception = true;
       s.reported_by = "sm";
       s.exception_code = *sm->exception;
-      s.notes.push_back(fmt::format("no lane carries the exception: SM {} reports it; the threads shown are the "
-                                    "warps still on that SM, not necessarily the ones that faulted",
-                                    sm->sm_id));
+      if (warp != nullptr)
+        s.notes.push_back(fmt::format("no lane carries the exception: SM {} reports it; the threads shown are the "
+                                      "warps still on that SM, not necessarily the ones that faulted",
+                                      sm->sm_id));
+      else
+        s.notes.push_back(fmt::format(
+            "SM {} reports the exception, but no warp is left on it{}: the faulting warp had moved on (a store faults "
+            "after its warp issues it, here after the warp and its kernel had finished), so the dump cannot name the "
+            "kernel, line, thread or address",
+            sm->sm_id, d.grids.empty() ? " and no grid is running" : ""));
     } else {
       s.notes.push_back("the dump records no exception (a dump taken on request, or of a hang): the site is the "
                         "first warp's PC");
@@ -227,7 +234,7 @@ FaultSite analyze_dump(const CoreDump& d, const DisassembleFn& disassemble, cons
   }
   if (!s.has_exception) s.waiting = waiting_pcs(d);
   if (warp == nullptr || warp_lanes.empty()) {
-    s.notes.push_back("the dump holds no warp with lanes");
+    if (s.reported_by != "sm" || warp != nullptr) s.notes.push_back("the dump holds no warp with lanes");
     return s;
   }
   const Lane& lane = *warp_lanes.front();

@@ -6,7 +6,8 @@
 #   overruns (PyTorch custom op, Triton store without its mask, static-cudart nvcc
 #   program, CuPy pool)     exposed first by the fence rung, the allocation attributed
 #                           from the Xid 31 page: past its end, its size named
-#   use-after-free          exposed (natively already), the fence attributes it to the freed buffer
+#   use-after-free          exposed (natively already), the fence-front rung (its quarantine)
+#                           attributes it to the freed buffer
 #   misaligned, device assert, index_select with a bad index
 #                           exposed natively, with 716 / 710 / the assert line
 #   JAX, a Pallas read 8 GiB out of bounds
@@ -174,12 +175,12 @@ def exposed(n, first):
     check(n, got == first, f"first exposed by {first} (got {got})")
     return rep
 
-def fence_attributed(n, rep, relation, size):
-    r = by_rung(rep).get("fence") if rep else None
+def fence_attributed(n, rep, relation, size, rung="fence"):
+    r = by_rung(rep).get(rung) if rep else None
     a = (r or {}).get("details", {}).get("attribution") or {}
     al = a.get("allocation") or {}
     ok = a.get("relation") == relation and a.get("certain") and al.get("bytes") == size
-    check(n, ok, f"fence: {relation} of the {size}-byte allocation, from the Xid 31 page "
+    check(n, ok, f"{rung}: {relation} of the {size}-byte allocation, from the Xid 31 page "
                  f"(got {a.get('relation')}, certain={a.get('certain')}, bytes={al.get('bytes')})")
 
 any_rep = next((r for r in reports.values() if r), None)
@@ -194,7 +195,8 @@ for n, size in (("torch_custom_op", 4000), ("triton_no_mask", 4000), ("oob_stati
         fence_attributed(n, rep, "past_end", size)
 rep = exposed("use_after_free", "native")
 if rep:
-    fence_attributed("use_after_free", rep, "use_after_free", 4000)
+    # The fence rung recycles freed buffers (no use-after-free watch); fence-front quarantines.
+    fence_attributed("use_after_free", rep, "use_after_free", 4000, "fence-front")
 for n, code in (("misaligned", 716), ("device_assert", 710), ("torch_index_select_bad", 710)):
     rep = exposed(n, "native")
     if rep:

@@ -229,3 +229,23 @@ TEST_CASE("hang: a dump taken on request records no exception; the site is the s
   // No exception, so no access faulted: the note says so rather than naming an empty exception.
   CHECK(s.address_note == "no exception was recorded, so no access faulted");
 }
+
+TEST_CASE("guard_store: a store onto a fence guard after its kernel finished: the SM's exception and nothing more") {
+  // tests/programs/oob_write.cu under the fence rung with dumps armed (H100, driver
+  // 580.159.04): its one store past the end hit the guard page after the warp had issued it
+  // and the grid had ended; the dump holds the SM's exception, no grid, no warp. Slimmed
+  // (every relocated image emptied: no grid refers to one).
+  const auto s = read_fault_site(coredump_data("slim/guard_store.nvcudmp"), DisassembleFn{}, "no nvdisasm in this test");
+  REQUIRE(s.unreadable.empty());
+  CHECK(s.exception == "Warp Illegal Address");
+  CHECK(s.reported_by == "sm");
+  CHECK(s.faulting_lanes == 0);
+  CHECK(s.kernel.empty());
+  CHECK_FALSE(s.line);
+  CHECK_FALSE(s.address);
+  CHECK(s.threads.empty());
+  REQUIRE(s.notes.size() == 1);
+  CHECK_THAT(s.notes[0], Catch::StartsWith("SM 130 reports the exception, but no warp is left on it and no grid is "
+                                           "running: the faulting warp had moved on"));
+  CHECK_THAT(s.notes[0], Catch::EndsWith("so the dump cannot name the kernel, line, thread or address"));
+}
