@@ -134,6 +134,8 @@ json fence_json(const RunObservation& obs, const RunJudgement& j) {
                         {"frees", s.frees},
                         {"launches", s.launches},
                         {"quarantined_bytes", s.quarantined_bytes},
+                        {"recycle_limit_bytes", s.recycle_limit_bytes},
+                        {"recycled", s.recycled},
                         {"tma_encodes", s.tma_encodes},
                         {"dropped_allocations", s.dropped_allocations},
                         {"dropped_launches", s.dropped_launches},
