@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "evidence/cuda_start.h"
+#include "host/device_binding.h"
 #include "host/driver_probe.h"
 #include "runner/case_protocol.h"
 #include "commands.h"
@@ -188,6 +190,18 @@ host::ProbeSummary run_cuda_probe(const std::string& self_exe, std::chrono::mill
   } catch (const json::exception& e) {
     return host::probe_failed(std::string("wrote malformed JSON: ") + e.what());
   }
+}
+
+host::ProbeSummary probe_cuda_on(const host::HostFacts& facts, const std::string& self_exe,
+                                 std::chrono::milliseconds deadline) {
+  if (std::string why = evidence::gpu_unavailable(facts); !why.empty()) {
+    host::ProbeSummary s;
+    // A driver that lists devices but is too old for the runtime is a CUDA error.
+    s.status = facts.gpu_status == "ok" ? "cuda_error" : facts.gpu_status;
+    s.reason = std::move(why);
+    return s;
+  }
+  return run_cuda_probe(self_exe, deadline, host::binding_env(facts.binding));
 }
 
 }  // namespace cudadiag::app

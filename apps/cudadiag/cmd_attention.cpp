@@ -22,6 +22,7 @@
 #include "util/errors.h"
 #include "util/exit_codes.h"
 #include "evidence/interruption.h"
+#include "host/host_facts.h"
 #include "util/interrupt.h"
 #include "util/log.h"
 
@@ -154,10 +155,11 @@ void run_attention(AttentionOptions& o) {
   const bool any_to_run = std::any_of(results.begin(), results.end(), [](const auto& x) { return !x; });
   if (!any_to_run) r.gpu = {false, "not needed: every configuration was rejected on the host"};
   if (any_to_run) {
-    const auto probe = run_cuda_probe(inv.self_exe, std::chrono::milliseconds(static_cast<long long>(o.timeout_s * 1000)));
+    const auto facts = host::gather_host_facts(inv.self_exe);
+    const auto probe = probe_cuda_on(facts, inv.self_exe, std::chrono::milliseconds(static_cast<long long>(o.timeout_s * 1000)));
     r.gpu = {probe.ran, probe.reason};
-    r.driver = probe.driver;
-    if (probe.devices.is_array()) r.devices = probe.devices;
+    r.driver = probe.ran ? probe.driver : facts.driver;
+    r.devices = probe.devices.is_array() ? probe.devices : facts.devices;
     if (!probe.ran) spdlog::warn("GPU part could not run: {}", probe.reason);
     else reject_invalid(device_smem_limit(r.devices));
     suite::Executor ex(suite::ExecutorOptions{inv.self_exe, o.jobs, &stop_flag(), kStopGrace});

@@ -64,27 +64,14 @@ json driver_section(const host::HostFacts& facts, const host::ProbeSummary& prob
   return d;
 }
 
-// The runtime probe runs only where the driver lists a device; otherwise the driver's
-// answer is the reason, in the words every command uses.
-host::ProbeSummary probe_cuda(const host::HostFacts& facts, const EnvOptions& opts) {
-  if (!facts.no_gpu_reason.empty()) {
-    host::ProbeSummary s;
-    s.status = facts.gpu_status;
-    s.reason = facts.no_gpu_reason;
-    return s;
-  }
-  spdlog::debug("running the CUDA probe child");
-  const auto deadline = std::chrono::milliseconds(static_cast<long long>(opts.probe_timeout_s * 1000));
-  return run_cuda_probe(invocation().self_exe, deadline, host::binding_env(facts.binding));
-}
-
 void set_verdict(report::Report& r, const host::ProbeSummary& probe, const json& kernel_log) {
   r.verdict.status = report::parse_verdict_status(probe.status).value_or(report::VerdictStatus::probe_failed);
   r.verdict.reasons.push_back(probe.reason);
   // A driver too old for the runtime cudadiag carries (a forward-compatibility package
   // can make an older driver work, so only when CUDA did not start).
   if (!probe.ran) {
-    if (auto old = evidence::driver_too_old(r.driver); !old.empty()) r.verdict.reasons.push_back(std::move(old));
+    if (auto old = evidence::driver_too_old(r.driver); !old.empty() && old != probe.reason)
+      r.verdict.reasons.push_back(std::move(old));
   }
   const auto findings = host::device_health_findings(r.devices);
   if (probe.ran && !findings.empty()) r.verdict.status = report::VerdictStatus::findings;
@@ -116,7 +103,8 @@ void run_env(const EnvOptions& opts) {
   r.host = facts.host;
   const json kernel_log = kernel_log_section(opts);
   r.host["kernel_log"] = kernel_log;
-  const auto probe = probe_cuda(facts, opts);
+  const auto probe = probe_cuda_on(facts, inv.self_exe,
+                                   std::chrono::milliseconds(static_cast<long long>(opts.probe_timeout_s * 1000)));
 
   r.driver = driver_section(facts, probe);
   r.devices = probe.ran ? host::merge_devices(facts.nvml_snapshot.value("devices", json::array()), probe.devices)

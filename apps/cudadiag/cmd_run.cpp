@@ -17,6 +17,7 @@
 #include "commands.h"
 #include "fence/interposer_limits.h"
 #include "evidence/session_report.h"
+#include "evidence/cuda_start.h"
 #include "host/host_facts.h"
 #include "run/command_path.h"
 #include "run/preload_path.h"
@@ -127,7 +128,7 @@ void run_run(const RunCliOptions& o) {
   const auto host_facts = host::gather_host_facts(inv.self_exe);
   auto header = evidence::start_session_report({inv.argv, "run", inv.envp, &host_facts});
   run::RunFacts facts;
-  facts.no_gpu_reason = host_facts.no_gpu_reason;
+  facts.no_gpu_reason = evidence::gpu_unavailable(host_facts);
   const bool wants_sanitizer = s.run.sanitize == run::SanitizeMode::always ||
                                (s.run.sanitize == run::SanitizeMode::automatic &&
                                 std::find(s.run.rungs.begin(), s.run.rungs.end(), run::Rung::sanitizer) !=

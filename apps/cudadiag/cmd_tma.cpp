@@ -11,6 +11,8 @@
 
 #include "cli_common.h"
 #include "commands.h"
+#include "evidence/cuda_start.h"
+#include "host/host_facts.h"
 #include "report/render.h"
 #include "util/text_layout.h"
 #include "util/printable.h"
@@ -57,8 +59,9 @@ tma::CheckRequest request_of(const TmaOptions& o) {
   return req;
 }
 
-// The driver's encode (and the load check) in a child.
-void run_on_device(std::vector<tma::Item>& items, const TmaOptions& o) {
+// The driver's encode (and the load check) in a child; where the host cannot start CUDA
+// (`why`), every item's device part is skipped with that reason.
+void run_on_device(std::vector<tma::Item>& items, const TmaOptions& o, const std::string& why) {
   std::vector<runner::CaseSpec> specs;
   for (size_t i = 0; i < items.size(); ++i) {
     runner::CaseSpec s;
@@ -72,6 +75,14 @@ void run_on_device(std::vector<tma::Item>& items, const TmaOptions& o) {
   suite::ChildSettings settings;
   settings.env_set = suite::job_binding_env();
   settings.deadline = std::chrono::milliseconds(static_cast<long long>(o.timeout_s * 1000));
+  if (!why.empty()) {
+    for (size_t i = 0; i < items.size(); ++i) {
+      items[i].device = suite::make_result(specs[i], settings);
+      items[i].device->outcome = report::Outcome::skipped;
+      items[i].device->reason = why;
+    }
+    return;
+  }
   const auto results = suite::execute(specs, settings, invocation().self_exe, &stop_flag());
   for (size_t i = 0; i < results.size() && i < items.size(); ++i) items[i].device = results[i];
 }
@@ -88,11 +99,13 @@ void run_tma(const TmaOptions& o) {
 
   std::string gpu_line;
   bool gpu_ran = false;
+  std::string why;  // the host cannot start CUDA (evidence::gpu_unavailable)
   if (o.host_only) {
     gpu_line = "GPU part: not run (--host-only)";
   } else {
-    run_on_device(items, o);
-    gpu_ran = !tma::no_device(items);
+    why = evidence::gpu_unavailable(host::gather_host_facts(invocation().self_exe));
+    run_on_device(items, o, why);
+    gpu_ran = why.empty() && !tma::no_device(items);
     // Without --target-cc the device is the target: judge with its compute capability, as
     // the child does when it compares with the driver.
     if (gpu_ran && !target_cc)
@@ -105,10 +118,13 @@ void run_tma(const TmaOptions& o) {
 
   auto r = report::new_report(invocation().argv, "tma");
   r.environment = report::capture_environment(invocation().envp);
-  r.gpu = {gpu_ran, gpu_ran ? std::nullopt : std::optional<std::string>(o.host_only ? "--host-only" : gpu_line)};
+  r.gpu = {gpu_ran, gpu_ran ? std::nullopt
+                            : std::optional<std::string>(o.host_only ? "--host-only" : !why.empty() ? why : gpu_line)};
   auto judged = tma::judge_items(items, o.table, !o.host_only, gpu_ran);
   r.results = std::move(judged.results);
   r.verdict = judged.verdict;
+  if (r.verdict.status == report::VerdictStatus::no_gpu && !why.empty())
+    r.verdict.reasons.push_back("the GPU part could not run: " + why);
   const std::string mode = o.table ? "table" : !o.sweeps.empty() ? "sweep" : !o.from_log.empty() ? "log" : "explicit";
   r.extra["tma"] = tma::tma_section(items, o.table, o.size1_stride, mode);
   r.extra["tma"]["target_cc"] = target_cc ? json(*target_cc) : json(nullptr);

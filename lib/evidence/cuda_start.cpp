@@ -66,4 +66,15 @@ std::string driver_too_old(const report::json& driver) {
          " or newer; update the driver";
 }
 
+std::string gpu_unavailable(const host::HostFacts& facts) {
+  if (!facts.no_gpu_reason.empty()) return facts.no_gpu_reason;
+  // libcuda's version alone decides (NVML's branch is the kernel module's, which a
+  // forward-compatibility libcuda may sit on); the sentence names both.
+  const int libcuda = int_field(facts.cuda_driver, "version");
+  if (libcuda <= 0 || driver_too_old(report::json{{"cuda_driver_version", libcuda}}).empty()) return "";
+  report::json driver = facts.driver.is_object() ? facts.driver : report::json::object();
+  driver["cuda_driver_version"] = libcuda;
+  return driver_too_old(driver);
+}
+
 }  // namespace cudadiag::evidence

@@ -1,10 +1,13 @@
 #pragma once
 // CUDA that could not start in a child (no driver, no device, a driver that does not
 // match the runtime or the kernel module): the machine, not the case or the program.
-// Every command decides it here: repro skips such results ("CUDA unusable"), fault and
-// index-select report no_gpu, run's verdict is inconclusive with exit 3.
+// Every command decides it here: before any child, gpu_unavailable reads the host facts
+// (no driver, no device, a driver too old) and the GPU cases are skipped with its reason;
+// after one, repro skips such results ("CUDA unusable"), fault and index-select report
+// no_gpu, run's verdict is inconclusive with exit 3.
 #include <string>
 
+#include "host/host_facts.h"
 #include "report/report.h"
 #include "taxonomy/taxonomy.h"
 
@@ -28,5 +31,13 @@ inline constexpr int kMinimumDriverBranch = 580;
 // CUDA major version needs: the sentence that says so and what to install. Empty when
 // the driver is new enough or unknown.
 std::string driver_too_old(const report::json& driver);
+
+// Why the GPU part cannot run on this host, in the words every command uses, decided
+// from the host facts before any CUDA start: no libcuda.so.1, a driver that lists no
+// device this job may use, or a libcuda older than the runtime cudadiag carries
+// (driver_too_old; judged by libcuda's own version, so a forward-compatibility package
+// counts). "" when the GPU part can start. NVML's absence is a note (HostFacts::nvml_note),
+// never a reason. env, repro, run, fault, index-select, attention and tma all ask here.
+std::string gpu_unavailable(const host::HostFacts& facts);
 
 }  // namespace cudadiag::evidence

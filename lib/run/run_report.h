@@ -16,7 +16,7 @@ namespace cudadiag::run {
 
 // What the command found before the session ran, beyond the report's header.
 struct RunFacts {
-  std::string no_gpu_reason;          // host::HostFacts::no_gpu_reason: "" when the CUDA driver lists a GPU
+  std::string no_gpu_reason;          // evidence::gpu_unavailable: "" when CUDA can start on a listed GPU
   profiles::SanitizerTool sanitizer;  // as looked up (found or why not)
 };
 

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "evidence/cuda_start.h"
 #include "host/cuda_driver.h"
 #include "host/device_binding.h"
 #include "util/errors.h"
@@ -23,7 +24,8 @@ std::string text(const json& obj, const char* key) {
 std::vector<DeviceTarget> select_devices(const host::HostFacts& facts, const std::string& spec,
                                          std::string* no_gpu_reason) {
   std::vector<DeviceTarget> all;
-  if (facts.no_gpu_reason.empty() && facts.devices.is_array()) {
+  const std::string unavailable = evidence::gpu_unavailable(facts);
+  if (unavailable.empty() && facts.devices.is_array()) {
     size_t visible = 0;
     for (const auto& d : facts.devices)
       if (d.is_object() && d.value("visible_to_cuda", false)) ++visible;
@@ -40,7 +42,7 @@ std::vector<DeviceTarget> select_devices(const host::HostFacts& facts, const std
     }
   }
   if (all.empty()) {
-    if (no_gpu_reason) *no_gpu_reason = facts.no_gpu_reason.empty() ? host::cuda_driver::kNoGpuSeen : facts.no_gpu_reason;
+    if (no_gpu_reason) *no_gpu_reason = unavailable.empty() ? host::cuda_driver::kNoGpuSeen : unavailable;
     return all;
   }
   if (spec == "all") return all;

@@ -12,8 +12,8 @@
 
 namespace cudadiag::suite {
 
-// With no device, returns an empty list and says why in *no_gpu_reason (the facts' own
-// words). Throws UsageError for a malformed or unknown index.
+// With no device, returns an empty list and says why in *no_gpu_reason (evidence::gpu_unavailable:
+// the words every command uses). Throws UsageError for a malformed or unknown index.
 std::vector<DeviceTarget> select_devices(const host::HostFacts& facts, const std::string& spec,
                                          std::string* no_gpu_reason);
 

@@ -8,6 +8,8 @@
 
 #include "cases/bisect.h"
 #include "evidence/cuda_start.h"
+#include "evidence/session_report.h"
+#include "host/host_facts.h"
 #include "suite/device_selection.h"
 #include "profiles/profile.h"
 #include "suite/executor.h"
@@ -69,6 +71,12 @@ std::string what_happened(const report::Result& r) {
   return what;
 }
 
+// The GPU part did not run: the host could not start CUDA (the case skipped), or the
+// child's CUDA did not start.
+bool gpu_did_not_run(const report::Report& rep) {
+  return !rep.gpu.ran || evidence::cuda_could_not_start(rep.results.front());
+}
+
 report::Verdict no_gpu_verdict(const report::Report& rep) {
   return report::Verdict{report::VerdictStatus::no_gpu,
                          {"the GPU part could not run: " + rep.gpu.reason.value_or("")}};
@@ -78,8 +86,20 @@ report::Verdict no_gpu_verdict(const report::Report& rep) {
 
 report::Report run_single_case(const runner::CaseSpec& spec, const SingleCaseOptions& opts) {
   const ChildSettings settings = settings_for(spec, opts);
-  report::Report rep = report::new_report(opts.argv, opts.command);
-  rep.environment = report::capture_environment(opts.envp);
+  const auto facts = host::gather_host_facts(opts.self_exe);
+  report::Report rep = evidence::start_session_report({opts.argv, opts.command, opts.envp, &facts});
+
+  // A host where CUDA cannot start: the case is skipped with the reason every command gives.
+  if (const std::string why = evidence::gpu_unavailable(facts); !why.empty()) {
+    report::Result r = make_result(spec, settings);
+    r.outcome = Outcome::skipped;
+    r.reason = why;
+    r.expected = opts.expected.text();
+    rep.gpu = {false, why};
+    rep.results.push_back(std::move(r));
+    report::finish_report(rep);
+    return rep;
+  }
 
   auto results = execute({spec}, settings, opts.self_exe, opts.stop, opts.coredump);
   if (results.empty()) throw std::runtime_error("the executor returned no result for " + spec.case_id);
@@ -101,7 +121,7 @@ report::Report run_single_case(const runner::CaseSpec& spec, const SingleCaseOpt
 
 report::Verdict expectation_verdict(const report::Report& rep) {
   const report::Result& r = rep.results.front();
-  if (evidence::cuda_could_not_start(r)) return no_gpu_verdict(rep);
+  if (gpu_did_not_run(rep)) return no_gpu_verdict(rep);
   if (r.expectation_met == false)
     return {report::VerdictStatus::findings,
             {r.case_id + ": " + what_happened(r) + ", a healthy host gives " + r.expected}};
@@ -112,7 +132,7 @@ report::Verdict expectation_verdict(const report::Report& rep) {
 
 report::Verdict output_verdict(const report::Report& rep, profiles::Allocator allocator) {
   const report::Result& r = rep.results.front();
-  if (evidence::cuda_could_not_start(r)) return no_gpu_verdict(rep);
+  if (gpu_did_not_run(rep)) return no_gpu_verdict(rep);
   if (r.outcome == Outcome::ok) return {report::VerdictStatus::ok, {"output matches the CPU reference bit for bit"}};
   // A finding about the configuration; whether a healthy host gives the same is the
   // expectation's business.

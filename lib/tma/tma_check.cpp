@@ -304,7 +304,8 @@ CheckOutcome judge_items(const std::vector<Item>& items, bool table_mode, bool g
         reasons.push_back(it.label + ": the validator's rules differ from the table's expectation");
       }
     }
-    if (it.device && gpu_ran) {
+    // A device part skipped because CUDA could not start is listed with its reason.
+    if (it.device && (gpu_ran || it.device->outcome == Outcome::skipped)) {
       out.results.push_back(*it.device);
       if (surprising(it.device->outcome)) {
         ++surprises;

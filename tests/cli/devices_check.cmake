@@ -5,6 +5,11 @@
 #   cvd_index / cvd_uuid / slurm   the job's binding narrows what is tested: the report
 #                 names the visible device, every child gets the job's own entry
 #   slurm_single  a one-case command's child gets a Slurm job's GPUs too
+#   every_command_no_driver / _no_device / _driver_too_old
+#                 no libcuda.so.1; the fake one with no GPU; the fake one answering
+#                 CUDA 12.4: every command that uses the GPU gives the one reason
+#                 (evidence::gpu_unavailable) as its gpu.reason, skips its GPU cases with
+#                 it and exits 3; run gives the same gpu.reason
 # Needs BIN, FAKE_DIR, WORK, SCENARIO. A real driver on the machine: SKIPPED.
 cmake_policy(SET CMP0054 NEW)  # "no_driver" below is a string, not the variable
 set(case_glob "fault.oob-write")
@@ -57,6 +62,103 @@ if(SCENARIO STREQUAL "no_driver")
   if(NOT repro_text_out MATCHES "did not run: libcuda\\.so\\.1 not found: no NVIDIA driver")
     message(FATAL_ERROR "repro's text does not give the reason:\n${repro_text_out}")
   endif()
+  return()
+endif()
+
+if(SCENARIO MATCHES "^every_command_(.*)$")
+  set(kind ${CMAKE_MATCH_1})
+  if(kind STREQUAL "no_driver")
+    set(cmd_env "")
+    set(want_regex "^libcuda\\.so\\.1 not found: no NVIDIA driver$")
+  elseif(kind STREQUAL "no_device")
+    set(cmd_env LD_LIBRARY_PATH=${FAKE_DIR} FAKE_LIBCUDA_GPUS=0)
+    set(want_regex "^the CUDA driver sees no GPU$")
+  elseif(kind STREQUAL "driver_too_old")
+    set(cmd_env LD_LIBRARY_PATH=${FAKE_DIR} FAKE_LIBCUDA_VERSION=12040)
+    set(want_regex "^the NVIDIA driver ([0-9.]+ )?\\(CUDA 12\\.4\\) is older than cudadiag's CUDA 1[3-9]\\.[0-9]+ runtime needs: CUDA 1[3-9]\\.x needs driver 580 or newer; update the driver$")
+  else()
+    message(FATAL_ERROR "unknown scenario ${SCENARIO}")
+  endif()
+  run(env ENV ${cmd_env} ARGS env --format json -o ${WORK}/env.json)
+  file(READ ${WORK}/env.json env_doc)
+  if(kind STREQUAL "no_driver")
+    string(JSON real GET "${env_doc}" driver libcuda available)
+    if(real)
+      message("SKIPPED: this machine has a CUDA driver")
+      return()
+    endif()
+  endif()
+  expect_eq("env exit" ${env_rc} 3)
+  string(JSON want GET "${env_doc}" gpu reason)
+  if(NOT want MATCHES "${want_regex}")
+    message(FATAL_ERROR "env's reason '${want}' does not match '${want_regex}'")
+  endif()
+  string(JSON env_first GET "${env_doc}" verdict reasons 0)
+  expect_eq("env's verdict reason" "${env_first}" "${want}")
+  string(JSON n LENGTH "${env_doc}" verdict reasons)
+  foreach(i RANGE 1 ${n})  # said once
+    if(i LESS n)
+      string(JSON other GET "${env_doc}" verdict reasons ${i})
+      if(other STREQUAL want)
+        message(FATAL_ERROR "env gives the reason twice")
+      endif()
+    endif()
+  endforeach()
+
+  # name|arguments (spaces between); every one runs the GPU part unless the host stops it.
+  set(commands
+    "repro|repro --case ${case_glob}"
+    "fault|fault ${case_glob}"
+    "index-select|index-select"
+    "attention|attention"
+    "tma|tma --dtype bf16 --dims 128,2,32 --strides 8192,256 --box 64,128,1 --swizzle 128B"
+    "run|run -- /bin/true")
+  foreach(entry IN LISTS commands)
+    string(FIND "${entry}" "|" bar)
+    string(SUBSTRING "${entry}" 0 ${bar} name)
+    math(EXPR bar "${bar} + 1")
+    string(SUBSTRING "${entry}" ${bar} -1 args)
+    separate_arguments(parts UNIX_COMMAND "${args}")
+    set(doc_file ${WORK}/${name}.json)
+    list(FIND parts "--" dashdash)
+    if(dashdash GREATER -1)
+      list(INSERT parts ${dashdash} --format json -o ${doc_file})
+    else()
+      list(APPEND parts --format json -o ${doc_file})
+    endif()
+    run(cmd ENV ${cmd_env} ARGS ${parts})
+    file(READ ${doc_file} doc)
+    string(JSON reason GET "${doc}" gpu reason)
+    string(JSON ran GET "${doc}" gpu ran)
+    expect_eq("${name}'s gpu.reason" "${reason}" "${want}")
+    if(ran)
+      message(FATAL_ERROR "${name}: gpu.ran is true")
+    endif()
+    # run ran a program that never used CUDA: its exit code is its verdict's, not the host's.
+    if(name STREQUAL "run")
+      continue()
+    endif()
+    expect_eq("${name} exit" ${cmd_rc} 3)
+    string(JSON count LENGTH "${doc}" results)
+    set(skipped 0)
+    if(count GREATER 0)
+      math(EXPR last "${count} - 1")
+      foreach(i RANGE ${last})
+        string(JSON device GET "${doc}" results ${i} device)
+        if(device STREQUAL "host")
+          continue()
+        endif()
+        string(JSON outcome GET "${doc}" results ${i} outcome)
+        string(JSON why GET "${doc}" results ${i} reason)
+        expect_eq("${name} result ${i} outcome" "${outcome}" "skipped")
+        expect_eq("${name} result ${i} reason" "${why}" "${want}")
+        math(EXPR skipped "${skipped} + 1")
+      endforeach()
+    endif()
+    if(skipped EQUAL 0)
+      message(FATAL_ERROR "${name}: no GPU case skipped:\n${doc}")
+    endif()
+  endforeach()
   return()
 endif()
 

@@ -1,6 +1,8 @@
 #include <catch2/catch.hpp>
 
 #include "evidence/cuda_start.h"
+#include "host/cuda_driver.h"
+#include "host/host_facts.h"
 
 using cudadiag::evidence::driver_too_old;
 using cudadiag::report::json;
@@ -34,4 +36,62 @@ TEST_CASE("driver_too_old decides from whichever version is known", "[evidence][
   // Nothing known (no driver at all): no claim about its age.
   CHECK(driver_too_old(json::object()).empty());
   CHECK(driver_too_old(json{{"cuda_driver_version", nullptr}, {"version", "unknown"}}).empty());
+}
+
+namespace {
+
+using cudadiag::evidence::gpu_unavailable;
+namespace host = cudadiag::host;
+
+// A driver snapshot as the `__probe-driver` child gives it, with one GPU.
+json driver_with_gpu(int version) {
+  return json{{"available", true},
+              {"library", "libcuda.so.1"},
+              {"status", "ok"},
+              {"reason", ""},
+              {"version", version},
+              {"devices", json::array({json{{"index", 0},
+                                            {"name", "NVIDIA H100"},
+                                            {"uuid", "GPU-fa4e0000-0000-0000-0000-000000000000"},
+                                            {"pci_bus_id", "0000:18:00.0"}}})}};
+}
+
+const json kNoNvml{{"nvml", {{"available", false}, {"reason", "libnvidia-ml.so.1: cannot open shared object file"}}}};
+
+host::HostFacts facts_of(json nvml, json driver) {
+  return host::host_facts_from(json::object(), std::move(nvml), std::move(driver), host::DeviceBinding{});
+}
+
+}  // namespace
+
+TEST_CASE("gpu_unavailable gives the missing driver in the words every command uses", "[evidence][cuda_start]") {
+  const auto facts = facts_of(kNoNvml, host::cuda_driver::not_loaded("libcuda.so.1: cannot open shared object file"));
+  CHECK(gpu_unavailable(facts) == "libcuda.so.1 not found: no NVIDIA driver");
+}
+
+TEST_CASE("gpu_unavailable gives a driver without a device as the driver says it", "[evidence][cuda_start]") {
+  json driver = driver_with_gpu(13000);
+  driver["status"] = "no_device";
+  driver["reason"] = host::cuda_driver::kNoGpuSeen;
+  driver["devices"] = json::array();
+  CHECK(gpu_unavailable(facts_of(kNoNvml, driver)) == host::cuda_driver::kNoGpuSeen);
+}
+
+TEST_CASE("gpu_unavailable calls a libcuda older than the runtime too old, before any CUDA start",
+          "[evidence][cuda_start]") {
+  const std::string why = gpu_unavailable(facts_of(kNoNvml, driver_with_gpu(12040)));
+  CHECK(why.find("CUDA 12.4") != std::string::npos);
+  CHECK(why.find("driver 580 or newer") != std::string::npos);
+  // With NVML's driver version, the sentence names it.
+  const json nvml{{"nvml", {{"available", true}}}, {"driver", {{"version", "550.54.15"}}}};
+  CHECK(gpu_unavailable(facts_of(nvml, driver_with_gpu(12040))).find("550.54.15") != std::string::npos);
+}
+
+TEST_CASE("gpu_unavailable: NVML missing is a note, and a forward-compatible libcuda starts", "[evidence][cuda_start]") {
+  const auto no_nvml = facts_of(kNoNvml, driver_with_gpu(13000));
+  CHECK(gpu_unavailable(no_nvml).empty());
+  CHECK_FALSE(no_nvml.nvml_note.empty());
+  // A 550 kernel module under a CUDA 13 compatibility libcuda: libcuda's version decides.
+  const json nvml{{"nvml", {{"available", true}}}, {"driver", {{"version", "550.54.15"}}}};
+  CHECK(gpu_unavailable(facts_of(nvml, driver_with_gpu(13000))).empty());
 }

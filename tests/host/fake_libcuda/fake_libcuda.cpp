@@ -7,6 +7,7 @@
 //   FAKE_LIBCUDA_GPUS=N        devices on the machine (default 2): GPU i has UUID
 //                              GPU-fa4e0000-0000-0000-0000-0000000000<i>, bus 0000:<0x18+i>:00.0
 //   FAKE_LIBCUDA_INIT_ERROR=N  cuInit returns N
+//   FAKE_LIBCUDA_VERSION=N     cuDriverGetVersion's answer (default 13000, CUDA 13.0)
 //   FAKE_LIBCUDA_LOG=FILE      each cuInit appends "CUDA_VISIBLE_DEVICES=<v|unset> CUDA_DEVICE_ORDER=<v|unset>"
 #include <cstdio>
 #include <cstdlib>
@@ -91,7 +92,7 @@ FAKE_EXPORT int cuInit(unsigned int) {
 }
 
 FAKE_EXPORT int cuDriverGetVersion(int* v) {
-  *v = 13000;
+  *v = env_int("FAKE_LIBCUDA_VERSION", 13000);
   return 0;
 }
 
