@@ -6,7 +6,11 @@
 # cost time even without an exception (an error barrier at warp exit). One warm-up run,
 # then ROUNDS rounds (default 5), each running the loop once unarmed and once armed,
 # alternating which goes first, so that drift hits both alike: `cudadiag run --rungs
-# native` with and without --coredump, so the armed runs get exactly what users get.
+# native`, armed with the driver's variables exactly as `run --coredump` sets them for a
+# site run (lib/coredump/arming.h: the light flags, the file and the hang pipe), passed
+# with --env. (`run --coredump` itself never arms a clean program's runs: only a rung that
+# failed runs once more armed; this measures what that armed run, or a production job
+# that arms dumps itself, pays.)
 # The time is the program's wall time as the runner measured it (process start to exit).
 # Prints, last, a table: median per mode, armed/unarmed ratio (target <= 1.02x), and the
 # final loss of every run (arming must not change it). Exits 1 when the ratio misses
@@ -25,7 +29,10 @@ loop=(tests/programs/train_loop.py)
 once() {  # NAME MODE: one run of the loop, armed or unarmed, its report in NAME.json
   local name=$1 mode=$2
   local -a extra=()
-  [[ $mode == armed ]] && extra=(--coredump)
+  [[ $mode == armed ]] && extra=(--env CUDA_ENABLE_COREDUMP_ON_EXCEPTION=1
+    --env "CUDA_COREDUMP_FILE=$dir/core-${name}_%p.nvcudmp"
+    --env CUDA_COREDUMP_GENERATION_FLAGS=skip_nonrelocated_elf_images,skip_global_memory,skip_shared_memory,skip_local_memory,skip_constbank_memory
+    --env CUDA_ENABLE_USER_TRIGGERED_COREDUMP=1 --env "CUDA_COREDUMP_PIPE=$dir/pipe-${name}_%p")
   "$CUDADIAG" run --rungs native ${extra[@]+"${extra[@]}"} --timeout 600 --format json -q -o "$dir/$name.json" \
     -- "$PYTHON" "${loop[@]}" 2>"$dir/$name.stderr"
   echo $? >"$dir/$name.rc"
@@ -57,10 +64,12 @@ for mode in modes:
         except Exception as e:
             problems.append(f"{name}: no report ({e})")
             continue
-        armed = rep["run"]["coredump"]["armed"]
-        if armed != (mode == "armed"):
-            problems.append(f"{name}: dumps armed={armed}, expected {mode}")
         r = rep["results"][0]
+        armed = "CUDA_ENABLE_COREDUMP_ON_EXCEPTION" in json.dumps(rep["run"])
+        if armed != (mode == "armed"):
+            problems.append(f"{name}: the driver's variables present={armed}, expected {mode}")
+        if mode == "armed" and any(f.startswith("core-") for f in os.listdir(d)):
+            problems.append(f"{name}: a core dump was written on a clean run")
         if r["details"].get("run_outcome") != "clean":
             problems.append(f"{name}: {r['details'].get('run_outcome')}: {r.get('reason', '')[:200]}")
         if r.get("fault_sites"):
