@@ -89,10 +89,10 @@ report::Result rejected(const runner::CaseSpec& spec, const suite::ChildSettings
   return r;
 }
 
-size_t device_smem_limit(const json& devices) {
-  if (devices.is_array() && !devices.empty() && devices[0].contains("shared_mem_per_block_optin") &&
-      devices[0]["shared_mem_per_block_optin"].is_number_unsigned())
-    return devices[0]["shared_mem_per_block_optin"].get<size_t>();
+size_t device_smem_limit(const std::vector<report::DeviceInfo>& devices) {
+  if (!devices.empty())
+    if (const report::Value* v = devices[0].facts.find("shared_mem_per_block_optin"); v && v->is_integral())
+      if (const auto n = v->as_int(); n && *n >= 0) return static_cast<size_t>(*n);
   return at::kSmemOptinH100;
 }
 
@@ -154,8 +154,8 @@ void run_attention(AttentionOptions& o) {
   if (any_to_run) {
     const auto probe = run_cuda_probe(inv.self_exe, std::chrono::milliseconds(static_cast<long long>(o.timeout_s * 1000)));
     r.gpu = {probe.ran, probe.reason};
-    r.driver = probe.driver;
-    if (probe.devices.is_array()) r.devices = probe.devices;
+    r.driver = report::driver_info_from_json(probe.driver, "CUDA probe");
+    if (probe.devices.is_array()) r.devices = report::devices_from_json(probe.devices, "CUDA probe");
     if (!probe.ran) spdlog::warn("GPU part could not run: {}", probe.reason);
     else reject_invalid(device_smem_limit(r.devices));
     suite::Executor ex(suite::ExecutorOptions{inv.self_exe, o.jobs, &stop_flag(), kStopGrace});

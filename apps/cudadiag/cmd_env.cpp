@@ -63,10 +63,10 @@ json driver_section(const json& nvml_snap, const host::ProbeSummary& probe) {
   return d;
 }
 
-void set_verdict(report::Report& r, const host::ProbeSummary& probe, const json& kernel_log) {
+void set_verdict(report::Report& r, const host::ProbeSummary& probe, const json& devices, const json& kernel_log) {
   r.verdict.status = report::parse_verdict_status(probe.status).value_or(report::VerdictStatus::probe_failed);
   r.verdict.reasons.push_back(probe.reason);
-  const auto findings = host::device_health_findings(r.devices);
+  const auto findings = host::device_health_findings(devices);
   if (probe.ran && !findings.empty()) r.verdict.status = report::VerdictStatus::findings;
   r.verdict.reasons.insert(r.verdict.reasons.end(), findings.begin(), findings.end());
   if (kernel_log.value("xid_count", 0) > 0) {
@@ -91,9 +91,9 @@ void run_env(const EnvOptions& opts) {
   const auto& inv = invocation();
   auto r = report::new_report(inv.argv, "env");
 
-  r.host = host::host_json();
+  json host = host::host_json();
   const json kernel_log = kernel_log_section(opts);
-  r.host["kernel_log"] = kernel_log;
+  host["kernel_log"] = kernel_log;
 
   spdlog::debug("reading NVML");
   const json nvml_snap = host::nvml_snapshot();
@@ -101,13 +101,15 @@ void run_env(const EnvOptions& opts) {
   const auto deadline = std::chrono::milliseconds(static_cast<long long>(opts.probe_timeout_s * 1000));
   const auto probe = run_cuda_probe(inv.self_exe, deadline);
 
-  r.driver = driver_section(nvml_snap, probe);
-  r.devices = host::merge_devices(nvml_snap.value("devices", json::array()), probe.devices);
+  r.driver = report::driver_info_from_json(driver_section(nvml_snap, probe), "NVML snapshot and CUDA probe");
+  const json devices = host::merge_devices(nvml_snap.value("devices", json::array()), probe.devices);
+  r.devices = report::devices_from_json(devices, "NVML snapshot and CUDA probe");
   // Several GPUs: how each pair is connected (PCIe path, NVLink), as NVML tells it.
-  if (nvml_snap.contains("topology")) r.host["gpu_topology"] = nvml_snap["topology"];
+  if (nvml_snap.contains("topology")) host["gpu_topology"] = nvml_snap["topology"];
+  r.host = report::host_info_from_json(host, "host fingerprint");
   r.environment = report::capture_environment(inv.envp);
   r.gpu = {probe.ran, probe.reason};
-  set_verdict(r, probe, kernel_log);
+  set_verdict(r, probe, devices, kernel_log);
   if (!probe.ran) spdlog::warn("GPU part could not run: {}", probe.reason);
 
   report::finish_report(r);

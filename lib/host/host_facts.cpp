@@ -19,12 +19,14 @@ std::string no_gpu_reason(const json& nvml_snapshot) {
 
 HostFacts host_facts_from(json host, json nvml_snapshot) {
   HostFacts f;
-  f.host = std::move(host);
   // Several GPUs: how each pair is connected (PCIe path, NVLink), as NVML tells it.
-  if (nvml_snapshot.contains("topology")) f.host["gpu_topology"] = nvml_snapshot["topology"];
-  f.driver = nvml_snapshot.value("driver", json::object());
-  f.driver["nvml"] = nvml_snapshot.value("nvml", json::object());
-  f.devices = merge_devices(nvml_snapshot.value("devices", json::array()), nullptr);
+  if (nvml_snapshot.contains("topology")) host["gpu_topology"] = nvml_snapshot["topology"];
+  f.host = report::host_info_from_json(host, "host fingerprint");
+  json driver = nvml_snapshot.value("driver", json::object());
+  driver["nvml"] = nvml_snapshot.value("nvml", json::object());
+  f.driver = report::driver_info_from_json(driver, "NVML snapshot");
+  f.devices = report::devices_from_json(merge_devices(nvml_snapshot.value("devices", json::array()), nullptr),
+                                        "NVML snapshot");
   f.no_gpu_reason = no_gpu_reason(nvml_snapshot);
   f.nvml_snapshot = std::move(nvml_snapshot);
   return f;

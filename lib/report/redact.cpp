@@ -209,6 +209,14 @@ void RedactionContext::remember_env_values(json& env) const {
   }
 }
 
+void RedactionContext::remember_env_values(Environment& env) const {
+  for (const auto& [name, value] : inputs_.env) {
+    if (value.empty()) continue;
+    for (auto& v : env.vars)
+      if (v.name == name && v.value == value) v.value = redact_value(value);
+  }
+}
+
 void RedactionContext::seal() {
   std::stable_sort(literals_.begin(), literals_.end(),
                    [](const Literal& a, const Literal& b) { return a.folded.size() > b.folded.size(); });
@@ -329,6 +337,49 @@ std::string RedactionContext::scrub_text(const std::string& text, bool is_key) c
   return out;
 }
 
+void remember(HostInfo& h, RedactionContext& ctx) {
+  if (h.hostname) *h.hostname = ctx.hash_hostname(*h.hostname);
+  ctx.remember(h.facts);
+}
+
+void remember(DeviceInfo& d, RedactionContext& ctx) {
+  for (auto* id : {&d.uuid, &d.pci_bus_id, &d.serial})
+    if (*id) **id = ctx.hash_and_remember(**id);
+  for (auto* view : {&d.cuda, &d.nvml})
+    if (*view && **view) ctx.remember(***view);
+  ctx.remember(d.facts);
+}
+
+// Every string of the sections; the member names of the typed members are the report's own.
+void redact(HostInfo& h, const RedactionContext& ctx) {
+  if (h.hostname) ctx.scrub(*h.hostname);
+  ctx.scrub(h.facts);
+}
+
+void redact(DriverInfo& d, const RedactionContext& ctx) {
+  if (d.version) ctx.scrub(*d.version);
+  ctx.scrub(d.facts);
+  if (d.nvml) {
+    if (d.nvml->library) ctx.scrub(*d.nvml->library);
+    if (d.nvml->reason) ctx.scrub(*d.nvml->reason);
+  }
+}
+
+void redact(DeviceInfo& d, const RedactionContext& ctx) {
+  for (auto* s : {&d.name, &d.uuid, &d.pci_bus_id, &d.serial})
+    if (*s) ctx.scrub(**s);
+  for (auto* view : {&d.cuda, &d.nvml})
+    if (*view && **view) ctx.scrub(***view);
+  ctx.scrub(d.facts);
+}
+
+void redact(Environment& e, const RedactionContext& ctx) {
+  for (auto& v : e.vars) {
+    v.name = ctx.scrub_key(v.name);
+    ctx.scrub(v.value);
+  }
+}
+
 void remember(Result& r, RedactionContext& ctx) {
   // Of the typed members only params and details carry names of their own; launches,
   // buffers, Xid lines and memcheck's findings have no identifying member.
@@ -428,7 +479,9 @@ Redaction redact(json& doc, const RedactionInputs& inputs) {
 void redact(Report& r, const RedactionInputs& inputs) {
   RedactionContext ctx(inputs);
   // Pass 1 in the order the document lists the members.
-  for (json* section : {&r.host, &r.driver, &r.devices, &r.environment}) ctx.remember(*section);
+  remember(r.host, ctx);
+  ctx.remember(r.driver.facts);
+  for (auto& d : r.devices) remember(d, ctx);
   for (auto& res : r.results) remember(res, ctx);
   ctx.remember(r.extra);
   for (auto& res : r.results) ctx.remember_device(res.device);
@@ -441,7 +494,10 @@ void redact(Report& r, const RedactionInputs& inputs) {
   for (std::string* s : {&r.invocation.command, &r.invocation.started_at}) ctx.scrub(*s);
   for (auto& arg : r.invocation.argv) ctx.scrub(arg);
   if (r.invocation.finished_at) ctx.scrub(*r.invocation.finished_at);
-  for (json* section : {&r.host, &r.driver, &r.devices, &r.environment}) ctx.scrub(*section);
+  redact(r.host, ctx);
+  redact(r.driver, ctx);
+  for (auto& d : r.devices) redact(d, ctx);
+  redact(r.environment, ctx);
   if (r.gpu.reason) ctx.scrub(*r.gpu.reason);
   for (auto& res : r.results) redact(res, ctx);
   for (auto& reason : r.verdict.reasons) ctx.scrub(reason);

@@ -258,10 +258,10 @@ json to_json(const Report& r) {
   j["schema_version"] = r.schema_version;
   j["tool"] = to_json(r.tool);
   j["invocation"] = to_json(r.invocation);
-  j["host"] = r.host;
-  j["driver"] = r.driver;
-  j["devices"] = r.devices;
-  j["environment"] = r.environment;
+  j["host"] = to_json(r.host);
+  j["driver"] = to_json(r.driver);
+  j["devices"] = to_json(r.devices);
+  j["environment"] = to_json(r.environment);
   j["gpu"] = to_json(r.gpu);
   json results = json::array();
   for (const auto& res : r.results) results.push_back(to_json(res));
@@ -669,11 +669,10 @@ Report report_from_json(const json& j, const std::string& source) {
     if (inv.contains("duration_ms")) i.duration_ms = inv["duration_ms"].get<double>();
     if (inv.contains("interrupted")) i.interrupted = inv["interrupted"].get<bool>();
   }
-  r.host = read_section(rd, j, "host", true, {{"hostname", T::string}});
-  r.driver = read_section(rd, j, "driver", true);
-  r.devices = read_section(rd, j, "devices", false,
-                           {{"index", T::integer}, {"uuid", T::string}, {"name", T::string}});
-  r.environment = read_section(rd, j, "environment", true);
+  r.host = read_host(rd, rd.object_or_empty(j, "host", ""), "/host");
+  r.driver = read_driver(rd, rd.object_or_empty(j, "driver", ""), "/driver");
+  r.devices = read_devices(rd, rd.array_or_empty(j, "devices", ""), "/devices");
+  r.environment = read_environment(rd, rd.object_or_empty(j, "environment", ""), "/environment");
   {
     const json gpu = read_section(rd, j, "gpu", true, {{"ran", T::boolean}, {"reason", T::string}});
     r.gpu.ran = gpu.value("ran", false);
@@ -788,8 +787,8 @@ bool is_allowlisted_env(const std::string& name) {
   return false;
 }
 
-json capture_environment(char** envp) {
-  json env = json::object();
+Environment capture_environment(char** envp) {
+  Environment env;
   if (!envp) return env;
   std::map<std::string, std::string> sorted;
   for (char** e = envp; *e; ++e) {
@@ -799,7 +798,7 @@ json capture_environment(char** envp) {
     std::string name = kv.substr(0, eq);
     if (is_allowlisted_env(name)) sorted[name] = kv.substr(eq + 1);
   }
-  for (auto& [k, v] : sorted) env[k] = v;
+  for (auto& [k, v] : sorted) env.vars.push_back({k, v});
   return env;
 }
 

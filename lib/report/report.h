@@ -18,6 +18,7 @@
 #include "cases/family.h"
 #include "profiles/allocator.h"
 #include "report/fault_site.h"
+#include "report/host_sections.h"
 #include "report/value.h"
 #include "report/vocabulary.h"
 #include "sanitizer/memcheck.h"
@@ -260,10 +261,10 @@ struct Report {
   std::string schema_version = kSchemaVersion;
   Tool tool;
   Invocation invocation;
-  json host = json::object();
-  json driver = json::object();
-  json devices = json::array();
-  json environment = json::object();
+  HostInfo host;
+  DriverInfo driver;
+  std::vector<DeviceInfo> devices;
+  Environment environment;
   GpuStatus gpu{false, "not attempted"};
   std::vector<Result> results;
   std::optional<Summary> summary;  // none: {} (a report not finished by finish_report)
@@ -309,7 +310,7 @@ void finish_report(Report& r);
 std::string now_iso8601();
 
 // Allowlisted environment: CUDA_*, PYTORCH_*, TORCH_*, NCCL_*, and a few named ones.
-json capture_environment(char** envp);
+Environment capture_environment(char** envp);
 bool is_allowlisted_env(const std::string& name);
 
 }  // namespace cudadiag::report

@@ -88,7 +88,7 @@ TEST_CASE("render: a fleet shows its baseline and the outlier", "[compare][rende
 
 TEST_CASE("render: markdown cells escape pipes and newlines", "[compare][render]") {
   auto reports = load_fixtures({"identical_a.json", "identical_b.json"});
-  reports[1].report.environment["CUDA_LAUNCH_BLOCKING"] = "a|b\nc";
+  reports[1].report.environment.set("CUDA_LAUNCH_BLOCKING", "a|b\nc");
   const CompareOptions options;
   const auto c = compare_reports(reports, options);
   const auto md = render_compare_md(comparison_report(c, options, {}));

@@ -21,12 +21,19 @@ json two_gpus() {
 
 TEST_CASE("host facts: driver with NVML's status, merged devices, topology in the host section", "[evidence]") {
   const auto f = host::host_facts_from(json{{"hostname", "node"}}, two_gpus());
-  CHECK(f.host["hostname"] == "node");
-  CHECK(f.host["gpu_topology"] == two_gpus()["topology"]);
-  CHECK(f.driver["version"] == "580.65.06");
-  CHECK(f.driver["nvml"]["available"] == true);
+  CHECK(f.host.hostname == "node");
+  REQUIRE(f.host.facts.find("gpu_topology"));
+  CHECK(report::to_json(*f.host.facts.find("gpu_topology")) == two_gpus()["topology"]);
+  CHECK(f.driver.version == "580.65.06");
+  REQUIRE(f.driver.nvml);
+  CHECK(f.driver.nvml->available);
+  CHECK(f.driver.nvml->library == "libnvidia-ml.so.1");
   REQUIRE(f.devices.size() == 2);
-  CHECK(f.devices[1]["uuid"] == "GPU-b");
+  CHECK(f.devices[1].uuid == "GPU-b");
+  CHECK(f.devices[1].index == 1);
+  // Written back, the sections are what the host modules wrote.
+  CHECK(report::to_json(f.driver) ==
+        json{{"version", "580.65.06"}, {"nvml", {{"available", true}, {"library", "libnvidia-ml.so.1"}}}});
   CHECK(f.no_gpu_reason.empty());
 }
 
@@ -47,7 +54,7 @@ TEST_CASE("a session report starts with tool, invocation, environment and the ho
   CHECK(r.tool.name == "cudadiag");
   CHECK(r.invocation.command == "run");
   CHECK(r.invocation.argv.size() == 4);
-  CHECK(r.environment == json{{"CUDA_LAUNCH_BLOCKING", "1"}});
+  CHECK(report::to_json(r.environment) == json{{"CUDA_LAUNCH_BLOCKING", "1"}});
   CHECK(r.host == f.host);
   CHECK(r.driver == f.driver);
   CHECK(r.devices == f.devices);

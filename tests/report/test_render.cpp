@@ -196,15 +196,17 @@ TEST_CASE("parse_format accepts text, json, md and rejects the rest", "[render]"
 
 TEST_CASE("text: header facts from the env command's host, driver and device shapes", "[render]") {
   auto rep = report::new_report({"cudadiag", "env"}, "env");
-  rep.host = json{{"hostname", nullptr},
-                  {"os", "Debian GNU/Linux 12"},
-                  {"kernel", {{"release", "6.1.0-18-amd64"}, {"version", "#1 SMP"}, {"machine", "x86_64"}}}};
-  rep.driver = json{{"version", "580.82.07"}, {"cuda_driver_version_string", "13.0"}};
-  rep.devices = json::array({json{{"index", 0},
-                                  {"name", "NVIDIA H200"},
-                                  {"visible_to_cuda", true},
-                                  {"cuda", {{"compute_capability", "9.0"}}}},
-                             json{{"name", "NVIDIA H200"}, {"visible_to_cuda", false}, {"cuda", nullptr}}});
+  rep.host = report::host_info_from_json(
+      json{{"hostname", nullptr},
+           {"os", "Debian GNU/Linux 12"},
+           {"kernel", {{"release", "6.1.0-18-amd64"}, {"version", "#1 SMP"}, {"machine", "x86_64"}}}});
+  rep.driver = report::driver_info_from_json(json{{"version", "580.82.07"}, {"cuda_driver_version_string", "13.0"}});
+  rep.devices = report::devices_from_json(
+      json::array({json{{"index", 0},
+                        {"name", "NVIDIA H200"},
+                        {"visible_to_cuda", true},
+                        {"cuda", {{"compute_capability", "9.0"}}}},
+                   json{{"name", "NVIDIA H200"}, {"visible_to_cuda", false}, {"cuda", nullptr}}}));
   rep.gpu = {true, std::nullopt};
   rep.verdict.status = report::VerdictStatus::ok;
   const auto text = render(rep, Format::text, false);
