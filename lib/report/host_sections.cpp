@@ -25,6 +25,19 @@ bool take_string(const json& v, std::optional<std::string>& out) {
   return true;
 }
 
+// NVML's status as host/nvml.cpp writes it: {available, library?, reason?} and nothing
+// else; any other shape stays among the facts as it was.
+std::optional<NvmlStatus> nvml_status(const json& v) {
+  if (!v.is_object() || !v.contains("available") || !v["available"].is_boolean()) return std::nullopt;
+  NvmlStatus n;
+  for (const auto& [k, m] : v.items()) {
+    if (k == "available") n.available = m.get<bool>();
+    else if (!((k == "library" && take_string(m, n.library)) || (k == "reason" && take_string(m, n.reason))))
+      return std::nullopt;
+  }
+  return n;
+}
+
 }  // namespace
 
 const std::string* Environment::find(std::string_view name) const {
@@ -104,15 +117,7 @@ DriverInfo read_driver(const JsonReader& rd, const json& j, const std::string& p
   DriverInfo d;
   for (const auto& [k, v] : j.items()) {
     if (k == "version" && take_string(v, d.version)) continue;
-    if (k == "nvml" && v.is_object()) {
-      const std::string np = JsonReader::member_pointer(p, k);
-      NvmlStatus n;
-      n.available = rd.boolean_or(v, "available", np, false);
-      if (const json* lib = rd.find(v, "library", np)) n.library = rd.string(*lib, JsonReader::member_pointer(np, "library"));
-      if (const json* why = rd.find(v, "reason", np)) n.reason = rd.string(*why, JsonReader::member_pointer(np, "reason"));
-      d.nvml = std::move(n);
-      continue;
-    }
+    if (k == "nvml" && (d.nvml = nvml_status(v))) continue;
     d.facts.set(k, value_from_json(v));
   }
   return d;
