@@ -100,10 +100,10 @@ std::string render_with_sweep(report::Report& r, const CommonOptions& common) {
   const auto format = report::parse_format(common.format);
   if (common.redact) report::redact(r);
   std::string text = report::render(r, format, use_color(common));
-  if (format != report::Format::json && r.extra.contains("sweep")) {
+  if (const report::Value* sweep = r.extra.find("sweep"); format != report::Format::json && sweep) {
     const bool md = format == report::Format::md;
     text += md ? "\n## Sweep\n\n" : "\nSweep (configuration x outcome)\n";
-    text += at::render_sweep_table(r.extra["sweep"], md);
+    text += at::render_sweep_table(report::to_json(*sweep), md);
   }
   return text;
 }
@@ -184,7 +184,7 @@ void run_attention(AttentionOptions& o) {
     cases::judge(res, cases::Expectation::parse(at::attention_expectation(configs[i], o.allocator)));
     r.results.push_back(std::move(res));
   }
-  if (o.sweep) r.extra["sweep"] = at::sweep_rows(r.results);
+  if (o.sweep) r.extra.set("sweep", report::value_from_json(at::sweep_rows(r.results)));
   r.verdict = at::attention_verdict(r.results, r.gpu);
   report::finish_report(r);
   emit_text(render_with_sweep(r, o.common), o.common);

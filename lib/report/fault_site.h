@@ -14,7 +14,28 @@
 
 #include <nlohmann/json.hpp>
 
+#include "util/choices.h"
+
 namespace cudadiag::report {
+
+// Whether the faulting address was proven (coredump/fault_address.h says how).
+enum class AddressStatus : std::uint8_t { not_attempted, proven, not_recoverable, not_memory, unsupported, no_registers };
+inline constexpr ChoiceTable<AddressStatus, 6> kAddressStatuses{{
+    {AddressStatus::not_attempted, "not_attempted"},
+    {AddressStatus::proven, "proven"},
+    {AddressStatus::not_recoverable, "not_recoverable"},
+    {AddressStatus::not_memory, "not_memory"},
+    {AddressStatus::unsupported, "unsupported"},
+    {AddressStatus::no_registers, "no_registers"},
+}};
+
+// What the faulting instruction does with memory; none: not decoded.
+enum class AccessKind : std::uint8_t { none, read, write, atomic };
+inline constexpr ChoiceTable<AccessKind, 3> kAccessKinds{{
+    {AccessKind::read, "read"},
+    {AccessKind::write, "write"},
+    {AccessKind::atomic, "atomic"},
+}};
 
 using Triple = std::array<std::uint32_t, 3>;
 
@@ -51,8 +72,8 @@ struct FaultSite {
   std::optional<Triple> block, thread;  // the first faulting thread
 
   std::string instruction;        // the faulting instruction (nvdisasm), when decoded
-  std::string address_status;     // proven | not_recoverable | not_memory | unsupported | no_registers | not_attempted
-  std::string access;             // read | write | atomic
+  AddressStatus address_status = AddressStatus::not_attempted;
+  AccessKind access = AccessKind::none;
   unsigned access_bytes = 0;
   std::optional<std::uint64_t> address;  // proven only
   unsigned alignment = 0;         // of the proven address

@@ -179,19 +179,24 @@ void RedactionContext::remember(Fields& f) {
       member = hash_hostname(*text);
     } else if (text && is_identifying_key(key)) {
       member = hash_and_remember(*text);
-    } else if (Fields* inner = member.fields()) {
-      remember(*inner);
-    } else if (const Value::List* list = member.list()) {
-      Value::List items = *list;
-      for (auto& item : items)
-        if (Fields* inner = item.fields()) remember(*inner);
-      member = Value(std::move(items));
+    } else {
+      remember(member);
     }
   }
 }
 
+void RedactionContext::remember(Value& v) {
+  if (Fields* inner = v.fields()) {
+    remember(*inner);
+  } else if (const Value::List* list = v.list()) {
+    Value::List items = *list;
+    for (auto& item : items) remember(item);
+    v = Value(std::move(items));
+  }
+}
+
 void RedactionContext::remember_device(std::string& device) {
-  if (device.empty() || device == "host") return;  // "host" identifies nothing
+  if (!parse_device(device).is_gpu()) return;  // the host (or no device) identifies nothing
   device = hash_and_remember(device);
 }
 
@@ -445,10 +450,7 @@ void redact(Result& r, const RedactionContext& ctx) {
     if (l.api) ctx.scrub(*l.api);
   }
   for (auto& b : r.buffers) ctx.scrub(b.name);
-  if (auto& f = r.faulting_buffer) {
-    ctx.scrub(f->name);
-    ctx.scrub(f->direction);
-  }
+  if (auto& f = r.faulting_buffer) ctx.scrub(f->name);
   for (auto& x : r.xid) {
     for (std::string* s : {&x.pci, &x.message, &x.meaning, &x.points_to}) ctx.scrub(*s);
     if (x.process) ctx.scrub(*x.process);

@@ -35,6 +35,7 @@ class RedactionContext {
   // Pass 1. Hashes the identifying members anywhere in `v` and remembers their values.
   void remember(json& v);
   void remember(Fields& f);
+  void remember(Value& v);
   // A result's device (a UUID; "host" identifies nothing): hashed and remembered.
   void remember_device(std::string& device);
   void remember_device(Device& device);

@@ -204,7 +204,7 @@ std::vector<Fact> detail_facts(const Result& r) {
   for (const auto& s : r.fault_sites) {
     out.push_back({"fault site", site_line(s)});
     if (!s.instruction.empty()) out.push_back({"instruction", s.instruction});
-    if (s.address_status != "proven" && !s.address_note.empty() && s.unreadable.empty() && !s.exception.empty())
+    if (s.address_status != AddressStatus::proven && !s.address_note.empty() && s.unreadable.empty() && !s.exception.empty())
       out.push_back({"address", s.address_note});
     for (std::size_t i = 1; i < s.waiting.size() && i < 4; ++i) {
       const auto& w = s.waiting[i];
@@ -239,7 +239,7 @@ std::vector<Fact> detail_facts(const Result& r) {
     const auto& f = *r.faulting_buffer;
     std::string fb = f.name;
     if (f.bytes) fb += " (" + std::to_string(*f.bytes) + " bytes)";
-    if (!f.direction.empty()) fb += ": " + f.direction;
+    fb += ": " + std::string(choice_name(kBufferDirections, f.direction));
     if (f.extra_runs) fb += ", confirmed by " + std::to_string(*f.extra_runs) + " extra run(s)";
     out.push_back({"faulting buffer", fb});
   }

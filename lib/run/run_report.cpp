@@ -239,8 +239,9 @@ report::Report run_report(report::Report r, const SessionOptions& opts, const Se
   }
   for (const auto& [rung, runs] : by_rung) r.results.push_back(rung_result(runs));
   for (const auto& obs : out.interrupted) r.results.push_back(interrupted_result(obs));
-  r.extra["run"] = run_section(opts, out);
-  r.extra["run"]["sanitizer"] = sanitizer_json(opts, facts);
+  json run = run_section(opts, out);
+  run["sanitizer"] = sanitizer_json(opts, facts);
+  r.extra.set("run", report::value_from_json(run));
   r.verdict = to_report_verdict(out.verdict);
   evidence::record_interruption(r, out.stopped, "interrupted: the verdict covers the runs that finished",
                                 evidence::ReasonAt::front);

@@ -84,7 +84,7 @@ inline report::Report sample_report() {
                                            std::vector<std::string>{"src", "dst"}, std::nullopt}};
   fault.buffers = {report::BufferRecord{"src", 4096, report::AddressRange{0x7f0000000000, 0x7f0000001000},
                                         profiles::Allocator::fence_back, false}};
-  fault.faulting_buffer = report::FaultingBuffer{"src", 4096, "end_overrun", 3};
+  fault.faulting_buffer = report::FaultingBuffer{"src", 4096, report::BufferDirection::end_overrun, 3};
   fault.xid = {report::XidLine{123456789, "0000:3b:00", 13, 4242, "cudadiag",
                                 "Graphics SM Warp Exception on (GPC 0, TPC 1, SM 0): Out Of Range Address",
                                 "Graphics engine exception: a kernel faulted", "application"}};

@@ -30,7 +30,7 @@ report::Report hostile_report() {
   r.results[1].reason = "why" + evil;
   r.results[1].expectation_met = false;
   r.verdict.reasons.push_back("reason" + evil);
-  r.extra["section" + evil] = json{{"key" + evil, "value" + evil}};
+  r.extra.set("section" + evil, report::Fields{{"key" + evil, "value" + evil}});
   r.invocation.command = "repro" + evil;
   return r;
 }

@@ -198,13 +198,13 @@ TEST_CASE("a short hostname goes as a whole word, ordinary words that hold it st
   r.host.hostname = "vm";
   r.results[2].child->stderr_excerpt.text = "on vm: VM-3 /tmp/vm/x kvm vmware vm2 Vm\n";
   r.results[2].xid[0].message = "vm";
-  r.extra["gpu_notes"] = json{{"gpu", "vm"}};
+  r.extra.set("gpu_notes", report::Fields{{"gpu", "vm"}});
   report::redact(r);
   const std::string h = report::redact_value("vm");
   CHECK(r.results[2].child->stderr_excerpt.text ==
         "on " + h + ": " + h + "-3 /tmp/" + h + "/x kvm vmware vm2 " + h + "\n");
   CHECK(r.results[2].xid[0].message == h);
-  CHECK(r.extra["gpu_notes"]["gpu"] == h);
+  CHECK(r.extra.fields_of("gpu_notes")->string_or("gpu", "") == h);
 }
 
 TEST_CASE("a hostname that is an ordinary word leaves the report's field names alone", "[redact]") {

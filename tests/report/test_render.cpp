@@ -109,7 +109,7 @@ TEST_CASE("text: an expected failure gets no detail block; an unjudged one does"
 
 TEST_CASE("text: summary, verdict reasons and extra sections", "[render]") {
   auto rep = test::sample_report();
-  rep.extra["comparison"] = json{{"verdict", "host_specific"}, {"hosts", {"a", "b"}}, {"diff", {{"env", 2}}}};
+  rep.extra.set("comparison", report::value_from_json(json{{"verdict", "host_specific"}, {"hosts", {"a", "b"}}, {"diff", {{"env", 2}}}}));
   const auto text = render(rep, Format::text, false);
   CHECK(contains(text, "\nComparison\n"));
   CHECK(contains(line_starting(text, "  verdict"), "host_specific"));
@@ -176,7 +176,7 @@ TEST_CASE("md: a stderr excerpt with backtick fences cannot close the code block
 
 TEST_CASE("md: extra sections as bullet lists", "[render]") {
   auto rep = test::sample_report();
-  rep.extra["sweep"] = json{{"points", 12}, {"failing", json::array({json{{"s", 1}}, json{{"s", 2}}})}};
+  rep.extra.set("sweep", report::value_from_json(json{{"points", 12}, {"failing", json::array({json{{"s", 1}}, json{{"s", 2}}})}}));
   const auto md = render(rep, Format::md, false);
   CHECK(contains(md, "### Sweep\n\n- **Points:** 12\n- **Failing:** 2 entries\n"));
 }
