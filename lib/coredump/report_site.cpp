@@ -1,5 +1,7 @@
 #include "coredump/report_site.h"
 
+#include "coredump/exception_kind.h"
+
 namespace cudadiag::coredump {
 namespace {
 
@@ -16,7 +18,7 @@ report::FaultSite to_report_site(const FaultSite& s) {
   r.device = s.device;
   if (s.has_exception) {
     r.exception = s.exception.empty() ? "exception " + std::to_string(s.exception_code) : s.exception;
-    r.exception_id = s.exception_id;
+    r.exception_id = exception_info(s.exception_code).kind;
   }
   r.kernel = s.kernel;
   if (s.grid_dim) r.grid = triple(*s.grid_dim);

@@ -96,7 +96,7 @@ json to_json(const FaultSite& s) {
     return j;
   }
   if (!s.device.empty()) j["device"] = s.device;
-  j["exception"] = s.exception.empty() ? json(nullptr) : json{{"id", s.exception_id}, {"name", s.exception}};
+  j["exception"] = s.exception.empty() ? json(nullptr) : json{{"id", std::string(choice_name(kExceptionKinds, s.exception_id))}, {"name", s.exception}};
   if (!s.kernel.empty()) j["kernel"] = s.kernel;
   if (s.grid) j["grid"] = triple_json(*s.grid);
   if (s.block_dim) j["block_dim"] = triple_json(*s.block_dim);
@@ -147,7 +147,12 @@ FaultSite read_fault_site(const JsonReader& rd, const json& j, const std::string
   s.device = rd.string_or(j, "device", p);
   if (const json* e = rd.find(j, "exception", p); e && !e->is_null()) {
     rd.object(*e, mp("exception"));
-    s.exception_id = rd.string_or(*e, "id", mp("exception"));
+    {
+      const std::string text = rd.string_or(*e, "id", mp("exception"), "unknown");
+      const auto kind = parse_choice(kExceptionKinds, text);
+      if (!kind) rd.fail(JsonReader::member_pointer(mp("exception"), "id"), "unknown exception '" + text + "'");
+      s.exception_id = *kind;
+    }
     s.exception = rd.string(rd.required(*e, "name", mp("exception")), JsonReader::member_pointer(mp("exception"), "name"));
   }
   s.kernel = rd.string_or(j, "kernel", p);

@@ -24,13 +24,17 @@ std::optional<std::uint64_t> proven_address(const std::vector<report::FaultSite>
 
 taxonomy::ErrorClass site_error_class(const report::FaultSite& s) {
   using taxonomy::ErrorClass;
-  const auto& id = s.exception_id;
-  if (id == "warp_misaligned_address") return ErrorClass::misaligned;
-  if (id == "warp_assert") return ErrorClass::device_assert;
-  if (id == "warp_illegal_instruction" || id == "warp_invalid_pc") return ErrorClass::illegal_instruction;
-  if (id == "warp_illegal_address" || id == "warp_out_of_range_address" || id == "warp_invalid_address_space")
-    return ErrorClass::memory_fault;
-  return ErrorClass::unknown;
+  using report::ExceptionKind;
+  switch (s.exception_id) {
+    case ExceptionKind::warp_misaligned_address: return ErrorClass::misaligned;
+    case ExceptionKind::warp_assert: return ErrorClass::device_assert;
+    case ExceptionKind::warp_illegal_instruction:
+    case ExceptionKind::warp_invalid_pc: return ErrorClass::illegal_instruction;
+    case ExceptionKind::warp_illegal_address:
+    case ExceptionKind::warp_out_of_range_address:
+    case ExceptionKind::warp_invalid_address_space: return ErrorClass::memory_fault;
+    default: return ErrorClass::unknown;
+  }
 }
 
 std::string placement_text(const Attribution& a) {

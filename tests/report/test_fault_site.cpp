@@ -20,7 +20,7 @@ report::FaultSite uaf_site() {
   s.read_ms = 12.4;
   s.device = "NVIDIA H100 80GB HBM3";
   s.exception = "Warp Illegal Address";
-  s.exception_id = "warp_illegal_address";
+  s.exception_id = report::ExceptionKind::warp_illegal_address;
   s.kernel = "touch(float*, int)";
   s.grid = report::Triple{64, 1, 1};
   s.block_dim = report::Triple{256, 1, 1};

@@ -114,4 +114,14 @@ TEST_CASE("fault site and coverage words are enums: unknown words are refused by
     CHECK_THROWS_WITH(report::report_from_json(with_site, "r.json"),
                       Catch::Contains(std::string("/results/0/fault_sites/0/access/") + member));
   }
+  json site{{"dump", "d"}, {"dump_bytes", 1}, {"read_ms", 1.0}, {"kept", false},
+            {"exception", {{"id", "warp_illegal_address"}, {"name", "Warp Illegal Address"}}}};
+  auto with_site = report::to_json(test::sample_report());
+  with_site["results"][0]["fault_sites"] = json::array({site});
+  const auto back = report::report_from_json(with_site, "r.json");
+  REQUIRE(back.results[0].fault_sites.size() == 1);
+  CHECK(back.results[0].fault_sites[0].exception_id == report::ExceptionKind::warp_illegal_address);
+  with_site["results"][0]["fault_sites"][0]["exception"]["id"] = "warp_sneeze";
+  CHECK_THROWS_WITH(report::report_from_json(with_site, "r.json"),
+                    Catch::Contains("/results/0/fault_sites/0/exception/id"));
 }

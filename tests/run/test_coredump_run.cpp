@@ -181,7 +181,7 @@ TEST_CASE("coredump run: the dump is the first evidence, above the Xid page and 
   report::FaultSite s;
   s.dump = "core-fence-0_7.nvcudmp";
   s.exception = "Warp Illegal Address";
-  s.exception_id = "warp_illegal_address";
+  s.exception_id = report::ExceptionKind::warp_illegal_address;
   s.kernel = "scale(float*, int)";
   s.file = "scale.cu";
   s.line = 7;
@@ -217,7 +217,7 @@ TEST_CASE("coredump run: a dump proves a fault the program never saw (it exited 
   report::FaultSite s;
   s.dump = "core-native-0_9.nvcudmp";
   s.exception = "Warp Misaligned Address";
-  s.exception_id = "warp_misaligned_address";
+  s.exception_id = report::ExceptionKind::warp_misaligned_address;
   s.kernel = "load4(float4 const*)";
   obs.sites = {s};
   obs.coredump_armed = true;
