@@ -90,10 +90,10 @@ report::Result rejected(const runner::CaseSpec& spec, const suite::ChildSettings
   return r;
 }
 
-size_t device_smem_limit(const json& devices) {
-  if (devices.is_array() && !devices.empty() && devices[0].contains("shared_mem_per_block_optin") &&
-      devices[0]["shared_mem_per_block_optin"].is_number_unsigned())
-    return devices[0]["shared_mem_per_block_optin"].get<size_t>();
+size_t device_smem_limit(const std::vector<report::DeviceInfo>& devices) {
+  if (!devices.empty())
+    if (const report::Value* v = devices[0].facts.find("shared_mem_per_block_optin"); v && v->is_integral())
+      if (const auto n = v->as_int(); n && *n >= 0) return static_cast<size_t>(*n);
   return at::kSmemOptinH100;
 }
 
@@ -101,10 +101,10 @@ std::string render_with_sweep(report::Report& r, const CommonOptions& common) {
   const auto format = report::parse_format(common.format);
   if (common.redact) report::redact(r, redaction_inputs(common));
   std::string text = report::render(r, format, use_color(common));
-  if (format != report::Format::json && r.extra.contains("sweep")) {
+  if (const report::Value* sweep = r.extra.find("sweep"); format != report::Format::json && sweep) {
     const bool md = format == report::Format::md;
     text += md ? "\n## Sweep\n\n" : "\nSweep (configuration x outcome)\n";
-    text += at::render_sweep_table(r.extra["sweep"], md);
+    text += at::render_sweep_table(report::to_json(*sweep), md);
   }
   return text;
 }
@@ -156,8 +156,8 @@ void run_attention(AttentionOptions& o) {
   if (any_to_run) {
     const auto probe = run_cuda_probe(inv.self_exe, std::chrono::milliseconds(static_cast<long long>(o.timeout_s * 1000)));
     r.gpu = {probe.ran, probe.reason};
-    r.driver = probe.driver;
-    if (probe.devices.is_array()) r.devices = probe.devices;
+    r.driver = report::driver_info_from_json(probe.driver, "CUDA probe");
+    if (probe.devices.is_array()) r.devices = report::devices_from_json(probe.devices, "CUDA probe");
     if (!probe.ran) spdlog::warn("GPU part could not run: {}", probe.reason);
     else reject_invalid(device_smem_limit(r.devices));
     suite::Executor ex(suite::ExecutorOptions{inv.self_exe, o.jobs, &stop_flag(), kStopGrace});
@@ -186,7 +186,7 @@ void run_attention(AttentionOptions& o) {
     cases::judge(res, cases::Expectation::parse(at::attention_expectation(configs[i], o.allocator)));
     r.results.push_back(std::move(res));
   }
-  if (o.sweep) r.extra["sweep"] = at::sweep_rows(r.results);
+  if (o.sweep) r.extra.set("sweep", report::value_from_json(at::sweep_rows(r.results)));
   r.verdict = at::attention_verdict(r.results, r.gpu);
   report::finish_report(r);
   emit_text(render_with_sweep(r, o.common), o.common);

@@ -57,10 +57,12 @@ json kernel_log_section(const EnvOptions& opts) {
   return j;
 }
 
-json driver_section(const host::HostFacts& facts, const host::ProbeSummary& probe) {
-  json d = facts.driver;
-  for (const auto& [k, v] : probe.driver.items()) d[k] = v;
-  d["cuda_toolkit_built_with"] = build_info().cuda_toolkit;
+// The driver section every command writes, with the CUDA runtime probe's facts.
+report::DriverInfo driver_section(const host::HostFacts& facts, const host::ProbeSummary& probe) {
+  report::DriverInfo d = facts.driver;
+  if (probe.driver.is_object())
+    for (const auto& [k, v] : probe.driver.items()) d.facts.set(k, report::value_from_json(v));
+  d.facts.set("cuda_toolkit_built_with", build_info().cuda_toolkit);
   return d;
 }
 
@@ -69,7 +71,7 @@ json driver_section(const host::HostFacts& facts, const host::ProbeSummary& prob
 host::ProbeSummary probe_cuda(const host::HostFacts& facts, const EnvOptions& opts) {
   if (!facts.no_gpu_reason.empty()) {
     host::ProbeSummary s;
-    s.status = facts.gpu_status;
+    s.status = std::string(choice_name(report::kDriverStatuses, facts.gpu_status));
     s.reason = facts.no_gpu_reason;
     return s;
   }
@@ -115,11 +117,13 @@ void run_env(const EnvOptions& opts) {
   const auto facts = host::gather_host_facts(inv.self_exe);
   r.host = facts.host;
   const json kernel_log = kernel_log_section(opts);
-  r.host["kernel_log"] = kernel_log;
+  r.host.facts.set("kernel_log", report::value_from_json(kernel_log));
   const auto probe = probe_cuda(facts, opts);
 
   r.driver = driver_section(facts, probe);
-  r.devices = probe.ran ? host::merge_devices(facts.nvml_snapshot.value("devices", json::array()), probe.devices)
+  r.devices = probe.ran ? report::devices_from_json(
+                              host::merge_devices(facts.nvml_snapshot.value("devices", json::array()), probe.devices),
+                              "NVML snapshot and CUDA probe")
                         : facts.devices;
   r.environment = report::capture_environment(inv.envp);
   r.gpu = {probe.ran, probe.reason};

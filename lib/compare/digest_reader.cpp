@@ -312,7 +312,7 @@ class DigestReader {
       const JsonPath here = at.member(key);
       const long long n = in_.integer(here, 0, INT_MAX);
       r.histogram_runs += n;
-      if (key != "ok"sv) r.histogram_not_ok += n;
+      if (report::parse_outcome(key) != report::Outcome::ok) r.histogram_not_ok += n;
     }
   }
 
@@ -379,7 +379,8 @@ class DigestReader {
         d.device = strings.intern("gpu" + std::to_string(rank));
       } else {
         const Text dev = results_[i].device;
-        d.device = strings.intern(!dev || dev->empty() || *dev == "host" ? "host" : "gpu?");
+        const bool gpu = dev && report::parse_device(std::string(*dev)).is_gpu();
+        d.device = strings.intern(gpu ? "gpu?" : "host");
       }
       out.results.push_back(d);
     }

@@ -28,7 +28,7 @@ std::string canonical_params_text(std::string_view raw) {
 
 std::optional<std::size_t> device_index_of(std::string_view device, int device_index, const report::json& devices) {
   if (device_index >= 0) return static_cast<std::size_t>(device_index);
-  if (device.empty() || device == "host" || !devices.is_array()) return std::nullopt;
+  if (!report::parse_device(std::string(device)).is_gpu() || !devices.is_array()) return std::nullopt;
   for (std::size_t i = 0; i < devices.size(); ++i) {
     const auto& d = devices[i];
     if (!d.is_object() || !d.contains("uuid") || !d["uuid"].is_string() || d["uuid"].get<std::string>() != device)

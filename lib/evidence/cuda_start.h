@@ -27,6 +27,6 @@ inline constexpr int kMinimumDriverBranch = 580;
 // "550.54.15"; `cuda_runtime_version_built`) shows a driver older than the runtime's
 // CUDA major version needs: the sentence that says so and what to install. Empty when
 // the driver is new enough or unknown.
-std::string driver_too_old(const report::json& driver);
+std::string driver_too_old(const report::DriverInfo& driver);
 
 }  // namespace cudadiag::evidence

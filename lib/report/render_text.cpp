@@ -128,9 +128,9 @@ std::string render_text(const Report& r, bool color) {
     write_details(out, r, paint);
   }
 
-  for (const auto& [key, section] : r.extra.items()) {
-    out << "\n" << paint(printable(facts::section_title(key)), kBold) << "\n";
-    write_facts(out, facts::flatten_section(section), "  ");
+  for (const auto& section : r.extra.items()) {
+    out << "\n" << paint(printable(facts::section_title(section.name)), kBold) << "\n";
+    write_facts(out, facts::flatten_section(to_json(section.value)), "  ");
   }
 
   out << "\n" << paint("Summary", kBold) << "\n";
