@@ -451,7 +451,7 @@ void redact(Result& r, const RedactionContext& ctx) {
   for (auto& b : r.buffers) ctx.scrub(b.name);
   if (auto& f = r.faulting_buffer) ctx.scrub(f->name);
   for (auto& x : r.xid) {
-    for (std::string* s : {&x.pci, &x.message, &x.meaning, &x.points_to}) ctx.scrub(*s);
+    for (std::string* s : {&x.pci, &x.message, &x.meaning}) ctx.scrub(*s);
     if (x.process) ctx.scrub(*x.process);
   }
   if (auto& s = r.sanitizer) {

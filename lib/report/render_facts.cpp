@@ -271,7 +271,7 @@ std::vector<std::string> xid_lines(const Result& r) {
     if (x.pid) line += " (pid " + std::to_string(*x.pid) + ")";
     if (!x.message.empty()) line += ": " + x.message;
     if (!x.meaning.empty()) line += " - " + x.meaning;
-    if (!x.points_to.empty()) line += " [points to " + x.points_to + "]";
+    line += " [points to " + std::string(choice_name(kXidPointsTo, x.points_to)) + "]";
     out.push_back(line);
   }
   return out;

@@ -191,7 +191,7 @@ json to_json(const XidLine& x) {
   j["process"] = x.process ? json(*x.process) : json(nullptr);
   j["message"] = x.message;
   j["meaning"] = x.meaning;
-  j["points_to"] = x.points_to;
+  j["points_to"] = std::string(choice_name(kXidPointsTo, x.points_to));
   return j;
 }
 
@@ -441,7 +441,13 @@ XidLine read_xid(const JsonReader& rd, const json& j, const std::string& p) {
     x.process = rd.string(*v, JsonReader::member_pointer(p, "process"));
   x.message = rd.string_or(j, "message", p);
   x.meaning = rd.string_or(j, "meaning", p);
-  x.points_to = rd.string_or(j, "points_to", p);
+  if (const json* v = rd.find(j, "points_to", p)) {
+    const std::string pp = JsonReader::member_pointer(p, "points_to");
+    const std::string text = rd.string(*v, pp);
+    const auto to = parse_choice(kXidPointsTo, text);
+    if (!to) rd.fail(pp, "unknown word '" + text + "' (" + choice_list(kXidPointsTo) + ")");
+    x.points_to = *to;
+  }
   return x;
 }
 

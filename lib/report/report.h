@@ -164,6 +164,15 @@ struct BufferRecord {
   std::optional<bool> freed;
 };
 
+// Who an Xid number usually points at (host/xid.h's table).
+enum class XidPointsTo : std::uint8_t { application, hardware, driver, unknown };
+inline constexpr ChoiceTable<XidPointsTo, 4> kXidPointsTo{{
+    {XidPointsTo::application, "application"},
+    {XidPointsTo::hardware, "hardware"},
+    {XidPointsTo::driver, "driver"},
+    {XidPointsTo::unknown, "unknown"},
+}};
+
 // A kernel-log Xid line tied to the child, with what its number usually means.
 struct XidLine {
   std::optional<std::uint64_t> timestamp_us;  // CLOCK_MONOTONIC, when the line has one
@@ -173,7 +182,7 @@ struct XidLine {
   std::optional<std::string> process;
   std::string message;
   std::string meaning;
-  std::string points_to;  // application | hardware | driver | unknown
+  XidPointsTo points_to = XidPointsTo::unknown;
 };
 
 // What compute-sanitizer found: its parsed report, or why there is none.

@@ -87,7 +87,7 @@ inline report::Report sample_report() {
   fault.faulting_buffer = report::FaultingBuffer{"src", 4096, report::BufferDirection::end_overrun, 3};
   fault.xid = {report::XidLine{123456789, "0000:3b:00", 13, 4242, "cudadiag",
                                 "Graphics SM Warp Exception on (GPC 0, TPC 1, SM 0): Out Of Range Address",
-                                "Graphics engine exception: a kernel faulted", "application"}};
+                                "Graphics engine exception: a kernel faulted", report::XidPointsTo::application}};
   report::RepeatStats rs;
   rs.runs = 10;
   rs.failures = 4;
