@@ -14,6 +14,7 @@
 
 #include "compare/env_fields.h"
 #include "compare/string_pool.h"
+#include "report/vocabulary.h"
 
 namespace cudadiag::compare {
 
@@ -60,7 +61,8 @@ struct ReportDigest {
   // only under one key.
   std::string redaction;
   Text schema_version = nullptr;
-  Text command = nullptr;  // invocation.command
+  Text command = nullptr;  // invocation.command, as written
+  std::optional<report::Command> command_kind;  // the same, when it names a cudadiag command
   Text verdict = nullptr;  // the report's own verdict.status
   Text driver = nullptr;   // for the hosts table
   Text gpu_model = nullptr;

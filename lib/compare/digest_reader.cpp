@@ -395,6 +395,7 @@ class DigestReader {
     out.redaction = redaction_scheme(head_);
     out.schema_version = text_at(head_, "schema_version");
     out.command = head_.contains("invocation") ? text_at(head_["invocation"], "command") : nullptr;
+    if (out.command) out.command_kind = report::parse_command(*out.command);
     out.verdict = head_.contains("verdict") ? text_at(head_["verdict"], "status") : nullptr;
     if (head_.contains("gpu") && head_["gpu"].is_object()) {
       const auto& gpu = head_["gpu"];
