@@ -403,9 +403,9 @@ class DigestReader {
       out.gpu_reason = text_at(gpu, "reason");
     }
     for (const auto& f : env_fields()) {
-      if (f.label == "driver version")
+      if (f.role == FieldRole::driver_version)
         if (const auto v = lookup_text(head_, f.pointers)) out.driver = strings.intern(*v);
-      if (f.label == "model" && !out.devices_used.empty() && out.devices_used[0] < devices.size())
+      if (f.role == FieldRole::gpu_model && !out.devices_used.empty() && out.devices_used[0] < devices.size())
         if (const auto v = lookup_text(devices[out.devices_used[0]], f.pointers)) out.gpu_model = strings.intern(*v);
     }
     return out;
