@@ -32,6 +32,7 @@ struct ResultDigest {
   Text params = nullptr;   // canonical text (canonical_params)
   Text profile = nullptr;
   Text device = nullptr;   // "gpu<N>": N-th GPU the report ran on; "host"; "gpu?" (unknown UUID)
+  bool host_only = false;  // ran on the host, no GPU (device "host")
   Text outcome = nullptr;
   OutcomeClass outcome_class = OutcomeClass::ok;
   std::optional<bool> expectation_met;

@@ -381,6 +381,7 @@ class DigestReader {
         const Text dev = results_[i].device;
         const bool gpu = dev && report::parse_device(std::string(*dev)).is_gpu();
         d.device = strings.intern(gpu ? "gpu?" : "host");
+        d.host_only = !gpu;
       }
       out.results.push_back(d);
     }

@@ -14,7 +14,7 @@ std::string PairKey::id() const {
 
 std::string PairKey::label() const {
   std::string s = case_id + " [" + profile + "]";
-  if (device != "host") s += " @" + device;
+  if (!host_only) s += " @" + device;
   if (occurrence > 1) s += " #" + std::to_string(occurrence);
   return s;
 }
@@ -97,7 +97,7 @@ Pairing pair_results(const std::vector<ReportDigest>& reports) {
       auto [it, inserted] = slot.emplace(id, cases.size());
       if (inserted) {
         PairedCase pc;
-        pc.key = PairKey{*res.case_id, *res.params, *res.profile, *res.device, id.occurrence};
+        pc.key = PairKey{*res.case_id, *res.params, *res.profile, *res.device, id.occurrence, res.host_only};
         pc.per_report.assign(n, nullptr);
         cases.push_back(std::move(pc));
       }
