@@ -91,10 +91,10 @@ report::Result rejected(const runner::CaseSpec& spec, const suite::ChildSettings
   return r;
 }
 
-size_t device_smem_limit(const json& devices) {
-  if (devices.is_array() && !devices.empty() && devices[0].contains("shared_mem_per_block_optin") &&
-      devices[0]["shared_mem_per_block_optin"].is_number_unsigned())
-    return devices[0]["shared_mem_per_block_optin"].get<size_t>();
+size_t device_smem_limit(const std::vector<report::DeviceInfo>& devices) {
+  if (!devices.empty())
+    if (const report::Value* v = devices[0].facts.find("shared_mem_per_block_optin"); v && v->is_integral())
+      if (const auto n = v->as_int(); n && *n >= 0) return static_cast<size_t>(*n);
   return at::kSmemOptinH100;
 }
 
@@ -102,10 +102,10 @@ std::string render_with_sweep(report::Report& r, const CommonOptions& common) {
   const auto format = report::parse_format(common.format);
   if (common.redact) report::redact(r, redaction_inputs(common));
   std::string text = report::render(r, format, use_color(common));
-  if (format != report::Format::json && r.extra.contains("sweep")) {
+  if (const report::Value* sweep = r.extra.find("sweep"); format != report::Format::json && sweep) {
     const bool md = format == report::Format::md;
     text += md ? "\n## Sweep\n\n" : "\nSweep (configuration x outcome)\n";
-    text += at::render_sweep_table(r.extra["sweep"], md);
+    text += at::render_sweep_table(report::to_json(*sweep), md);
   }
   return text;
 }
@@ -158,8 +158,8 @@ void run_attention(AttentionOptions& o) {
     const auto facts = host::gather_host_facts(inv.self_exe);
     const auto probe = probe_cuda_on(facts, inv.self_exe, std::chrono::milliseconds(static_cast<long long>(o.timeout_s * 1000)));
     r.gpu = {probe.ran, probe.reason};
-    r.driver = probe.ran ? probe.driver : facts.driver;
-    r.devices = probe.devices.is_array() ? probe.devices : facts.devices;
+    r.driver = probe.ran ? report::driver_info_from_json(probe.driver, "CUDA probe") : facts.driver;
+    r.devices = probe.devices.is_array() ? report::devices_from_json(probe.devices, "CUDA probe") : facts.devices;
     if (!probe.ran) spdlog::warn("GPU part could not run: {}", probe.reason);
     else reject_invalid(device_smem_limit(r.devices));
     suite::Executor ex(suite::ExecutorOptions{inv.self_exe, o.jobs, &stop_flag(), kStopGrace});
@@ -188,7 +188,7 @@ void run_attention(AttentionOptions& o) {
     cases::judge(res, cases::Expectation::parse(at::attention_expectation(configs[i], o.allocator)));
     r.results.push_back(std::move(res));
   }
-  if (o.sweep) r.extra["sweep"] = at::sweep_rows(r.results);
+  if (o.sweep) r.extra.set("sweep", report::value_from_json(at::sweep_rows(r.results)));
   r.verdict = at::attention_verdict(r.results, r.gpu);
   report::finish_report(r);
   emit_text(render_with_sweep(r, o.common), o.common);

@@ -39,32 +39,45 @@ struct EnvOptions {
 };
 
 // Every Xid still in the kernel log (most recent `tail`), with who it points at.
-json kernel_log_section(const EnvOptions& opts) {
+struct KernelLog {
+  json section;
+  std::size_t xid_count = 0;
+  int hardware_recent = 0;  // of the listed ones, those that point at the hardware
+};
+
+KernelLog kernel_log_section(const EnvOptions& opts) {
   const auto cursor = host::kernel_log_cursor(opts.kernel_log);
-  json j{{"path", opts.kernel_log}, {"readable", cursor.readable}};
+  KernelLog log{json{{"path", opts.kernel_log}, {"readable", cursor.readable}}};
+  json& j = log.section;
   if (!cursor.readable) {
     j["reason"] = cursor.reason + " (Xid lines need read access to the kernel log: root, or "
                                   "kernel.dmesg_restrict=0)";
-    return j;
+    return log;
   }
   host::KernelLogCursor from_start = cursor;
   from_start.last_seq.reset();
   from_start.taken_at_us = 0;
   const auto events = host::new_xid_lines_since(from_start);
-  j["xid_count"] = events.size();
   const size_t first = events.size() > static_cast<size_t>(opts.xid_tail) ? events.size() - opts.xid_tail : 0;
-  j["xid_recent"] = host::to_json(std::vector<host::XidEvent>(events.begin() + static_cast<long>(first), events.end()));
-  return j;
+  const std::vector<host::XidEvent> recent(events.begin() + static_cast<long>(first), events.end());
+  for (const auto& e : recent)
+    if (host::xid_meaning(e.xid).points_to == report::XidPointsTo::hardware) ++log.hardware_recent;
+  log.xid_count = events.size();
+  j["xid_count"] = events.size();
+  j["xid_recent"] = host::to_json(recent);
+  return log;
 }
 
-json driver_section(const host::HostFacts& facts, const host::ProbeSummary& probe) {
-  json d = facts.driver;
-  for (const auto& [k, v] : probe.driver.items()) d[k] = v;
-  d["cuda_toolkit_built_with"] = build_info().cuda_toolkit;
+// The driver section every command writes, with the CUDA runtime probe's facts.
+report::DriverInfo driver_section(const host::HostFacts& facts, const host::ProbeSummary& probe) {
+  report::DriverInfo d = facts.driver;
+  if (probe.driver.is_object())
+    for (const auto& [k, v] : probe.driver.items()) d.facts.set(k, report::value_from_json(v));
+  d.facts.set("cuda_toolkit_built_with", build_info().cuda_toolkit);
   return d;
 }
 
-void set_verdict(report::Report& r, const host::ProbeSummary& probe, const json& kernel_log) {
+void set_verdict(report::Report& r, const host::ProbeSummary& probe, const KernelLog& kernel_log) {
   r.verdict.status = report::parse_verdict_status(probe.status).value_or(report::VerdictStatus::probe_failed);
   r.verdict.reasons.push_back(probe.reason);
   // A driver too old for the runtime cudadiag carries (a forward-compatibility package
@@ -76,12 +89,9 @@ void set_verdict(report::Report& r, const host::ProbeSummary& probe, const json&
   const auto findings = host::device_health_findings(r.devices);
   if (probe.ran && !findings.empty()) r.verdict.status = report::VerdictStatus::findings;
   r.verdict.reasons.insert(r.verdict.reasons.end(), findings.begin(), findings.end());
-  if (kernel_log.value("xid_count", 0) > 0) {
-    int hardware = 0;
-    for (const auto& x : kernel_log["xid_recent"])
-      if (x.value("points_to", "") == "hardware") ++hardware;
-    r.verdict.reasons.push_back(std::to_string(kernel_log["xid_count"].get<int>()) +
-                                " Xid event(s) in the kernel log (" + std::to_string(hardware) +
+  if (kernel_log.xid_count > 0) {
+    r.verdict.reasons.push_back(std::to_string(kernel_log.xid_count) + " Xid event(s) in the kernel log (" +
+                                std::to_string(kernel_log.hardware_recent) +
                                 " of the most recent point at hardware); see host.kernel_log");
   }
 }
@@ -101,13 +111,15 @@ void run_env(const EnvOptions& opts) {
   spdlog::debug("reading NVML and asking the CUDA driver");
   const auto facts = host::gather_host_facts(inv.self_exe);
   r.host = facts.host;
-  const json kernel_log = kernel_log_section(opts);
-  r.host["kernel_log"] = kernel_log;
+  const KernelLog kernel_log = kernel_log_section(opts);
+  r.host.facts.set("kernel_log", report::value_from_json(kernel_log.section));
   const auto probe = probe_cuda_on(facts, inv.self_exe,
                                    std::chrono::milliseconds(static_cast<long long>(opts.probe_timeout_s * 1000)));
 
   r.driver = driver_section(facts, probe);
-  r.devices = probe.ran ? host::merge_devices(facts.nvml_snapshot.value("devices", json::array()), probe.devices)
+  r.devices = probe.ran ? report::devices_from_json(
+                              host::merge_devices(facts.nvml_snapshot.value("devices", json::array()), probe.devices),
+                              "NVML snapshot and CUDA probe")
                         : facts.devices;
   r.environment = report::capture_environment(inv.envp);
   r.gpu = {probe.ran, probe.reason};

@@ -126,8 +126,9 @@ void run_tma(const TmaOptions& o) {
   if (r.verdict.status == report::VerdictStatus::no_gpu && !why.empty())
     r.verdict.reasons.push_back("the GPU part could not run: " + why);
   const std::string mode = o.table ? "table" : !o.sweeps.empty() ? "sweep" : !o.from_log.empty() ? "log" : "explicit";
-  r.extra["tma"] = tma::tma_section(items, o.table, o.size1_stride, mode);
-  r.extra["tma"]["target_cc"] = target_cc ? json(*target_cc) : json(nullptr);
+  json tma_section = tma::tma_section(items, o.table, o.size1_stride, mode);
+  tma_section["target_cc"] = target_cc ? json(*target_cc) : json(nullptr);
+  r.extra.set("tma", report::value_from_json(tma_section));
   gpu_line += std::string("\n") + (report::parse_format(o.common.format) == report::Format::md ? "" : "  ") + "target: " +
               (!target_cc ? std::string("unknown (give --target-cc; packed 16U4/16U6 types need sm_100+)")
                           : "sm_" + std::to_string(*target_cc) + (o.target_cc ? " (--target-cc)" : " (the device)"));

@@ -11,8 +11,9 @@ std::string join(const std::vector<std::string>& names) {
   return s;
 }
 
-std::string direction_of(profiles::Allocator allocator) {
-  return allocator == profiles::Allocator::fence_back ? "end_overrun" : "start_underrun";
+report::BufferDirection direction_of(profiles::Allocator allocator) {
+  return allocator == profiles::Allocator::fence_back ? report::BufferDirection::end_overrun
+                                                      : report::BufferDirection::start_underrun;
 }
 
 }  // namespace
@@ -61,7 +62,7 @@ Bisection bisect(const std::vector<std::string>& buffers, profiles::Allocator al
   out.found = true;
   out.name = candidates.front();
   if (probe(candidates, profiles::other_fence(allocator))) {
-    out.direction = "unknown";
+    out.direction = report::BufferDirection::unknown;
     out.note = "faults with the guard on either side: accesses past both ends, or a use after free";
   } else {
     out.direction = direction_of(allocator);

@@ -27,7 +27,7 @@ struct Bisection {
   bool found = false;
   std::string name;
   unsigned long long bytes = 0;  // filled by the caller from the child's buffer list
-  std::string direction;         // end_overrun | start_underrun | unknown (faults on both sides)
+  report::BufferDirection direction = report::BufferDirection::unknown;  // unknown: faults on both sides
   int extra_runs = 0;            // probes made
   std::string note;              // why nothing was found, or what "unknown" may mean
 };

@@ -303,7 +303,7 @@ report::Report comparison_report(const Comparison& c, const CompareOptions& opti
                                  const std::vector<std::string>& argv) {
   auto r = report::new_report(argv, "compare");
   r.gpu = {false, "compare reads reports; it runs nothing on a GPU"};
-  r.extra["comparison"] = comparison_json(c, options);
+  r.extra.set("comparison", report::value_from_json(comparison_json(c, options)));
   r.verdict.status = c.verdict.status;
   r.verdict.reasons = c.verdict.reasons;
   report::finish_report(r);

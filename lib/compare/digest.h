@@ -14,6 +14,7 @@
 
 #include "compare/env_fields.h"
 #include "compare/string_pool.h"
+#include "report/vocabulary.h"
 
 namespace cudadiag::compare {
 
@@ -31,6 +32,7 @@ struct ResultDigest {
   Text params = nullptr;   // canonical text (canonical_params)
   Text profile = nullptr;
   Text device = nullptr;   // "gpu<N>": N-th GPU the report ran on; "host"; "gpu?" (unknown UUID)
+  bool host_only = false;  // ran on the host, no GPU (device "host")
   Text outcome = nullptr;
   OutcomeClass outcome_class = OutcomeClass::ok;
   std::optional<bool> expectation_met;
@@ -60,7 +62,8 @@ struct ReportDigest {
   // only under one key.
   std::string redaction;
   Text schema_version = nullptr;
-  Text command = nullptr;  // invocation.command
+  Text command = nullptr;  // invocation.command, as written
+  std::optional<report::Command> command_kind;  // the same, when it names a cudadiag command
   Text verdict = nullptr;  // the report's own verdict.status
   Text driver = nullptr;   // for the hosts table
   Text gpu_model = nullptr;

@@ -312,7 +312,7 @@ class DigestReader {
       const JsonPath here = at.member(key);
       const long long n = in_.integer(here, 0, INT_MAX);
       r.histogram_runs += n;
-      if (key != "ok"sv) r.histogram_not_ok += n;
+      if (report::parse_outcome(key) != report::Outcome::ok) r.histogram_not_ok += n;
     }
   }
 
@@ -379,7 +379,9 @@ class DigestReader {
         d.device = strings.intern("gpu" + std::to_string(rank));
       } else {
         const Text dev = results_[i].device;
-        d.device = strings.intern(!dev || dev->empty() || *dev == "host" ? "host" : "gpu?");
+        const bool gpu = dev && report::parse_device(std::string(*dev)).is_gpu();
+        d.device = strings.intern(gpu ? "gpu?" : "host");
+        d.host_only = !gpu;
       }
       out.results.push_back(d);
     }
@@ -394,6 +396,7 @@ class DigestReader {
     out.redaction = redaction_scheme(head_);
     out.schema_version = text_at(head_, "schema_version");
     out.command = head_.contains("invocation") ? text_at(head_["invocation"], "command") : nullptr;
+    if (out.command) out.command_kind = report::parse_command(*out.command);
     out.verdict = head_.contains("verdict") ? text_at(head_["verdict"], "status") : nullptr;
     if (head_.contains("gpu") && head_["gpu"].is_object()) {
       const auto& gpu = head_["gpu"];
@@ -401,9 +404,9 @@ class DigestReader {
       out.gpu_reason = text_at(gpu, "reason");
     }
     for (const auto& f : env_fields()) {
-      if (f.label == "driver version")
+      if (f.role == FieldRole::driver_version)
         if (const auto v = lookup_text(head_, f.pointers)) out.driver = strings.intern(*v);
-      if (f.label == "model" && !out.devices_used.empty() && out.devices_used[0] < devices.size())
+      if (f.role == FieldRole::gpu_model && !out.devices_used.empty() && out.devices_used[0] < devices.size())
         if (const auto v = lookup_text(devices[out.devices_used[0]], f.pointers)) out.gpu_model = strings.intern(*v);
     }
     return out;

@@ -13,7 +13,8 @@ const std::vector<EnvField>& env_fields() {
   // the host OS says, which comes before the tool's own bookkeeping.
   static const std::vector<EnvField> fields = {
       // driver: lib/host/nvml.cpp (read_driver) and lib/host/cuda_probe.cpp (version_fields)
-      {"driver version", "driver", 90, false, false, {"/driver/version", "/driver/driver_version"}},
+      {"driver version", "driver", 90, false, false, {"/driver/version", "/driver/driver_version"}, FieldKind::text,
+       FieldRole::driver_version},
       {"CUDA driver API", "cuda", 85, false, false,
        {"/driver/cuda_driver_version_string", "/driver/nvml_cuda_driver_version_string",
         "/driver/cuda_driver_version"},
@@ -34,7 +35,7 @@ const std::vector<EnvField>& env_fields() {
       {"glibc", "os", 35, false, false, {"/host/glibc", "/host/glibc_version"}},
       {"CPU", "os", 20, false, false, {"/host/cpu/model", "/host/cpu_model"}},
       // devices[i]: lib/host/devices.cpp (merge_devices: name, cuda:{...}, nvml:{...})
-      {"model", "gpu", 75, true, false, {"/name", "/nvml/name", "/cuda/name"}},
+      {"model", "gpu", 75, true, false, {"/name", "/nvml/name", "/cuda/name"}, FieldKind::text, FieldRole::gpu_model},
       {"compute capability", "gpu", 75, true, false, {"/cuda/compute_capability", "/compute_capability"},
        FieldKind::scalar},
       {"SMs", "gpu", 60, true, false, {"/cuda/multiprocessors"}, FieldKind::scalar},

@@ -28,6 +28,10 @@ enum class FieldKind {
   counter,  // a number, or an object whose leaves are numbers, booleans or null (health counters)
 };
 
+// What compare itself takes from a field besides its row: the hosts table's driver and
+// GPU model.
+enum class FieldRole : std::uint8_t { row_only, driver_version, gpu_model };
+
 struct EnvField {
   std::string label;              // e.g. "driver version", "vbios"
   std::string category;           // driver | cuda | gpu | health | mode | os | tool | suite
@@ -36,6 +40,7 @@ struct EnvField {
   bool health_counter = false;    // a count where non-zero on the failing host ranks high
   std::vector<std::string> pointers;
   FieldKind kind = FieldKind::text;
+  FieldRole role = FieldRole::row_only;
 };
 
 // The table itself (host, driver, tool, suite and per-device fields).

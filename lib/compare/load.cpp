@@ -122,7 +122,7 @@ void label_reports(std::vector<LoadedReport>& reports) {
   for (const auto& r : reports) {
     const auto& h = r.report.host;
     files.push_back(r.file);
-    hostnames.push_back(h.contains("hostname") && h["hostname"].is_string() ? h["hostname"].get<std::string>() : "");
+    hostnames.push_back(h.hostname.value_or(""));
   }
   const auto labels = unique_labels(files, hostnames);
   for (std::size_t i = 0; i < reports.size(); ++i) reports[i].label = labels[i];

@@ -14,7 +14,7 @@ std::string PairKey::id() const {
 
 std::string PairKey::label() const {
   std::string s = case_id + " [" + profile + "]";
-  if (device != "host") s += " @" + device;
+  if (!host_only) s += " @" + device;
   if (occurrence > 1) s += " #" + std::to_string(occurrence);
   return s;
 }
@@ -28,7 +28,7 @@ std::string canonical_params_text(std::string_view raw) {
 
 std::optional<std::size_t> device_index_of(std::string_view device, int device_index, const report::json& devices) {
   if (device_index >= 0) return static_cast<std::size_t>(device_index);
-  if (device.empty() || device == "host" || !devices.is_array()) return std::nullopt;
+  if (!report::parse_device(std::string(device)).is_gpu() || !devices.is_array()) return std::nullopt;
   for (std::size_t i = 0; i < devices.size(); ++i) {
     const auto& d = devices[i];
     if (!d.is_object() || !d.contains("uuid") || !d["uuid"].is_string() || d["uuid"].get<std::string>() != device)
@@ -97,7 +97,7 @@ Pairing pair_results(const std::vector<ReportDigest>& reports) {
       auto [it, inserted] = slot.emplace(id, cases.size());
       if (inserted) {
         PairedCase pc;
-        pc.key = PairKey{*res.case_id, *res.params, *res.profile, *res.device, id.occurrence};
+        pc.key = PairKey{*res.case_id, *res.params, *res.profile, *res.device, id.occurrence, res.host_only};
         pc.per_report.assign(n, nullptr);
         cases.push_back(std::move(pc));
       }

@@ -18,6 +18,7 @@ struct PairKey {
   std::string profile;
   std::string device;  // "gpu<N>" (device position), "host" (host-only), "gpu?" (unknown)
   int occurrence = 1;  // the n-th result with this key in one report (repeated entries)
+  bool host_only = false;  // device "host": the label names no device
 
   std::string id() const;     // unique text form, used to sort and look up
   std::string label() const;  // short human form: case [profile] @device

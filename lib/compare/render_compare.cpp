@@ -20,9 +20,10 @@ namespace {
 using report::json;
 
 
-const json& comparison_of(const report::Report& r) {
-  static const json empty = json::object();
-  return r.extra.contains("comparison") ? r.extra["comparison"] : empty;
+// The comparison section as the tables read it; {} when the report has none.
+json comparison_of(const report::Report& r) {
+  const report::Value* v = r.extra.find("comparison");
+  return v && v->fields() ? report::to_json(*v) : json::object();
 }
 
 std::vector<std::string> host_labels(const json& cmp) {

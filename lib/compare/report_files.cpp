@@ -109,7 +109,7 @@ ReportSet load_report_set(const std::vector<ReportPath>& paths, unsigned jobs, b
       continue;
     }
     auto& d = *digests[i];
-    if (d.command && *d.command == "compare") {
+    if (d.command_kind == report::Command::compare) {
       if (!paths[i].found)
         throw InputError(paths[i].path, "/invocation/command",
                          "a compare report, not a host's report: compare the reports it was made from");

@@ -4,14 +4,19 @@
 // whether it is a memory access (so the faulting instruction has an address to find).
 #include <cstdint>
 #include <string>
+#include <string_view>
+
+#include "report/fault_site.h"
 
 namespace cudadiag::coredump {
 
 struct ExceptionInfo {
   std::uint32_t code = 0;
-  const char* id = "";    // "warp_illegal_address"; "unknown" for a code not in the table
+  report::ExceptionKind kind = report::ExceptionKind::unknown;  // unknown for a code not in the table
   const char* name = "";  // "Warp Illegal Address", as cuda-gdb prints it
   bool memory_access = false;
+  // "warp_illegal_address": the word of report::kExceptionKinds.
+  std::string_view id() const { return choice_name(report::kExceptionKinds, kind); }
 };
 
 // Code 0 is "none"; a code outside the table gives id "unknown" and name "exception code N".

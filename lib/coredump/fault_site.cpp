@@ -229,7 +229,7 @@ FaultSite analyze_dump(const CoreDump& d, const DisassembleFn& disassemble, cons
   }
   if (s.has_exception) {
     const ExceptionInfo info = exception_info(s.exception_code);
-    s.exception_id = info.id;
+    s.exception_id = std::string(info.id());
     s.exception = exception_name(s.exception_code);
   }
   if (!s.has_exception) s.waiting = waiting_pcs(d);

@@ -1,5 +1,7 @@
 #include "coredump/report_site.h"
 
+#include "coredump/exception_kind.h"
+
 namespace cudadiag::coredump {
 namespace {
 
@@ -16,7 +18,7 @@ report::FaultSite to_report_site(const FaultSite& s) {
   r.device = s.device;
   if (s.has_exception) {
     r.exception = s.exception.empty() ? "exception " + std::to_string(s.exception_code) : s.exception;
-    r.exception_id = s.exception_id;
+    r.exception_id = exception_info(s.exception_code).kind;
   }
   r.kernel = s.kernel;
   if (s.grid_dim) r.grid = triple(*s.grid_dim);
@@ -37,10 +39,11 @@ report::FaultSite to_report_site(const FaultSite& s) {
     r.thread = triple(s.first->thread);
   }
   r.instruction = s.instruction;
-  r.address_status = s.address_status.empty() ? "not_attempted" : s.address_status;
-  r.access = s.access;
+  // coredump's FaultSite keeps the words its own JSON writes; the report's are enums.
+  r.address_status = parse_choice(report::kAddressStatuses, s.address_status).value_or(report::AddressStatus::not_attempted);
+  r.access = parse_choice(report::kAccessKinds, s.access).value_or(report::AccessKind::none);
   r.access_bytes = s.access_bytes;
-  if (s.address_status == "proven") r.address = s.address;
+  if (r.address_status == report::AddressStatus::proven) r.address = s.address;
   r.alignment = s.alignment;
   r.address_note = s.address_note;
   for (const auto& w : s.waiting) {

@@ -16,15 +16,15 @@ bool cuda_could_not_start(const report::Result& r) {
 
 namespace {
 
-int int_field(const report::json& j, const char* key) {
-  if (!j.is_object() || !j.contains(key) || !j[key].is_number_integer()) return 0;
-  return j[key].get<int>();
+int int_field(const report::DriverInfo& d, const char* key) {
+  const long long v = d.facts.int_or(key, 0);
+  return v > 0 && v < (1LL << 31) ? static_cast<int>(v) : 0;
 }
 
 // "550.54.15" -> 550; 0 when it does not start with a number.
-int driver_branch(const report::json& driver) {
-  if (!driver.is_object() || !driver.contains("version") || !driver["version"].is_string()) return 0;
-  const auto& s = driver["version"].get_ref<const std::string&>();
+int driver_branch(const report::DriverInfo& driver) {
+  if (!driver.version) return 0;
+  const std::string& s = *driver.version;
   int branch = 0;
   const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), branch);
   if (ec != std::errc{} || end == s.data()) return 0;
@@ -33,7 +33,7 @@ int driver_branch(const report::json& driver) {
 
 // The CUDA runtime cudadiag carries, as 13000 for 13.0: the probe's number, else the
 // toolkit the build used ("13.0.88").
-int runtime_built(const report::json& driver) {
+int runtime_built(const report::DriverInfo& driver) {
   if (const int v = int_field(driver, "cuda_runtime_version_built"); v > 0) return v;
   const std::string& t = build_info().cuda_toolkit;
   int major = 0;
@@ -49,7 +49,7 @@ std::string cuda_string(int v) { return std::to_string(v / 1000) + "." + std::to
 
 }  // namespace
 
-std::string driver_too_old(const report::json& driver) {
+std::string driver_too_old(const report::DriverInfo& driver) {
   const int runtime = runtime_built(driver);
   if (runtime <= 0) return "";
   int supports = int_field(driver, "cuda_driver_version");
@@ -59,7 +59,7 @@ std::string driver_too_old(const report::json& driver) {
   const bool old_branch = branch > 0 && runtime / 1000 >= 13 && branch < kMinimumDriverBranch;
   if (!old_cuda && !old_branch) return "";
   std::string installed = "the NVIDIA driver";
-  if (branch > 0) installed += " " + driver["version"].get<std::string>();
+  if (branch > 0) installed += " " + *driver.version;
   if (supports > 0) installed += " (CUDA " + cuda_string(supports) + ")";
   return installed + " is older than cudadiag's CUDA " + cuda_string(runtime) + " runtime needs: CUDA " +
          std::to_string(runtime / 1000) + ".x needs driver " + std::to_string(kMinimumDriverBranch) +
@@ -70,10 +70,14 @@ std::string gpu_unavailable(const host::HostFacts& facts) {
   if (!facts.no_gpu_reason.empty()) return facts.no_gpu_reason;
   // libcuda's version alone decides (NVML's branch is the kernel module's, which a
   // forward-compatibility libcuda may sit on); the sentence names both.
-  const int libcuda = int_field(facts.cuda_driver, "version");
-  if (libcuda <= 0 || driver_too_old(report::json{{"cuda_driver_version", libcuda}}).empty()) return "";
-  report::json driver = facts.driver.is_object() ? facts.driver : report::json::object();
-  driver["cuda_driver_version"] = libcuda;
+  const auto v = facts.cuda_driver.find("version");
+  const int libcuda = v != facts.cuda_driver.end() && v->is_number_integer() ? v->get<int>() : 0;
+  if (libcuda <= 0) return "";
+  report::DriverInfo only_libcuda;
+  only_libcuda.facts.set("cuda_driver_version", report::value_from_json(report::json(libcuda)));
+  if (driver_too_old(only_libcuda).empty()) return "";
+  report::DriverInfo driver = facts.driver;
+  driver.facts.set("cuda_driver_version", report::value_from_json(report::json(libcuda)));
   return driver_too_old(driver);
 }
 

@@ -30,7 +30,7 @@ inline constexpr int kMinimumDriverBranch = 580;
 // "550.54.15"; `cuda_runtime_version_built`) shows a driver older than the runtime's
 // CUDA major version needs: the sentence that says so and what to install. Empty when
 // the driver is new enough or unknown.
-std::string driver_too_old(const report::json& driver);
+std::string driver_too_old(const report::DriverInfo& driver);
 
 // Why the GPU part cannot run on this host, in the words every command uses, decided
 // from the host facts before any CUDA start: no libcuda.so.1, a driver that lists no

@@ -17,16 +17,22 @@ const report::FaultSite* dumped_site(const std::vector<report::FaultSite>& sites
 
 taxonomy::ErrorClass site_error_class(const report::FaultSite& s) {
   using taxonomy::ErrorClass;
-  // The exception words of coredump/exception_kind.cpp (CUDBGException_t).
-  const auto& id = s.exception_id;
+  using report::ExceptionKind;
   if (s.exception.empty()) return ErrorClass::launch_failure;
-  if (id == "warp_misaligned_address" || id == "lane_misaligned_address") return ErrorClass::misaligned;
-  if (id == "warp_assert") return ErrorClass::device_assert;
-  if (id == "warp_illegal_instruction" || id == "warp_invalid_pc") return ErrorClass::illegal_instruction;
-  if (id == "warp_illegal_address" || id == "lane_illegal_address" || id == "device_illegal_address" ||
-      id == "warp_out_of_range_address" || id == "cluster_out_of_range_address" || id == "warp_invalid_address_space")
-    return ErrorClass::memory_fault;
-  return ErrorClass::unknown;
+  switch (s.exception_id) {
+    case ExceptionKind::warp_misaligned_address:
+    case ExceptionKind::lane_misaligned_address: return ErrorClass::misaligned;
+    case ExceptionKind::warp_assert: return ErrorClass::device_assert;
+    case ExceptionKind::warp_illegal_instruction:
+    case ExceptionKind::warp_invalid_pc: return ErrorClass::illegal_instruction;
+    case ExceptionKind::warp_illegal_address:
+    case ExceptionKind::lane_illegal_address:
+    case ExceptionKind::device_illegal_address:
+    case ExceptionKind::warp_out_of_range_address:
+    case ExceptionKind::cluster_out_of_range_address:
+    case ExceptionKind::warp_invalid_address_space: return ErrorClass::memory_fault;
+    default: return ErrorClass::unknown;
+  }
 }
 
 const taxonomy::ErrorEntry* site_runtime_error(const report::FaultSite& s) {

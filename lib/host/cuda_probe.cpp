@@ -90,27 +90,25 @@ ProbeSummary summarize_probe(const json& probe) {
   return s;
 }
 
-std::vector<std::string> device_health_findings(const json& devices) {
+std::vector<std::string> device_health_findings(const std::vector<report::DeviceInfo>& devices) {
   std::vector<std::string> out;
-  if (!devices.is_array()) return out;
   for (const auto& d : devices) {
-    const json& n = d.contains("nvml") ? d["nvml"] : json(nullptr);
-    if (!n.is_object()) continue;
-    std::string who = d.value("pci_bus_id", std::string("?"));
-    if (d.contains("index")) who = "device " + std::to_string(d["index"].get<int>()) + " (" + who + ")";
-    const auto& ecc = n.contains("ecc_errors") ? n["ecc_errors"] : json(nullptr);
-    if (ecc.is_object() && ecc.contains("volatile") && ecc["volatile"].is_object()) {
-      const auto& u = ecc["volatile"].value("uncorrected", json(nullptr));
-      if (u.is_number_integer() && u.get<long long>() > 0)
-        out.push_back(who + ": " + std::to_string(u.get<long long>()) +
-                      " uncorrectable ECC errors since the last driver load: memory faults on this GPU "
-                      "may be hardware, not code");
+    if (!d.nvml || !*d.nvml) continue;
+    const report::Fields& n = **d.nvml;
+    std::string who = d.pci_bus_id.value_or("?");
+    if (d.index) who = "device " + std::to_string(*d.index) + " (" + who + ")";
+    if (const report::Fields* ecc = n.fields_of("ecc_errors")) {
+      if (const report::Fields* vol = ecc->fields_of("volatile")) {
+        const long long u = vol->int_or("uncorrected", 0);
+        if (u > 0)
+          out.push_back(who + ": " + std::to_string(u) +
+                        " uncorrectable ECC errors since the last driver load: memory faults on this GPU "
+                        "may be hardware, not code");
+      }
     }
-    const auto& rr = n.contains("remapped_rows") ? n["remapped_rows"] : json(nullptr);
-    if (rr.is_object()) {
-      if (rr.value("failure", false))
-        out.push_back(who + ": row remapping failed: the GPU needs service");
-      if (rr.value("pending", false))
+    if (const report::Fields* rr = n.fields_of("remapped_rows")) {
+      if (rr->bool_or("failure", false)) out.push_back(who + ": row remapping failed: the GPU needs service");
+      if (rr->bool_or("pending", false))
         out.push_back(who + ": a row remapping is pending: reset the GPU before trusting results");
     }
   }

@@ -31,6 +31,6 @@ ProbeSummary probe_failed(const std::string& what);
 
 // Findings that point at the machine, from merged devices (NVML part): volatile
 // uncorrectable ECC errors, pending or failed row remapping, retired pages pending.
-std::vector<std::string> device_health_findings(const report::json& devices);
+std::vector<std::string> device_health_findings(const std::vector<report::DeviceInfo>& devices);
 
 }  // namespace cudadiag::host

@@ -10,6 +10,7 @@
 namespace cudadiag::host {
 namespace {
 
+using report::DriverStatus;
 using report::json;
 
 constexpr const char* kNvmlConsequence = "device health (temperature, ECC, Xid) not read";
@@ -20,10 +21,10 @@ std::string text(const json& obj, const char* key) {
 }
 
 // The driver's own words, with the binding when it is why nothing is visible.
-std::string gpu_reason(const json& cuda_driver, const std::string& status, const DeviceBinding& b) {
+std::string gpu_reason(const json& cuda_driver, DriverStatus status, const DeviceBinding& b) {
   std::string reason = text(cuda_driver, "reason");
   if (reason.empty()) reason = std::string(cuda_driver::kLibrary) + " gave no answer: " + cuda_driver::kNoDriverConsequence;
-  if (status == "no_device" && b.restricts()) reason += " (" + b.describe() + ")";
+  if (status == DriverStatus::no_device && b.restricts()) reason += " (" + b.describe() + ")";
   return reason;
 }
 
@@ -42,43 +43,45 @@ std::string nvml_missing_note(const json& nvml_snapshot) {
 
 HostFacts host_facts_from(json host, json nvml_snapshot, json cuda_driver, DeviceBinding binding) {
   HostFacts f;
-  f.host = std::move(host);
   // Several GPUs: how each pair is connected (PCIe path, NVLink), as NVML tells it.
-  if (nvml_snapshot.contains("topology")) f.host["gpu_topology"] = nvml_snapshot["topology"];
+  if (nvml_snapshot.contains("topology")) host["gpu_topology"] = nvml_snapshot["topology"];
+  f.host = report::host_info_from_json(host, "host fingerprint");
   f.binding = std::move(binding);
 
   const json driver_devices = cuda_driver.value("devices", json::array());
-  f.gpu_status = text(cuda_driver, "status");
-  if (f.gpu_status.empty()) f.gpu_status = "probe_failed";
-  if (f.gpu_status == "ok" && driver_devices.empty()) f.gpu_status = "no_device";
-  if (f.gpu_status != "ok") f.no_gpu_reason = gpu_reason(cuda_driver, f.gpu_status, f.binding);
+  f.gpu_status = parse_choice(report::kDriverStatuses, text(cuda_driver, "status")).value_or(DriverStatus::probe_failed);
+  if (f.gpu_status == DriverStatus::ok && driver_devices.empty()) f.gpu_status = DriverStatus::no_device;
+  if (f.gpu_status != DriverStatus::ok) f.no_gpu_reason = gpu_reason(cuda_driver, f.gpu_status, f.binding);
   f.nvml_note = nvml_missing_note(nvml_snapshot);
 
-  f.driver = nvml_snapshot.value("driver", json::object());
+  json driver = nvml_snapshot.value("driver", json::object());
   json nvml = nvml_snapshot.value("nvml", json::object());
   if (!f.nvml_note.empty()) {
     if (nvml.contains("reason")) nvml["detail"] = nvml["reason"];
     nvml["reason"] = f.nvml_note;
   }
-  f.driver["nvml"] = std::move(nvml);
+  driver["nvml"] = std::move(nvml);
   json cuda{{"available", cuda_driver.value("available", false)},
             {"library", text(cuda_driver, "library")},
-            {"status", f.gpu_status},
+            {"status", std::string(choice_name(report::kDriverStatuses, f.gpu_status))},
             {"reason", f.no_gpu_reason},
             {"detail", text(cuda_driver, "detail")},
             {"version", cuda_driver.value("version", json(nullptr))}};
-  f.driver["libcuda"] = std::move(cuda);
+  driver["libcuda"] = std::move(cuda);
   const json version = cuda_driver.value("version", json(nullptr));
-  if (version.is_number_integer() && version.get<int>() > 0 && !f.driver.contains("cuda_driver_version")) {
-    f.driver["cuda_driver_version"] = version;
-    f.driver["cuda_driver_version_string"] = cuda_version_string(version.get<int>());
+  if (version.is_number_integer() && version.get<int>() > 0 && !driver.contains("cuda_driver_version")) {
+    driver["cuda_driver_version"] = version;
+    driver["cuda_driver_version_string"] = cuda_version_string(version.get<int>());
   }
-  f.driver["device_binding"] = to_json(f.binding);
+  driver["device_binding"] = to_json(f.binding);
 
   // The driver's list is what this job may use; without an answer from it (probe failed),
   // NVML's devices are listed and none counts as visible.
   const bool driver_answered = cuda_driver.value("available", false);
-  f.devices = merge_devices(nvml_snapshot.value("devices", json::array()), driver_answered ? driver_devices : json(nullptr));
+  f.driver = report::driver_info_from_json(driver, "NVML snapshot and driver probe");
+  f.devices = report::devices_from_json(
+      merge_devices(nvml_snapshot.value("devices", json::array()), driver_answered ? driver_devices : json(nullptr)),
+      "NVML snapshot and driver probe");
   f.nvml_snapshot = std::move(nvml_snapshot);
   f.cuda_driver = std::move(cuda_driver);
   return f;

@@ -5,6 +5,7 @@
 // health, topology), the device views merged from both, and why the GPU part cannot run
 // or NVML is missing, in the words every command uses.
 #include <string>
+#include <vector>
 
 #include "host/device_binding.h"
 #include "report/report.h"
@@ -12,15 +13,15 @@
 namespace cudadiag::host {
 
 struct HostFacts {
-  report::json host = report::json::object();           // host_json(), and gpu_topology with several GPUs
+  report::HostInfo host;                                // host_json(), and gpu_topology with several GPUs
   report::json nvml_snapshot = report::json::object();  // nvml_snapshot()
   report::json cuda_driver = report::json::object();    // the driver probe's snapshot (host/cuda_driver.h)
   DeviceBinding binding;                                // the devices the job was given
   // NVML's driver section, with libcuda {available, library, status, reason, detail, version},
   // nvml {available, reason, detail} and device_binding {source, value} | null.
-  report::json driver = report::json::object();
-  report::json devices = report::json::array();         // merge_devices(NVML's, the driver's)
-  std::string gpu_status = "ok";                        // ok | no_driver | no_device | cuda_error | probe_failed
+  report::DriverInfo driver;
+  std::vector<report::DeviceInfo> devices;              // merge_devices(NVML's, the driver's)
+  report::DriverStatus gpu_status = report::DriverStatus::ok;
   std::string no_gpu_reason;                            // "" when the driver lists a device
   std::string nvml_note;                                // "" when NVML answered
 };
@@ -30,7 +31,8 @@ struct HostFacts {
 std::string nvml_missing_note(const report::json& nvml_snapshot);
 
 // The facts from a fingerprint, an NVML snapshot, a driver snapshot and the binding
-// (pure: tests give all four).
+// (pure: tests give all four): the JSON the host modules write becomes the report's
+// typed sections here.
 HostFacts host_facts_from(report::json host, report::json nvml_snapshot, report::json cuda_driver,
                           DeviceBinding binding);
 

@@ -248,29 +248,29 @@ std::vector<XidEvent> parse_xid_text(std::string_view text) {
 
 XidMeaning xid_meaning(int xid) {
   switch (xid) {
-    case 13: return {"graphics engine exception: a kernel faulted (illegal address, misaligned access, assert, trap)", "application"};
-    case 31: return {"GPU memory page fault (MMU): a kernel touched an unmapped address", "application"};
-    case 32: return {"invalid or corrupted push buffer stream", "driver"};
-    case 38: return {"driver firmware error", "driver"};
-    case 43: return {"GPU stopped processing: a kernel of this process faulted and its channel was torn down (follows an illegal address or launch failure)", "application"};
-    case 45: return {"preemptive cleanup: work was stopped because the process ended or was killed", "application"};
-    case 48: return {"uncorrectable double-bit ECC error in device memory", "hardware"};
-    case 61: case 62: return {"internal micro-controller error", "driver"};
-    case 63: return {"ECC page retirement or row remapping recorded", "hardware"};
-    case 64: return {"ECC page retirement or row remapping failed", "hardware"};
-    case 68: return {"video processor exception", "driver"};
-    case 69: return {"graphics engine class error", "driver"};
-    case 74: return {"NVLink error", "hardware"};
-    case 79: return {"GPU has fallen off the bus", "hardware"};
-    case 92: return {"high single-bit ECC error rate", "hardware"};
-    case 94: return {"contained ECC error: only the affected application was stopped", "hardware"};
-    case 95: return {"uncontained ECC error: all applications on the GPU are affected; reset it", "hardware"};
-    case 109: return {"context switch timeout", "driver"};
-    case 119: case 120: return {"GSP firmware error or timeout", "driver"};
-    case 121: return {"C2C link error", "hardware"};
-    case 140: return {"unrecovered ECC error", "hardware"};
-    case 154: return {"GPU recovery action required (reset or reboot)", "hardware"};
-    default: return {"see NVIDIA's Xid catalog", "unknown"};
+    case 13: return {"graphics engine exception: a kernel faulted (illegal address, misaligned access, assert, trap)", report::XidPointsTo::application};
+    case 31: return {"GPU memory page fault (MMU): a kernel touched an unmapped address", report::XidPointsTo::application};
+    case 32: return {"invalid or corrupted push buffer stream", report::XidPointsTo::driver};
+    case 38: return {"driver firmware error", report::XidPointsTo::driver};
+    case 43: return {"GPU stopped processing: a kernel of this process faulted and its channel was torn down (follows an illegal address or launch failure)", report::XidPointsTo::application};
+    case 45: return {"preemptive cleanup: work was stopped because the process ended or was killed", report::XidPointsTo::application};
+    case 48: return {"uncorrectable double-bit ECC error in device memory", report::XidPointsTo::hardware};
+    case 61: case 62: return {"internal micro-controller error", report::XidPointsTo::driver};
+    case 63: return {"ECC page retirement or row remapping recorded", report::XidPointsTo::hardware};
+    case 64: return {"ECC page retirement or row remapping failed", report::XidPointsTo::hardware};
+    case 68: return {"video processor exception", report::XidPointsTo::driver};
+    case 69: return {"graphics engine class error", report::XidPointsTo::driver};
+    case 74: return {"NVLink error", report::XidPointsTo::hardware};
+    case 79: return {"GPU has fallen off the bus", report::XidPointsTo::hardware};
+    case 92: return {"high single-bit ECC error rate", report::XidPointsTo::hardware};
+    case 94: return {"contained ECC error: only the affected application was stopped", report::XidPointsTo::hardware};
+    case 95: return {"uncontained ECC error: all applications on the GPU are affected; reset it", report::XidPointsTo::hardware};
+    case 109: return {"context switch timeout", report::XidPointsTo::driver};
+    case 119: case 120: return {"GSP firmware error or timeout", report::XidPointsTo::driver};
+    case 121: return {"C2C link error", report::XidPointsTo::hardware};
+    case 140: return {"unrecovered ECC error", report::XidPointsTo::hardware};
+    case 154: return {"GPU recovery action required (reset or reboot)", report::XidPointsTo::hardware};
+    default: return {"see NVIDIA's Xid catalog", report::XidPointsTo::unknown};
   }
 }
 
@@ -386,7 +386,7 @@ report::XidLine to_xid_line(const XidEvent& e) {
   if (!e.process_name.empty()) x.process = e.process_name;
   x.message = e.message;
   x.meaning = std::string(m.summary);
-  x.points_to = std::string(m.points_to);
+  x.points_to = m.points_to;
   return x;
 }
 

@@ -61,11 +61,10 @@ std::optional<XidEvent> parse_xid_line(std::string_view line);
 // Parses many lines (e.g. a whole `dmesg` dump); non-Xid lines are skipped.
 std::vector<XidEvent> parse_xid_text(std::string_view text);
 
-// What an Xid number usually means, and who is usually at fault:
-// "application", "hardware", "driver" or "unknown".
+// What an Xid number usually means, and who is usually at fault.
 struct XidMeaning {
   std::string_view summary;
-  std::string_view points_to;
+  report::XidPointsTo points_to = report::XidPointsTo::unknown;
 };
 XidMeaning xid_meaning(int xid);
 

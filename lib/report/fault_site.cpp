@@ -13,8 +13,14 @@ json triple_json(const Triple& t) { return json::array({t[0], t[1], t[2]}); }
 
 std::string hex(std::uint64_t v) { return fmt::format("0x{:x}", v); }
 
-std::string verb(const std::string& access) {
-  return access == "read" ? "read" : access == "write" ? "wrote" : access == "atomic" ? "accessed atomically" : "accessed";
+std::string verb(AccessKind access) {
+  switch (access) {
+    case AccessKind::read: return "read";
+    case AccessKind::write: return "wrote";
+    case AccessKind::atomic: return "accessed atomically";
+    case AccessKind::none: break;
+  }
+  return "accessed";
 }
 
 std::string where(const std::string& file, const std::optional<std::uint32_t>& line) {
@@ -70,14 +76,14 @@ std::string site_line(const FaultSite& s) {
   if (s.thread && s.block) h += ", thread " + triple(*s.thread) + " of block " + triple(*s.block);
   if (s.faulting_warps > 1 || s.faulting_blocks > 1)
     h += fmt::format(" ({} lanes in {} warps, {} blocks)", s.faulting_lanes, s.faulting_warps, s.faulting_blocks);
-  if (s.address_status == "proven" && s.address) {
+  if (s.address_status == AddressStatus::proven && s.address) {
     h += fmt::format(": {} {} byte{} at {}", verb(s.access), s.access_bytes, s.access_bytes == 1 ? "" : "s",
                      hex(*s.address));
     if (s.alignment && s.alignment < s.access_bytes)
       h += fmt::format(" (a {}-byte access at an address aligned to {} byte{})", s.access_bytes, s.alignment,
                        s.alignment == 1 ? "" : "s");
     if (!s.placement.empty()) h += ": " + s.placement;
-  } else if (s.address_status == "not_recoverable") {
+  } else if (s.address_status == AddressStatus::not_recoverable) {
     h += ": the address is not recoverable from the dump";
   }
   return h;
@@ -90,7 +96,7 @@ json to_json(const FaultSite& s) {
     return j;
   }
   if (!s.device.empty()) j["device"] = s.device;
-  j["exception"] = s.exception.empty() ? json(nullptr) : json{{"id", s.exception_id}, {"name", s.exception}};
+  j["exception"] = s.exception.empty() ? json(nullptr) : json{{"id", std::string(choice_name(kExceptionKinds, s.exception_id))}, {"name", s.exception}};
   if (!s.kernel.empty()) j["kernel"] = s.kernel;
   if (s.grid) j["grid"] = triple_json(*s.grid);
   if (s.block_dim) j["block_dim"] = triple_json(*s.block_dim);
@@ -105,9 +111,9 @@ json to_json(const FaultSite& s) {
   j["faulting"] = json{{"warps", s.faulting_warps}, {"lanes", s.faulting_lanes}, {"blocks", s.faulting_blocks}};
   if (s.block) j["block"] = triple_json(*s.block);
   if (s.thread) j["thread"] = triple_json(*s.thread);
-  json a{{"status", s.address_status.empty() ? "not_attempted" : s.address_status}};
+  json a{{"status", std::string(choice_name(kAddressStatuses, s.address_status))}};
   if (!s.instruction.empty()) a["instruction"] = s.instruction;
-  if (!s.access.empty()) a["kind"] = s.access;
+  if (s.access != AccessKind::none) a["kind"] = std::string(choice_name(kAccessKinds, s.access));
   if (s.access_bytes) a["bytes"] = s.access_bytes;
   if (s.address) a["address"] = hex(*s.address);
   if (s.alignment) a["alignment"] = s.alignment;
@@ -141,7 +147,12 @@ FaultSite read_fault_site(const JsonReader& rd, const json& j, const std::string
   s.device = rd.string_or(j, "device", p);
   if (const json* e = rd.find(j, "exception", p); e && !e->is_null()) {
     rd.object(*e, mp("exception"));
-    s.exception_id = rd.string_or(*e, "id", mp("exception"));
+    {
+      const std::string text = rd.string_or(*e, "id", mp("exception"), "unknown");
+      const auto kind = parse_choice(kExceptionKinds, text);
+      if (!kind) rd.fail(JsonReader::member_pointer(mp("exception"), "id"), "unknown exception '" + text + "'");
+      s.exception_id = *kind;
+    }
     s.exception = rd.string(rd.required(*e, "name", mp("exception")), JsonReader::member_pointer(mp("exception"), "name"));
   }
   s.kernel = rd.string_or(j, "kernel", p);
@@ -164,9 +175,20 @@ FaultSite read_fault_site(const JsonReader& rd, const json& j, const std::string
   if (const json* a = rd.find(j, "access", p)) {
     const std::string ap = mp("access");
     rd.object(*a, ap);
-    s.address_status = rd.string_or(*a, "status", ap);
+    {
+      const std::string text = rd.string_or(*a, "status", ap, "not_attempted");
+      const auto status = parse_choice(kAddressStatuses, text);
+      if (!status) rd.fail(JsonReader::member_pointer(ap, "status"), "unknown address status '" + text + "' (" + choice_list(kAddressStatuses) + ")");
+      s.address_status = *status;
+    }
     s.instruction = rd.string_or(*a, "instruction", ap);
-    s.access = rd.string_or(*a, "kind", ap);
+    if (const json* k = rd.find(*a, "kind", ap)) {
+      const std::string kp = JsonReader::member_pointer(ap, "kind");
+      const std::string text = rd.string(*k, kp);
+      const auto kind = parse_choice(kAccessKinds, text);
+      if (!kind) rd.fail(kp, "unknown access kind '" + text + "' (" + choice_list(kAccessKinds) + ")");
+      s.access = *kind;
+    }
     s.access_bytes = static_cast<unsigned>(rd.unsigned_or(*a, "bytes", ap, 0));
     if (const json* v = rd.find(*a, "address", ap)) s.address = read_hex(rd, *v, JsonReader::member_pointer(ap, "address"));
     s.alignment = static_cast<unsigned>(rd.unsigned_or(*a, "alignment", ap, 0));

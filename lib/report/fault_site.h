@@ -14,7 +14,84 @@
 
 #include <nlohmann/json.hpp>
 
+#include "util/choices.h"
+
 namespace cudadiag::report {
+
+// The exception a GPU core dump records (CUDBGException_t, codes 0..22 in this order;
+// unknown: a code outside the table). The words are the report's exception.id;
+// coredump/exception_kind.cpp maps codes to these kinds with the names cuda-gdb prints.
+enum class ExceptionKind : std::uint8_t {
+  none,
+  lane_illegal_address,
+  lane_user_stack_overflow,
+  device_hardware_stack_overflow,
+  warp_illegal_instruction,
+  warp_out_of_range_address,
+  warp_misaligned_address,
+  warp_invalid_address_space,
+  warp_invalid_pc,
+  warp_hardware_stack_overflow,
+  device_illegal_address,
+  lane_misaligned_address,
+  warp_assert,
+  lane_syscall_error,
+  warp_illegal_address,
+  lane_nonmigratable_atomsys,
+  lane_invalid_atomsys,
+  cluster_out_of_range_address,
+  cluster_block_not_present,
+  warp_stack_canary,
+  warp_tmem_access_check,
+  warp_tmem_leak,
+  warp_call_requires_newer_driver,
+  unknown,
+};
+inline constexpr ChoiceTable<ExceptionKind, 24> kExceptionKinds{{
+    {ExceptionKind::none, "none"},
+    {ExceptionKind::lane_illegal_address, "lane_illegal_address"},
+    {ExceptionKind::lane_user_stack_overflow, "lane_user_stack_overflow"},
+    {ExceptionKind::device_hardware_stack_overflow, "device_hardware_stack_overflow"},
+    {ExceptionKind::warp_illegal_instruction, "warp_illegal_instruction"},
+    {ExceptionKind::warp_out_of_range_address, "warp_out_of_range_address"},
+    {ExceptionKind::warp_misaligned_address, "warp_misaligned_address"},
+    {ExceptionKind::warp_invalid_address_space, "warp_invalid_address_space"},
+    {ExceptionKind::warp_invalid_pc, "warp_invalid_pc"},
+    {ExceptionKind::warp_hardware_stack_overflow, "warp_hardware_stack_overflow"},
+    {ExceptionKind::device_illegal_address, "device_illegal_address"},
+    {ExceptionKind::lane_misaligned_address, "lane_misaligned_address"},
+    {ExceptionKind::warp_assert, "warp_assert"},
+    {ExceptionKind::lane_syscall_error, "lane_syscall_error"},
+    {ExceptionKind::warp_illegal_address, "warp_illegal_address"},
+    {ExceptionKind::lane_nonmigratable_atomsys, "lane_nonmigratable_atomsys"},
+    {ExceptionKind::lane_invalid_atomsys, "lane_invalid_atomsys"},
+    {ExceptionKind::cluster_out_of_range_address, "cluster_out_of_range_address"},
+    {ExceptionKind::cluster_block_not_present, "cluster_block_not_present"},
+    {ExceptionKind::warp_stack_canary, "warp_stack_canary"},
+    {ExceptionKind::warp_tmem_access_check, "warp_tmem_access_check"},
+    {ExceptionKind::warp_tmem_leak, "warp_tmem_leak"},
+    {ExceptionKind::warp_call_requires_newer_driver, "warp_call_requires_newer_driver"},
+    {ExceptionKind::unknown, "unknown"},
+}};
+
+// Whether the faulting address was proven (coredump/fault_address.h says how).
+enum class AddressStatus : std::uint8_t { not_attempted, proven, not_recoverable, not_memory, unsupported, no_registers };
+inline constexpr ChoiceTable<AddressStatus, 6> kAddressStatuses{{
+    {AddressStatus::not_attempted, "not_attempted"},
+    {AddressStatus::proven, "proven"},
+    {AddressStatus::not_recoverable, "not_recoverable"},
+    {AddressStatus::not_memory, "not_memory"},
+    {AddressStatus::unsupported, "unsupported"},
+    {AddressStatus::no_registers, "no_registers"},
+}};
+
+// What the faulting instruction does with memory; none: not decoded.
+enum class AccessKind : std::uint8_t { none, read, write, atomic };
+inline constexpr ChoiceTable<AccessKind, 3> kAccessKinds{{
+    {AccessKind::read, "read"},
+    {AccessKind::write, "write"},
+    {AccessKind::atomic, "atomic"},
+}};
 
 using Triple = std::array<std::uint32_t, 3>;
 
@@ -38,7 +115,7 @@ struct FaultSite {
 
   std::string device;             // "NVIDIA H100 80GB HBM3"
   std::string exception;          // "Warp Illegal Address"; empty when the dump records none (taken on request)
-  std::string exception_id;       // "warp_illegal_address"
+  ExceptionKind exception_id = ExceptionKind::none;  // none when the dump records no exception
   std::string kernel;             // demangled
   std::optional<Triple> grid, block_dim;
   std::string function;           // the function holding the PC
@@ -51,8 +128,8 @@ struct FaultSite {
   std::optional<Triple> block, thread;  // the first faulting thread
 
   std::string instruction;        // the faulting instruction (nvdisasm), when decoded
-  std::string address_status;     // proven | not_recoverable | not_memory | unsupported | no_registers | not_attempted
-  std::string access;             // read | write | atomic
+  AddressStatus address_status = AddressStatus::not_attempted;
+  AccessKind access = AccessKind::none;
   unsigned access_bytes = 0;
   std::optional<std::uint64_t> address;  // proven only
   unsigned alignment = 0;         // of the proven address

@@ -169,19 +169,24 @@ void RedactionContext::remember(Fields& f) {
       member = hash_hostname(*text);
     } else if (text && is_identifying_key(key)) {
       member = hash_and_remember(*text);
-    } else if (Fields* inner = member.fields()) {
-      remember(*inner);
-    } else if (const Value::List* list = member.list()) {
-      Value::List items = *list;
-      for (auto& item : items)
-        if (Fields* inner = item.fields()) remember(*inner);
-      member = Value(std::move(items));
+    } else {
+      remember(member);
     }
   }
 }
 
+void RedactionContext::remember(Value& v) {
+  if (Fields* inner = v.fields()) {
+    remember(*inner);
+  } else if (const Value::List* list = v.list()) {
+    Value::List items = *list;
+    for (auto& item : items) remember(item);
+    v = Value(std::move(items));
+  }
+}
+
 void RedactionContext::remember_device(std::string& device) {
-  if (device.empty() || device == "host") return;  // "host" identifies nothing
+  if (!parse_device(device).is_gpu()) return;  // the host (or no device) identifies nothing
   device = hash_and_remember(device);
 }
 
@@ -196,6 +201,14 @@ void RedactionContext::remember_env_values(json& env) const {
   for (const auto& [name, value] : inputs_.env) {
     if (value.empty() || !env.contains(name) || env[name] != value) continue;
     env[name] = tokens_->token(value);
+  }
+}
+
+void RedactionContext::remember_env_values(Environment& env) const {
+  for (const auto& [name, value] : inputs_.env) {
+    if (value.empty()) continue;
+    for (auto& v : env.vars)
+      if (v.name == name && v.value == value) v.value = tokens_->token(value);
   }
 }
 
@@ -321,6 +334,56 @@ std::string RedactionContext::scrub_text(const std::string& text, bool is_key) c
   return out;
 }
 
+void remember(HostInfo& h, RedactionContext& ctx) {
+  if (h.hostname) *h.hostname = ctx.hash_hostname(*h.hostname);
+  ctx.remember(h.facts);
+}
+
+void remember(DeviceInfo& d, RedactionContext& ctx) {
+  for (auto* id : {&d.uuid, &d.pci_bus_id, &d.serial})
+    if (*id) **id = ctx.hash_and_remember(**id);
+  for (auto* view : {&d.cuda, &d.nvml})
+    if (*view && **view) ctx.remember(***view);
+  ctx.remember(d.facts);
+}
+
+// Every string of the sections; the member names of the typed members are the report's own.
+void redact(HostInfo& h, const RedactionContext& ctx) {
+  if (h.hostname) ctx.scrub(*h.hostname);
+  ctx.scrub(h.facts);
+}
+
+void redact(DriverInfo& d, const RedactionContext& ctx) {
+  if (d.version) ctx.scrub(*d.version);
+  ctx.scrub(d.facts);
+  if (d.nvml) {
+    for (auto* s : {&d.nvml->library, &d.nvml->reason, &d.nvml->detail})
+      if (*s) ctx.scrub(**s);
+  }
+  if (d.libcuda)
+    for (std::string* s : {&d.libcuda->library, &d.libcuda->reason, &d.libcuda->detail}) ctx.scrub(*s);
+  if (d.device_binding && *d.device_binding) {
+    auto& b = **d.device_binding;
+    ctx.scrub(b.source);
+    ctx.scrub(b.value);
+  }
+}
+
+void redact(DeviceInfo& d, const RedactionContext& ctx) {
+  for (auto* s : {&d.name, &d.uuid, &d.pci_bus_id, &d.serial})
+    if (*s) ctx.scrub(**s);
+  for (auto* view : {&d.cuda, &d.nvml})
+    if (*view && **view) ctx.scrub(***view);
+  ctx.scrub(d.facts);
+}
+
+void redact(Environment& e, const RedactionContext& ctx) {
+  for (auto& v : e.vars) {
+    v.name = ctx.scrub_key(v.name);
+    ctx.scrub(v.value);
+  }
+}
+
 void remember(Result& r, RedactionContext& ctx) {
   // Of the typed members only params and details carry names of their own; launches,
   // buffers, Xid lines and memcheck's findings have no identifying member.
@@ -386,12 +449,9 @@ void redact(Result& r, const RedactionContext& ctx) {
     if (l.api) ctx.scrub(*l.api);
   }
   for (auto& b : r.buffers) ctx.scrub(b.name);
-  if (auto& f = r.faulting_buffer) {
-    ctx.scrub(f->name);
-    ctx.scrub(f->direction);
-  }
+  if (auto& f = r.faulting_buffer) ctx.scrub(f->name);
   for (auto& x : r.xid) {
-    for (std::string* s : {&x.pci, &x.message, &x.meaning, &x.points_to}) ctx.scrub(*s);
+    for (std::string* s : {&x.pci, &x.message, &x.meaning}) ctx.scrub(*s);
     if (x.process) ctx.scrub(*x.process);
   }
   if (auto& s = r.sanitizer) {
@@ -420,7 +480,9 @@ Redaction redact(json& doc, const RedactionInputs& inputs) {
 void redact(Report& r, const RedactionInputs& inputs) {
   RedactionContext ctx(inputs);
   // Pass 1 in the order the document lists the members.
-  for (json* section : {&r.host, &r.driver, &r.devices, &r.environment}) ctx.remember(*section);
+  remember(r.host, ctx);
+  ctx.remember(r.driver.facts);
+  for (auto& d : r.devices) remember(d, ctx);
   for (auto& res : r.results) remember(res, ctx);
   ctx.remember(r.extra);
   for (auto& res : r.results) ctx.remember_device(res.device);
@@ -433,7 +495,10 @@ void redact(Report& r, const RedactionInputs& inputs) {
   for (std::string* s : {&r.invocation.command, &r.invocation.started_at}) ctx.scrub(*s);
   for (auto& arg : r.invocation.argv) ctx.scrub(arg);
   if (r.invocation.finished_at) ctx.scrub(*r.invocation.finished_at);
-  for (json* section : {&r.host, &r.driver, &r.devices, &r.environment}) ctx.scrub(*section);
+  redact(r.host, ctx);
+  redact(r.driver, ctx);
+  for (auto& d : r.devices) redact(d, ctx);
+  redact(r.environment, ctx);
   if (r.gpu.reason) ctx.scrub(*r.gpu.reason);
   for (auto& res : r.results) redact(res, ctx);
   for (auto& reason : r.verdict.reasons) ctx.scrub(reason);

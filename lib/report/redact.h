@@ -36,11 +36,16 @@ class RedactionContext {
   // Pass 1. Hashes the identifying members anywhere in `v` and remembers their values.
   void remember(json& v);
   void remember(Fields& f);
+  void remember(Value& v);
   // A result's device (a UUID; "host" identifies nothing): hashed and remembered.
   void remember_device(std::string& device);
   void remember_device(Device& device);
   // The environment section's value of each --env NAME, whatever its length.
   void remember_env_values(json& environment) const;
+  void remember_env_values(Environment& environment) const;
+  // A hostname (and its first label) or another identifying value: hashed and remembered.
+  std::string hash_hostname(const std::string& value);
+  std::string hash_and_remember(const std::string& value);
   // Between the passes: longest values first, so that a hostname that contains another
   // value is replaced whole.
   void seal();
@@ -67,8 +72,6 @@ class RedactionContext {
 
  private:
   void add_literal(const std::string& value, const std::string& replacement, bool whole_word);
-  std::string hash_hostname(const std::string& value);
-  std::string hash_and_remember(const std::string& value);
   std::string scrub_text(const std::string& text, bool is_key) const;
 
   RedactionInputs inputs_;
@@ -79,6 +82,13 @@ class RedactionContext {
 // Pass 1 and pass 2 on one result: its identifying members, then every string it holds.
 void remember(Result& r, RedactionContext& ctx);
 void redact(Result& r, const RedactionContext& ctx);
+// The same on the machine's sections: hostname, UUIDs, PCI ids and serials are hashed.
+void remember(HostInfo& h, RedactionContext& ctx);
+void remember(DeviceInfo& d, RedactionContext& ctx);
+void redact(HostInfo& h, const RedactionContext& ctx);
+void redact(DriverInfo& d, const RedactionContext& ctx);
+void redact(DeviceInfo& d, const RedactionContext& ctx);
+void redact(Environment& e, const RedactionContext& ctx);
 
 // Redacts a document in place and says what it covered.
 Redaction redact(json& document, const RedactionInputs& inputs = {});

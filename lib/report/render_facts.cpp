@@ -9,14 +9,6 @@
 namespace cudadiag::report::facts {
 namespace {
 
-std::string str(const json& j, const char* key) {
-  if (!j.is_object() || !j.contains(key)) return "";
-  const auto& v = j.at(key);
-  if (v.is_string()) return v.get<std::string>();
-  if (v.is_null()) return "";
-  return dump_json(v);
-}
-
 std::string fixed(double v, int decimals);
 
 // A number as a person reads it: whole numbers without a fraction, others with at most
@@ -59,14 +51,22 @@ std::string join(const std::vector<std::string>& parts, const std::string& sep) 
   return out;
 }
 
-std::string host_line(const json& host) {
-  std::string line = str(host, "hostname");
-  std::vector<std::string> extra{str(host, "os")};
-  if (host.contains("kernel") && host["kernel"].is_object()) {
-    const std::string rel = str(host["kernel"], "release");
+// A fact as the header shows it: a string as it is, null as nothing, anything else as JSON.
+std::string fact_text(const Fields& f, std::string_view key) {
+  const Value* v = f.find(key);
+  if (!v || v->is_null()) return "";
+  if (const std::string* s = v->string()) return *s;
+  return dump_json(to_json(*v));
+}
+
+std::string host_line(const HostInfo& host) {
+  std::string line = host.hostname.value_or("");
+  std::vector<std::string> extra{fact_text(host.facts, "os")};
+  if (const Fields* kernel = host.facts.fields_of("kernel")) {
+    const std::string rel = fact_text(*kernel, "release");
     if (!rel.empty()) extra.push_back("kernel " + rel);
   } else {
-    const std::string k = str(host, "kernel");
+    const std::string k = fact_text(host.facts, "kernel");
     if (!k.empty()) extra.push_back("kernel " + k);
   }
   const std::string rest = join(extra, ", ");
@@ -74,20 +74,20 @@ std::string host_line(const json& host) {
   return rest.empty() ? line : line + " (" + rest + ")";
 }
 
-std::string device_line(const json& d) {
-  std::string name = str(d, "name");
+std::string device_line(const DeviceInfo& d) {
+  std::string name = d.name.value_or("");
   if (name.empty()) name = "unnamed device";
-  std::string cc = str(d, "compute_capability");
-  if (cc.empty() && d.contains("cuda") && d["cuda"].is_object()) cc = str(d["cuda"], "compute_capability");
-  const std::string index = str(d, "index");
+  std::string cc = fact_text(d.facts, "compute_capability");
+  if (cc.empty() && d.cuda && *d.cuda) cc = fact_text(**d.cuda, "compute_capability");
+  const std::string index = d.index ? std::to_string(*d.index) : "";
   return (index.empty() ? "" : "[" + index + "] ") + name + (cc.empty() ? "" : " (sm " + cc + ")");
 }
 
-std::string driver_line(const json& driver) {
-  std::string line = str(driver, "version");
+std::string driver_line(const DriverInfo& driver) {
+  std::string line = driver.version.value_or("");
   for (const char* key : {"cuda_driver_version_string", "nvml_cuda_driver_version_string", "cuda_version",
                           "cuda_driver"}) {
-    const std::string v = str(driver, key);
+    const std::string v = fact_text(driver.facts, key);
     if (!v.empty()) {
       line += (line.empty() ? "" : ", ") + std::string("CUDA ") + v;
       break;
@@ -170,15 +170,12 @@ std::vector<Fact> header(const Report& r) {
   std::vector<Fact> out;
   const std::string host = host_line(r.host);
   if (!host.empty()) out.push_back({"host", host});
-  if (r.devices.is_array()) {
-    for (const auto& d : r.devices) out.push_back({"gpu", device_line(d)});
-  }
+  for (const auto& d : r.devices) out.push_back({"gpu", device_line(d)});
   const std::string driver = driver_line(r.driver);
   if (!driver.empty()) out.push_back({"driver", driver});
   // Without NVML the GPU part still runs, but nothing reads the devices' health.
-  if (r.driver.is_object() && r.driver.contains("nvml") && r.driver["nvml"].is_object() &&
-      !r.driver["nvml"].value("available", true))
-    if (const std::string why = str(r.driver["nvml"], "reason"); !why.empty()) out.push_back({"health", why});
+  if (r.driver.nvml && !r.driver.nvml->available && r.driver.nvml->reason && !r.driver.nvml->reason->empty())
+    out.push_back({"health", *r.driver.nvml->reason});
   if (!r.gpu.ran) {
     const std::string reason = r.gpu.reason.value_or("");
     out.push_back({"gpu part", "did not run" + (reason.empty() ? "" : ": " + reason)});
@@ -234,7 +231,7 @@ std::vector<Fact> detail_facts(const Result& r) {
   for (const auto& s : r.fault_sites) {
     out.push_back({"fault site", site_line(s)});
     if (!s.instruction.empty()) out.push_back({"instruction", s.instruction});
-    if (s.address_status != "proven" && !s.address_note.empty() && s.unreadable.empty() && !s.exception.empty())
+    if (s.address_status != AddressStatus::proven && !s.address_note.empty() && s.unreadable.empty() && !s.exception.empty())
       out.push_back({"address", s.address_note});
     for (std::size_t i = 1; i < s.waiting.size() && i < 4; ++i) {
       const auto& w = s.waiting[i];
@@ -269,7 +266,7 @@ std::vector<Fact> detail_facts(const Result& r) {
     const auto& f = *r.faulting_buffer;
     std::string fb = f.name;
     if (f.bytes) fb += " (" + std::to_string(*f.bytes) + " bytes)";
-    if (!f.direction.empty()) fb += ": " + f.direction;
+    fb += ": " + std::string(choice_name(kBufferDirections, f.direction));
     if (f.extra_runs) fb += ", confirmed by " + std::to_string(*f.extra_runs) + " extra run(s)";
     out.push_back({"faulting buffer", fb});
   }
@@ -298,7 +295,7 @@ std::vector<std::string> xid_lines(const Result& r) {
     if (x.pid) line += " (pid " + std::to_string(*x.pid) + ")";
     if (!x.message.empty()) line += ": " + x.message;
     if (!x.meaning.empty()) line += " - " + x.meaning;
-    if (!x.points_to.empty()) line += " [points to " + x.points_to + "]";
+    line += " [points to " + std::string(choice_name(kXidPointsTo, x.points_to)) + "]";
     out.push_back(line);
   }
   return out;

@@ -104,9 +104,9 @@ std::string render_markdown(const Report& r) {
     write_details(out, r);
   }
 
-  for (const auto& [key, section] : r.extra.items()) {
-    out << "\n### " << printable(facts::section_title(key)) << "\n\n";
-    write_bullets(out, facts::flatten_section(section));
+  for (const auto& section : r.extra.items()) {
+    out << "\n### " << printable(facts::section_title(section.name)) << "\n\n";
+    write_bullets(out, facts::flatten_section(to_json(section.value)));
   }
 
   out << "\n### Summary\n\n";

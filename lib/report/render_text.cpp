@@ -173,9 +173,9 @@ std::string render_text(const Report& r, bool color) {
     write_details(out, r, paint);
   }
 
-  for (const auto& [key, section] : r.extra.items()) {
-    out << "\n" << paint(printable(facts::section_title(key)), kBold) << "\n";
-    const auto section_facts = facts::flatten_section(section);
+  for (const auto& section : r.extra.items()) {
+    out << "\n" << paint(printable(facts::section_title(section.name)), kBold) << "\n";
+    const auto section_facts = facts::flatten_section(to_json(section.value));
     // A section that is one list or one value has no label of its own to show.
     if (section_facts.size() == 1 && section_facts.front().label == "value")
       out << text::hanging("  ", printable(section_facts.front().value));

@@ -123,7 +123,7 @@ json to_json(const ChildInfo& c) {
 json to_json(const FaultingBuffer& f) {
   json j{{"name", f.name}};
   if (f.bytes) j["bytes"] = *f.bytes;
-  j["direction"] = f.direction;
+  j["direction"] = std::string(choice_name(kBufferDirections, f.direction));
   if (f.extra_runs) j["extra_runs"] = *f.extra_runs;
   return j;
 }
@@ -191,7 +191,7 @@ json to_json(const XidLine& x) {
   j["process"] = x.process ? json(*x.process) : json(nullptr);
   j["message"] = x.message;
   j["meaning"] = x.meaning;
-  j["points_to"] = x.points_to;
+  j["points_to"] = std::string(choice_name(kXidPointsTo, x.points_to));
   return j;
 }
 
@@ -258,10 +258,10 @@ json to_json(const Report& r) {
   j["schema_version"] = r.schema_version;
   j["tool"] = to_json(r.tool);
   j["invocation"] = to_json(r.invocation);
-  j["host"] = r.host;
-  j["driver"] = r.driver;
-  j["devices"] = r.devices;
-  j["environment"] = r.environment;
+  j["host"] = to_json(r.host);
+  j["driver"] = to_json(r.driver);
+  j["devices"] = to_json(r.devices);
+  j["environment"] = to_json(r.environment);
   j["gpu"] = to_json(r.gpu);
   json results = json::array();
   for (const auto& res : r.results) results.push_back(to_json(res));
@@ -269,7 +269,9 @@ json to_json(const Report& r) {
   j["summary"] = r.summary ? to_json(*r.summary) : json::object();
   j["verdict"] = json{{"status", to_string(r.verdict.status)}, {"reasons", r.verdict.reasons}};
   if (const auto& c = r.verdict.coverage) {
-    json cov{{"directions", c->directions}, {"seen", c->seen}, {"unseen", c->unseen}};
+    json directions = json::array();
+    for (const auto d : c->directions) directions.push_back(std::string(choice_name(kGuardedEnds, d)));
+    json cov{{"directions", std::move(directions)}, {"seen", c->seen}, {"unseen", c->unseen}};
     if (c->allocations) cov["allocations"] = *c->allocations;
     if (c->fenced) cov["fenced"] = *c->fenced;
     j["verdict"]["coverage"] = std::move(cov);
@@ -279,7 +281,7 @@ json to_json(const Report& r) {
     if (!r.redaction->mode.empty()) j["redaction"]["mode"] = r.redaction->mode;
     if (!r.redaction->key_id.empty()) j["redaction"]["key_id"] = r.redaction->key_id;
   }
-  for (const auto& [k, v] : r.extra.items()) j[k] = v;
+  for (const auto& m : r.extra.items()) j[m.name] = to_json(m.value);
   return j;
 }
 
@@ -345,7 +347,13 @@ RepeatStats read_repeats(const JsonReader& rd, const json& j, const std::string&
 FaultingBuffer read_faulting_buffer(const JsonReader& rd, const json& j, const std::string& p) {
   FaultingBuffer f;
   f.name = rd.string(rd.required(j, "name", p), JsonReader::member_pointer(p, "name"));
-  f.direction = rd.string(rd.required(j, "direction", p), JsonReader::member_pointer(p, "direction"));
+  {
+    const std::string dp = JsonReader::member_pointer(p, "direction");
+    const std::string text = rd.string(rd.required(j, "direction", p), dp);
+    const auto direction = parse_choice(kBufferDirections, text);
+    if (!direction) rd.fail(dp, "unknown direction '" + text + "' (" + choice_list(kBufferDirections) + ")");
+    f.direction = *direction;
+  }
   if (const json* v = rd.find(j, "bytes", p)) f.bytes = rd.unsigned_integer(*v, JsonReader::member_pointer(p, "bytes"));
   if (const json* v = rd.find(j, "extra_runs", p))
     f.extra_runs = static_cast<int>(rd.integer(*v, JsonReader::member_pointer(p, "extra_runs"), 0, 1 << 30));
@@ -433,7 +441,13 @@ XidLine read_xid(const JsonReader& rd, const json& j, const std::string& p) {
     x.process = rd.string(*v, JsonReader::member_pointer(p, "process"));
   x.message = rd.string_or(j, "message", p);
   x.meaning = rd.string_or(j, "meaning", p);
-  x.points_to = rd.string_or(j, "points_to", p);
+  if (const json* v = rd.find(j, "points_to", p)) {
+    const std::string pp = JsonReader::member_pointer(p, "points_to");
+    const std::string text = rd.string(*v, pp);
+    const auto to = parse_choice(kXidPointsTo, text);
+    if (!to) rd.fail(pp, "unknown word '" + text + "' (" + choice_list(kXidPointsTo) + ")");
+    x.points_to = *to;
+  }
   return x;
 }
 
@@ -673,11 +687,10 @@ Report report_from_json(const json& j, const std::string& source) {
     if (inv.contains("duration_ms")) i.duration_ms = inv["duration_ms"].get<double>();
     if (inv.contains("interrupted")) i.interrupted = inv["interrupted"].get<bool>();
   }
-  r.host = read_section(rd, j, "host", true, {{"hostname", T::string}});
-  r.driver = read_section(rd, j, "driver", true);
-  r.devices = read_section(rd, j, "devices", false,
-                           {{"index", T::integer}, {"uuid", T::string}, {"name", T::string}});
-  r.environment = read_section(rd, j, "environment", true);
+  r.host = read_host(rd, rd.object_or_empty(j, "host", ""), "/host");
+  r.driver = read_driver(rd, rd.object_or_empty(j, "driver", ""), "/driver");
+  r.devices = read_devices(rd, rd.array_or_empty(j, "devices", ""), "/devices");
+  r.environment = read_environment(rd, rd.object_or_empty(j, "environment", ""), "/environment");
   {
     const json gpu = read_section(rd, j, "gpu", true, {{"ran", T::boolean}, {"reason", T::string}});
     r.gpu.ran = gpu.value("ran", false);
@@ -712,7 +725,16 @@ Report report_from_json(const json& j, const std::string& source) {
       rd.object(*c, "/verdict/coverage");
       VerdictCoverage cov;
       const std::string at = "/verdict/coverage";
-      if (const json* x = rd.find(*c, "directions", at)) cov.directions = rd.strings(*x, at + "/directions");
+      if (const json* x = rd.find(*c, "directions", at)) {
+        const auto words = rd.strings(*x, at + "/directions");
+        for (std::size_t i = 0; i < words.size(); ++i) {
+          const auto end = parse_choice(kGuardedEnds, words[i]);
+          if (!end)
+            rd.fail(JsonReader::element_pointer(at + "/directions", i),
+                    "unknown direction '" + words[i] + "' (" + choice_list(kGuardedEnds) + ")");
+          cov.directions.push_back(*end);
+        }
+      }
       if (const json* x = rd.find(*c, "seen", at)) cov.seen = rd.strings(*x, at + "/seen");
       if (const json* x = rd.find(*c, "unseen", at)) cov.unseen = rd.strings(*x, at + "/unseen");
       if (const json* x = rd.find(*c, "allocations", at)) cov.allocations = rd.unsigned_integer(*x, at + "/allocations");
@@ -735,7 +757,7 @@ Report report_from_json(const json& j, const std::string& source) {
   for (const auto& [k, v] : j.items()) {
     bool is_known = false;
     for (const char* kk : known) is_known = is_known || k == kk;
-    if (!is_known) r.extra[k] = v;
+    if (!is_known) r.extra.set(k, value_from_json(v));
   }
   return r;
 }
@@ -794,8 +816,8 @@ bool is_allowlisted_env(const std::string& name) {
   return false;
 }
 
-json capture_environment(char** envp) {
-  json env = json::object();
+Environment capture_environment(char** envp) {
+  Environment env;
   if (!envp) return env;
   std::map<std::string, std::string> sorted;
   for (char** e = envp; *e; ++e) {
@@ -805,7 +827,7 @@ json capture_environment(char** envp) {
     std::string name = kv.substr(0, eq);
     if (is_allowlisted_env(name)) sorted[name] = kv.substr(eq + 1);
   }
-  for (auto& [k, v] : sorted) env[k] = v;
+  for (auto& [k, v] : sorted) env.vars.push_back({k, v});
   return env;
 }
 

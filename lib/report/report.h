@@ -18,10 +18,12 @@
 #include "cases/family.h"
 #include "profiles/allocator.h"
 #include "report/fault_site.h"
+#include "report/host_sections.h"
 #include "report/value.h"
 #include "report/vocabulary.h"
 #include "sanitizer/memcheck.h"
 #include "taxonomy/taxonomy.h"
+#include "util/choices.h"
 
 namespace cudadiag::report {
 
@@ -83,12 +85,21 @@ struct ChildInfo {
   std::uint64_t strays_unnamed = 0;  // more of them than are named
 };
 
+// Which way a buffer's accesses ran out: past its end, before its start, or unknown
+// (faults with the guard on either side: both ends, or a use after free).
+enum class BufferDirection : std::uint8_t { end_overrun, start_underrun, unknown };
+inline constexpr ChoiceTable<BufferDirection, 3> kBufferDirections{{
+    {BufferDirection::end_overrun, "end_overrun"},
+    {BufferDirection::start_underrun, "start_underrun"},
+    {BufferDirection::unknown, "unknown"},
+}};
+
 // The buffer whose fenced allocation made a fault surface: found by bisection (repro,
 // fault) or from the interposer's allocation table (run).
 struct FaultingBuffer {
   std::string name;
   std::optional<std::uint64_t> bytes;
-  std::string direction;          // end_overrun | start_underrun | unknown (faults on both sides)
+  BufferDirection direction = BufferDirection::unknown;
   std::optional<int> extra_runs;  // bisection: the probes it made
 };
 
@@ -153,6 +164,15 @@ struct BufferRecord {
   std::optional<bool> freed;
 };
 
+// Who an Xid number usually points at (host/xid.h's table).
+enum class XidPointsTo : std::uint8_t { application, hardware, driver, unknown };
+inline constexpr ChoiceTable<XidPointsTo, 4> kXidPointsTo{{
+    {XidPointsTo::application, "application"},
+    {XidPointsTo::hardware, "hardware"},
+    {XidPointsTo::driver, "driver"},
+    {XidPointsTo::unknown, "unknown"},
+}};
+
 // A kernel-log Xid line tied to the child, with what its number usually means.
 struct XidLine {
   std::optional<std::uint64_t> timestamp_us;  // CLOCK_MONOTONIC, when the line has one
@@ -162,7 +182,7 @@ struct XidLine {
   std::optional<std::string> process;
   std::string message;
   std::string meaning;
-  std::string points_to;  // application | hardware | driver | unknown
+  XidPointsTo points_to = XidPointsTo::unknown;
 };
 
 // What compute-sanitizer found: its parsed report, or why there is none.
@@ -210,8 +230,15 @@ struct Summary {
 
 // What the checks behind a verdict could have seen and what they could not (`run`):
 // the directions guarded, how many allocations were fenced, one line per item.
+// An end of the allocations the fence guarded (VerdictCoverage.directions).
+enum class GuardedEnd : std::uint8_t { past_end, before_start };
+inline constexpr ChoiceTable<GuardedEnd, 2> kGuardedEnds{{
+    {GuardedEnd::past_end, "past_end"},
+    {GuardedEnd::before_start, "before_start"},
+}};
+
 struct VerdictCoverage {
-  std::vector<std::string> directions;        // "past_end", "before_start"
+  std::vector<GuardedEnd> directions;
   std::optional<std::uint64_t> allocations;   // of the fenced run that fenced the fewest
   std::optional<std::uint64_t> fenced;
   std::vector<std::string> seen;
@@ -265,16 +292,18 @@ struct Report {
   std::string schema_version = kSchemaVersion;
   Tool tool;
   Invocation invocation;
-  json host = json::object();
-  json driver = json::object();
-  json devices = json::array();
-  json environment = json::object();
+  HostInfo host;
+  DriverInfo driver;
+  std::vector<DeviceInfo> devices;
+  Environment environment;
   GpuStatus gpu{false, "not attempted"};
   std::vector<Result> results;
   std::optional<Summary> summary;  // none: {} (a report not finished by finish_report)
   Verdict verdict;
   std::optional<Redaction> redaction;
-  json extra = json::object();  // command-specific sections (e.g. "comparison", "tma"); merged at top level
+  // Command-specific sections, merged at the top level: suite (repro), run, comparison
+  // (compare), tma, sweep (attention). Each is named members (report/value.h).
+  Fields extra;
 };
 
 // JSON text of any document cudadiag writes: the one way JSON is dumped. Strings from
@@ -314,7 +343,7 @@ void finish_report(Report& r);
 std::string now_iso8601();
 
 // Allowlisted environment: CUDA_*, PYTORCH_*, TORCH_*, NCCL_*, and a few named ones.
-json capture_environment(char** envp);
+Environment capture_environment(char** envp);
 bool is_allowlisted_env(const std::string& name);
 
 }  // namespace cudadiag::report

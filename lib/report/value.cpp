@@ -107,7 +107,8 @@ Value value_from_json(const json& j) {
 Fields fields_from_json(const json& j) {
   if (!j.is_object()) throw std::invalid_argument(std::string("expected an object, got ") + j.type_name());
   Fields f;
-  for (const auto& [k, v] : j.items()) f.set(k, value_from_json(v));
+  f.items_.reserve(j.size());
+  for (const auto& [k, v] : j.items()) f.items_.push_back(Member{k, value_from_json(v)});
   return f;
 }
 

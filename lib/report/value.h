@@ -54,6 +54,8 @@ class Fields {
   bool operator==(const Fields& o) const;
 
  private:
+  // Appends without looking for the name: a JSON object's names are unique already.
+  friend Fields fields_from_json(const nlohmann::ordered_json& j);
   std::vector<Member> items_;
 };
 

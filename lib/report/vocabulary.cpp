@@ -80,20 +80,40 @@ bool needs_explaining(Outcome o) {
 std::string_view to_string(VerdictStatus s) { return choice_name(kStatuses, s); }
 std::optional<VerdictStatus> parse_verdict_status(std::string_view text) { return parse_choice(kStatuses, text); }
 
-const std::vector<VerdictStatus>& statuses_of(std::string_view command) {
+namespace {
+constexpr ChoiceTable<Command, 8> kCommands{{
+    {Command::repro, "repro"},
+    {Command::fault, "fault"},
+    {Command::index_select, "index-select"},
+    {Command::attention, "attention"},
+    {Command::tma, "tma"},
+    {Command::env, "env"},
+    {Command::compare, "compare"},
+    {Command::run, "run"},
+}};
+}  // namespace
+
+std::string_view to_string(Command c) { return choice_name(kCommands, c); }
+std::optional<Command> parse_command(std::string_view text) { return parse_choice(kCommands, text); }
+
+const std::vector<VerdictStatus>& statuses_of(Command command) {
   using V = VerdictStatus;
   static const std::vector<V> repro{V::healthy, V::suspect, V::incomplete};
   static const std::vector<V> single{V::ok, V::findings, V::no_gpu};
   static const std::vector<V> env{V::ok, V::findings, V::no_driver, V::no_device, V::probe_failed, V::cuda_error};
   static const std::vector<V> compare{V::same, V::host_specific, V::flaky, V::config_mismatch};
   static const std::vector<V> run{V::exposed, V::clean, V::flaky, V::does_not_start, V::inconclusive};
-  static const std::vector<V> none;
-  if (command == "repro") return repro;
-  if (command == "fault" || command == "index-select" || command == "attention" || command == "tma") return single;
-  if (command == "env") return env;
-  if (command == "compare") return compare;
-  if (command == "run") return run;
-  return none;
+  switch (command) {
+    case Command::repro: return repro;
+    case Command::fault:
+    case Command::index_select:
+    case Command::attention:
+    case Command::tma: return single;
+    case Command::env: return env;
+    case Command::compare: return compare;
+    case Command::run: return run;
+  }
+  return repro;  // unreachable: every command is named above
 }
 
 int exit_code_for(VerdictStatus s, bool interrupted, bool cuda_could_not_start) {

@@ -94,8 +94,13 @@ enum class VerdictStatus : std::uint8_t {
 std::string_view to_string(VerdictStatus s);
 std::optional<VerdictStatus> parse_verdict_status(std::string_view text);
 
-// The statuses `command` may give ("repro", "compare", ...); empty for an unknown command.
-const std::vector<VerdictStatus>& statuses_of(std::string_view command);
+// The commands that write a report (invocation.command).
+enum class Command : std::uint8_t { repro, fault, index_select, attention, tma, env, compare, run };
+std::string_view to_string(Command c);
+std::optional<Command> parse_command(std::string_view text);
+
+// The statuses `command` may give.
+const std::vector<VerdictStatus>& statuses_of(Command command);
 
 // The exit code of every command for its verdict (README "Exit codes"): 0 healthy, ok,
 // same, clean; 1 findings of any kind, or an interrupted run; 2 a command that could not

@@ -271,7 +271,7 @@ RunJudgement judge_run(const RunObservation& obs) {
 
   for (const auto& x : obs.xid) {
     if (x.xid == 31 && x.mmu_fault && !j.mmu_fault) j.mmu_fault = x.mmu_fault;
-    if (host::xid_meaning(x.xid).points_to == "hardware") j.machine_xids.push_back(x.xid);
+    if (host::xid_meaning(x.xid).points_to == report::XidPointsTo::hardware) j.machine_xids.push_back(x.xid);
   }
   if (obs.rung == Rung::sanitizer)
     for (std::size_t i = 0; i + 1 < obs.argv.size(); ++i)

@@ -215,13 +215,9 @@ report::Result interrupted_result(const RunObservation& obs) {
 }
 
 // The inherited environment with the allowlisted --env values over it.
-json environment_of(const SessionOptions& opts, const json& inherited) {
-  std::map<std::string, std::string> sorted;
-  for (const auto& [name, value] : inherited.items()) sorted[name] = value.get<std::string>();
+report::Environment environment_of(const SessionOptions& opts, report::Environment env) {
   for (const auto& [name, value] : opts.env)
-    if (report::is_allowlisted_env(name)) sorted[name] = to_valid_utf8(value);
-  json env = json::object();
-  for (auto& [name, value] : sorted) env[name] = value;
+    if (report::is_allowlisted_env(name)) env.set(name, to_valid_utf8(value));
   return env;
 }
 
@@ -229,7 +225,7 @@ json environment_of(const SessionOptions& opts, const json& inherited) {
 
 report::Report run_report(report::Report r, const SessionOptions& opts, const SessionOutcome& out,
                           const RunFacts& facts) {
-  r.environment = environment_of(opts, r.environment);
+  r.environment = environment_of(opts, std::move(r.environment));
 
   std::string no_gpu;
   if (out.verdict.cuda_could_not_start) no_gpu = "CUDA could not start in the program: " + out.verdict.evidence;
@@ -244,8 +240,9 @@ report::Report run_report(report::Report r, const SessionOptions& opts, const Se
   }
   for (const auto& [rung, runs] : by_rung) r.results.push_back(rung_result(runs));
   for (const auto& obs : out.interrupted) r.results.push_back(interrupted_result(obs));
-  r.extra["run"] = run_section(opts, out);
-  r.extra["run"]["sanitizer"] = sanitizer_json(opts, facts);
+  json run = run_section(opts, out);
+  run["sanitizer"] = sanitizer_json(opts, facts);
+  r.extra.set("run", report::value_from_json(run));
   r.verdict = to_report_verdict(out.verdict);
   evidence::record_interruption(r, out.stopped, "interrupted: the verdict covers the runs that finished",
                                 evidence::ReasonAt::front);

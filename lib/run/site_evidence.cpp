@@ -13,7 +13,7 @@ const report::FaultSite* waiting_site(const std::vector<report::FaultSite>& site
 
 std::optional<std::uint64_t> proven_address(const std::vector<report::FaultSite>& sites) {
   const auto* s = exception_site(sites);
-  if (!s || s->address_status != "proven") return std::nullopt;
+  if (!s || s->address_status != report::AddressStatus::proven) return std::nullopt;
   return s->address;
 }
 
@@ -42,7 +42,7 @@ std::vector<std::string> place_sites(std::vector<report::FaultSite>& sites, cons
                                      const std::optional<host::MmuFault>& xid_fault) {
   std::vector<std::string> lines;
   for (auto& s : sites) {
-    if (!s.unreadable.empty() || s.address_status != "proven" || !s.address) continue;
+    if (!s.unreadable.empty() || s.address_status != report::AddressStatus::proven || !s.address) continue;
     if (log) s.placement = placement_text(attribute_fault(*log, *s.address, AddressPrecision::exact));
     if (xid_fault) {
       const std::uint64_t page = xid_fault->address;

@@ -238,7 +238,8 @@ report::Result to_result(const RunObservation& obs, const RunJudgement& j) {
       report::FaultingBuffer f;
       f.name = fmt::format("allocation #{}", a.allocation->seq);
       f.bytes = a.allocation->bytes;
-      f.direction = a.relation == Relation::past_end ? "end_overrun" : "start_underrun";
+      f.direction = a.relation == Relation::past_end ? report::BufferDirection::end_overrun
+                                                     : report::BufferDirection::start_underrun;
       r.faulting_buffer = f;
     }
   }
@@ -265,8 +266,8 @@ report::Verdict to_report_verdict(const RunVerdict& v) {
   if (!v.evidence.empty() && v.reason.find(v.evidence) == std::string::npos) out.reasons.push_back(to_valid_utf8(v.evidence));
   for (const auto& n : v.notes) out.reasons.push_back(to_valid_utf8(n));
   report::VerdictCoverage c;
-  if (v.coverage.past_end) c.directions.push_back("past_end");
-  if (v.coverage.before_start) c.directions.push_back("before_start");
+  if (v.coverage.past_end) c.directions.push_back(report::GuardedEnd::past_end);
+  if (v.coverage.before_start) c.directions.push_back(report::GuardedEnd::before_start);
   c.allocations = v.coverage.allocations;
   c.fenced = v.coverage.fenced;
   for (const auto& line : v.coverage.seen) c.seen.push_back(to_valid_utf8(line));

@@ -11,32 +11,23 @@
 
 namespace cudadiag::suite {
 
-using report::json;
-
-namespace {
-
-std::string text(const json& obj, const char* key) {
-  return obj.is_object() && obj.contains(key) && obj[key].is_string() ? obj[key].get<std::string>() : std::string();
-}
-
-}  // namespace
-
 std::vector<DeviceTarget> select_devices(const host::HostFacts& facts, const std::string& spec,
                                          std::string* no_gpu_reason) {
   std::vector<DeviceTarget> all;
   const std::string unavailable = evidence::gpu_unavailable(facts);
-  if (unavailable.empty() && facts.devices.is_array()) {
+  if (unavailable.empty()) {
     size_t visible = 0;
     for (const auto& d : facts.devices)
-      if (d.is_object() && d.value("visible_to_cuda", false)) ++visible;
+      if (d.visible_to_cuda.value_or(false)) ++visible;
     for (const auto& d : facts.devices) {
-      if (!d.is_object() || !d.value("visible_to_cuda", false) || !d.contains("index")) continue;
+      if (!d.visible_to_cuda.value_or(false) || !d.index) continue;
       DeviceTarget t;
-      t.index = d["index"].get<int>();
-      t.uuid = text(d, "uuid");
-      t.name = text(d, "name");
+      t.index = static_cast<int>(*d.index);
+      t.uuid = d.uuid.value_or("");
+      t.name = d.name.value_or("");
       // The driver's UUID names the device it numbered (under MIG, NVML's is the parent GPU's).
-      t.visible_devices = host::narrowed_visible_devices(facts.binding, t.index, visible, text(d["cuda"], "uuid"));
+      const std::string cuda_uuid = d.cuda && *d.cuda ? (*d.cuda)->string_or("uuid", "") : "";
+      t.visible_devices = host::narrowed_visible_devices(facts.binding, t.index, visible, cuda_uuid);
       t.device_order = facts.binding.user_order() ? "" : "PCI_BUS_ID";
       all.push_back(t);
     }

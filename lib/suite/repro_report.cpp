@@ -35,7 +35,7 @@ report::Report repro_report(report::Report r, const Suite& s, const PlanOptions&
   section["devices"] = devs;
   if (facts.wants_sanitizer)
     section["sanitizer"] = evidence::sanitizer_json(facts.sanitizer.found, facts.sanitizer.path, facts.sanitizer.reason);
-  r.extra["suite"] = section;
+  r.extra.set("suite", report::value_from_json(section));
 
   r.results = std::move(outcome.results);
   r.verdict = decide_verdict(r.results, outcome.interrupted);  // says so among its reasons

@@ -60,7 +60,7 @@ void bisect_fault(report::Result& r, const runner::CaseSpec& spec, const ChildSe
       if (b.name == fb.name) fb.bytes = b.bytes;
   r.faulting_buffer = cases::reported_buffer(fb);
   r.details.set("bisection", cases::bisection_fields(fb));
-  if (fb.found) spdlog::info("faulting buffer: {} ({})", fb.name, fb.direction);
+  if (fb.found) spdlog::info("faulting buffer: {} ({})", fb.name, choice_name(report::kBufferDirections, fb.direction));
   else spdlog::info("bisection found no single buffer: {}", fb.note);
 }
 

@@ -38,7 +38,7 @@ TEST_CASE("bisection finds every buffer of a list and the end it overruns") {
     INFO("culprit " << culprit);
     REQUIRE(f.found);
     CHECK(f.name == culprit);
-    CHECK(f.direction == "end_overrun");
+    CHECK(f.direction == cudadiag::report::BufferDirection::end_overrun);
     CHECK(f.extra_runs == static_cast<int>(fake.probes.size()));
     // control + at most 2 probes per halving of 7 buffers (3 levels) + the other side
     CHECK(f.extra_runs <= 1 + 2 * 3 + 1);
@@ -55,7 +55,7 @@ TEST_CASE("bisection reports an underrun found under fence-front") {
   const auto f = bisect(kBuffers, cudadiag::profiles::Allocator::fence_front, std::ref(fake));
   REQUIRE(f.found);
   CHECK(f.name == "idx");
-  CHECK(f.direction == "start_underrun");
+  CHECK(f.direction == cudadiag::report::BufferDirection::start_underrun);
 }
 
 TEST_CASE("a buffer faulting on both sides has direction unknown with the reason") {
@@ -63,7 +63,7 @@ TEST_CASE("a buffer faulting on both sides has direction unknown with the reason
   const auto f = bisect(kBuffers, std::ref(fake));
   REQUIRE(f.found);
   CHECK(f.name == "scratch");
-  CHECK(f.direction == "unknown");
+  CHECK(f.direction == cudadiag::report::BufferDirection::unknown);
   CHECK(f.note.find("use after free") != std::string::npos);
 }
 
@@ -126,7 +126,7 @@ TEST_CASE("the reported faulting buffer carries name, bytes, direction and extra
   f.found = true;
   f.name = "out";
   f.bytes = 16384;
-  f.direction = "end_overrun";
+  f.direction = cudadiag::report::BufferDirection::end_overrun;
   f.extra_runs = 5;
   const auto reported = cudadiag::cases::reported_buffer(f);
   REQUIRE(reported);

@@ -60,6 +60,7 @@ TEST_CASE("digest: a real repro report keeps what compare reads", "[compare][dig
   const auto d = read_digest_file(compare_test::fixture("device_h100.json"), tables);
   CHECK(d.results.size() == 49);
   CHECK(*d.command == "repro");
+  CHECK(d.command_kind == cudadiag::report::Command::repro);
   CHECK(*d.verdict == "healthy");
   CHECK(*d.gpu_model == "NVIDIA H100 80GB HBM3");
   CHECK(d.devices_used == std::vector<std::size_t>{0});
@@ -256,4 +257,20 @@ TEST_CASE("digest: every section field compare reads is type-checked, nothing co
   auto doc = base;
   doc["gpu"]["ran"] = false;
   CHECK_FALSE(read_digest(doc.dump(), "ok.json", tables).gpu_ran);
+}
+
+TEST_CASE("digest: the hosts table's driver and model come from the fields of those roles", "[compare][digest]") {
+  std::size_t drivers = 0, models = 0;
+  for (const auto& f : env_fields()) {
+    drivers += f.role == FieldRole::driver_version;
+    models += f.role == FieldRole::gpu_model;
+    if (f.role == FieldRole::gpu_model) CHECK(f.per_device);
+    if (f.role == FieldRole::driver_version) CHECK_FALSE(f.per_device);
+  }
+  CHECK(drivers == 1);
+  CHECK(models == 1);
+  DigestTables tables;
+  const auto d = read_digest_file(compare_test::fixture("device_h100.json"), tables);
+  REQUIRE(d.driver);
+  CHECK_FALSE(d.driver->empty());
 }

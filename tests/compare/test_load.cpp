@@ -24,8 +24,9 @@ TEST_CASE("load: a report written by repro loads with its results", "[compare][l
   const auto r = load_report_file(fixture("identical_a.json"));
   CHECK(r.file == fixture("identical_a.json"));
   CHECK(r.report.results.size() == 4);
-  CHECK(r.report.host["hostname"] == "gpu-node-a");
-  CHECK(r.report.extra["suite"]["name"] == "default");
+  CHECK(r.report.host.hostname == "gpu-node-a");
+  REQUIRE(r.report.extra.fields_of("suite"));
+  CHECK(r.report.extra.fields_of("suite")->string_or("name", "") == "default");
   CHECK(r.notes.empty());
 }
 

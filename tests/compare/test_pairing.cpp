@@ -67,3 +67,15 @@ TEST_CASE("pairing: a repeated entry pairs with the repeated entry", "[compare][
   REQUIRE(p.unpaired.size() == 1);
   CHECK(p.unpaired[0].key.occurrence == 2);
 }
+
+TEST_CASE("pairing: a host-only result's label names no device, a GPU's does", "[compare][pairing]") {
+  PairKey host{"tma_validate", "{}", "default", "host", 1, true};
+  CHECK(host.label() == "tma_validate [default]");
+  PairKey gpu{"fault", "{}", "default", "gpu0", 2, false};
+  CHECK(gpu.label() == "fault [default] @gpu0 #2");
+  // The flag decides, not the word: a GPU position is named whatever it reads.
+  PairKey odd{"fault", "{}", "default", "host", 1, false};
+  CHECK(odd.label() == "fault [default] @host");
+  const auto set = digest_reports(compare_test::load_fixtures({"identical_a.json", "identical_b.json"}));
+  for (const auto& c : pair_results(set.reports).cases) CHECK(c.key.host_only == (c.key.device == "host"));
+}

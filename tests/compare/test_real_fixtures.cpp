@@ -30,7 +30,7 @@ std::vector<std::string> real_reports() {
 TEST_CASE("real fixtures: every pair of captured reports compares", "[compare][real]") {
   const auto files = real_reports();
   REQUIRE(files.size() >= 2);
-  const auto& statuses = cudadiag::report::statuses_of("compare");
+  const auto& statuses = cudadiag::report::statuses_of(cudadiag::report::Command::compare);
   for (std::size_t i = 0; i < files.size(); ++i) {
     for (std::size_t j = i + 1; j < files.size(); ++j) {
       INFO(files[i] << " vs " << files[j]);

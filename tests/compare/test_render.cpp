@@ -26,7 +26,8 @@ TEST_CASE("render: the compare report carries the comparison and the verdict", "
   CHECK(r.invocation.command == "compare");
   CHECK(r.results.empty());
   CHECK(r.verdict.status == report::VerdictStatus::host_specific);
-  const auto& cmp = r.extra.at("comparison");
+  REQUIRE(r.extra.fields_of("comparison"));
+  const auto cmp = cudadiag::report::to_json(*r.extra.find("comparison"));
   for (const char* key : {"reports", "environment_diff", "outcome_diff", "unpaired", "rate_tests",
                           "suspects", "notes", "weaknesses"})
     CHECK(cmp.contains(key));
@@ -80,7 +81,8 @@ TEST_CASE("render: identical reports say so briefly", "[compare][render]") {
 
 TEST_CASE("render: a fleet shows its baseline and the outlier", "[compare][render]") {
   const auto r = compare_files({"fleet_01.json", "fleet_02.json", "fleet_03.json"});
-  REQUIRE(r.extra["comparison"].contains("baseline"));
+  REQUIRE(r.extra.fields_of("comparison"));
+  REQUIRE(r.extra.fields_of("comparison")->contains("baseline"));
   const auto md = render_compare_md(r);
   CHECK_THAT(md, Catch::Contains("### Majority baseline"));
   CHECK_THAT(md, Catch::Contains("| attention.fa_s512_d128 [default] @gpu0 | ok | 2 | fleet-03: cuda_error 700 |"));
@@ -90,7 +92,7 @@ TEST_CASE("render: a fleet shows its baseline and the outlier", "[compare][rende
 
 TEST_CASE("render: markdown cells escape pipes and newlines", "[compare][render]") {
   auto reports = load_fixtures({"identical_a.json", "identical_b.json"});
-  reports[1].report.environment["CUDA_LAUNCH_BLOCKING"] = "a|b\nc";
+  reports[1].report.environment.set("CUDA_LAUNCH_BLOCKING", "a|b\nc");
   const CompareOptions options;
   const auto c = compare_reports(reports, options);
   const auto md = render_compare_md(comparison_report(c, options, {}));

@@ -115,5 +115,6 @@ TEST_CASE("exception codes follow CUDBGException_t") {
   CHECK(exception_info(14).memory_access);
   CHECK_FALSE(exception_info(12).memory_access);
   CHECK(exception_name(99) == "exception code 99");
-  CHECK(std::string(exception_info(99).id) == "unknown");
+  CHECK(exception_info(99).id() == "unknown");
+  CHECK(exception_info(99).kind == cudadiag::report::ExceptionKind::unknown);
 }

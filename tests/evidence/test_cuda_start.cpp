@@ -4,8 +4,14 @@
 #include "host/cuda_driver.h"
 #include "host/host_facts.h"
 
-using cudadiag::evidence::driver_too_old;
 using cudadiag::report::json;
+
+namespace {
+// The driver section as a report holds it, from the JSON the host modules write.
+std::string driver_too_old(const json& driver) {
+  return cudadiag::evidence::driver_too_old(cudadiag::report::driver_info_from_json(driver));
+}
+}  // namespace
 
 TEST_CASE("driver_too_old names a driver below the CUDA 13 runtime's branch", "[evidence][cuda_start]") {
   const json old_driver{{"version", "550.54.15"}, {"cuda_driver_version", 12040}, {"cuda_runtime_version_built", 13000}};

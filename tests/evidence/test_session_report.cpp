@@ -32,12 +32,28 @@ json two_gpus() {
 
 TEST_CASE("host facts: driver with NVML's status, merged devices, topology in the host section", "[evidence]") {
   const auto f = host::host_facts_from(json{{"hostname", "node"}}, two_gpus(), driver_seeing({"GPU-a", "GPU-b"}), {});
-  CHECK(f.host["hostname"] == "node");
-  CHECK(f.host["gpu_topology"] == two_gpus()["topology"]);
-  CHECK(f.driver["version"] == "580.65.06");
-  CHECK(f.driver["nvml"]["available"] == true);
+  CHECK(f.host.hostname == "node");
+  REQUIRE(f.host.facts.find("gpu_topology"));
+  CHECK(report::to_json(*f.host.facts.find("gpu_topology")) == two_gpus()["topology"]);
+  CHECK(f.driver.version == "580.65.06");
+  REQUIRE(f.driver.nvml);
+  CHECK(f.driver.nvml->available);
+  CHECK(f.driver.nvml->library == "libnvidia-ml.so.1");
+  REQUIRE(f.driver.libcuda);
+  CHECK(f.driver.libcuda->status == report::DriverStatus::ok);
+  CHECK_FALSE(f.driver.libcuda->version);
+  REQUIRE(f.driver.device_binding);
+  CHECK_FALSE(*f.driver.device_binding);  // no variable restricts the devices
   REQUIRE(f.devices.size() == 2);
-  CHECK(f.devices[1]["uuid"] == "GPU-b");
+  CHECK(f.devices[1].uuid == "GPU-b");
+  CHECK(f.devices[1].index == 1);  // the CUDA driver's ordinal
+  // Written back, the sections are what the host modules wrote.
+  CHECK(report::to_json(f.driver) ==
+        json{{"version", "580.65.06"},
+             {"nvml", {{"available", true}, {"library", "libnvidia-ml.so.1"}}},
+             {"libcuda",
+              {{"available", true}, {"library", ""}, {"status", "ok"}, {"reason", ""}, {"detail", ""}, {"version", nullptr}}},
+             {"device_binding", nullptr}});
   CHECK(f.no_gpu_reason.empty());
 }
 
@@ -48,9 +64,9 @@ TEST_CASE("host facts: the driver decides whether there is a GPU to run on, NVML
   CHECK(seen.nvml_note == "libnvidia-ml.so.1 not found: device health (temperature, ECC, Xid) not read");
   const auto none = host::host_facts_from(json::object(), two_gpus(), driver_seeing({}), {});
   CHECK(none.no_gpu_reason == "the CUDA driver sees no GPU");
-  CHECK(none.gpu_status == "no_device");
+  CHECK(none.gpu_status == report::DriverStatus::no_device);
   CHECK(none.devices.size() == 2);  // NVML's GPUs are listed, none visible
-  CHECK(none.devices[0]["visible_to_cuda"] == false);
+  CHECK(none.devices[0].visible_to_cuda == false);
   CHECK(host::host_facts_from(json::object(), two_gpus(), json{{"status", "probe_failed"}, {"reason", "the CUDA driver probe child did not answer within 60 s"}}, {})
             .no_gpu_reason == "the CUDA driver probe child did not answer within 60 s");
 }
@@ -64,7 +80,7 @@ TEST_CASE("a session report starts with tool, invocation, environment and the ho
   CHECK(r.tool.name == "cudadiag");
   CHECK(r.invocation.command == "run");
   CHECK(r.invocation.argv.size() == 4);
-  CHECK(r.environment == json{{"CUDA_LAUNCH_BLOCKING", "1"}});
+  CHECK(report::to_json(r.environment) == json{{"CUDA_LAUNCH_BLOCKING", "1"}});
   CHECK(r.host == f.host);
   CHECK(r.driver == f.driver);
   CHECK(r.devices == f.devices);

@@ -10,7 +10,7 @@ report::FaultSite site(std::string exception, std::string id, std::string kernel
   report::FaultSite s;
   s.dump = "core_1.nvcudmp";
   s.exception = std::move(exception);
-  s.exception_id = std::move(id);
+  s.exception_id = parse_choice(report::kExceptionKinds, id).value_or(report::ExceptionKind::unknown);
   s.kernel = std::move(kernel);
   return s;
 }

@@ -12,6 +12,7 @@
 
 using namespace cudadiag::host;
 using cudadiag::report::json;
+namespace report = cudadiag::report;
 
 namespace {
 
@@ -147,16 +148,16 @@ TEST_CASE("facts: the driver without NVML gives the devices and one note on what
   const ScopedEnv env(Vars{{"FAKE_LIBCUDA_GPUS", "2"}});
   const auto f = host_facts_from(json::object(), no_nvml(), cuda_driver::snapshot(api), binding_of({}));
   CHECK(f.no_gpu_reason.empty());
-  CHECK(f.gpu_status == "ok");
+  CHECK(f.gpu_status == report::DriverStatus::ok);
   CHECK(f.nvml_note == "libnvidia-ml.so.1 not found: device health (temperature, ECC, Xid) not read");
-  CHECK(f.driver["nvml"]["reason"] == f.nvml_note);
-  CHECK(f.driver["libcuda"]["available"] == true);
-  CHECK(f.driver["cuda_driver_version_string"] == "13.0");
-  CHECK(f.driver["device_binding"].is_null());
+  CHECK(report::to_json(f.driver)["nvml"]["reason"] == f.nvml_note);
+  CHECK(report::to_json(f.driver)["libcuda"]["available"] == true);
+  CHECK(report::to_json(f.driver)["cuda_driver_version_string"] == "13.0");
+  CHECK(report::to_json(f.driver)["device_binding"].is_null());
   REQUIRE(f.devices.size() == 2);
-  CHECK(f.devices[0]["uuid"] == kUuid0);
-  CHECK(f.devices[0]["visible_to_cuda"] == true);
-  CHECK(f.devices[0]["nvml"].is_null());
+  CHECK(report::to_json(f.devices[0])["uuid"] == kUuid0);
+  CHECK(report::to_json(f.devices[0])["visible_to_cuda"] == true);
+  CHECK(report::to_json(f.devices[0])["nvml"].is_null());
 }
 
 TEST_CASE("facts: no driver is said once, in the same words, whatever NVML says", "[facts]") {
@@ -165,16 +166,16 @@ TEST_CASE("facts: no driver is said once, in the same words, whatever NVML says"
                            {"devices", json::array({json{{"index", 0}, {"uuid", kUuid0}, {"name", "H100"}}})}};
   for (const json& nvml : {no_nvml(), nvml_with_gpu}) {
     const auto f = host_facts_from(json::object(), nvml, cuda_driver::not_loaded("libcuda.so.1: cannot open"), binding_of({}));
-    CHECK(f.gpu_status == "no_driver");
+    CHECK(f.gpu_status == report::DriverStatus::no_driver);
     CHECK(f.no_gpu_reason == "libcuda.so.1 not found: no NVIDIA driver");
-    CHECK(f.driver["libcuda"]["reason"] == f.no_gpu_reason);
+    CHECK(report::to_json(f.driver)["libcuda"]["reason"] == f.no_gpu_reason);
   }
   // A probe child that died says so; a binding that leaves nothing visible is named.
   const json none{{"available", true}, {"status", "no_device"}, {"reason", "the CUDA driver sees no GPU"},
                   {"devices", json::array()}};
   const auto f = host_facts_from(json::object(), no_nvml(), none, binding_of({{"CUDA_VISIBLE_DEVICES", "7"}}));
   CHECK(f.no_gpu_reason == "the CUDA driver sees no GPU (CUDA_VISIBLE_DEVICES=7)");
-  CHECK(f.driver["device_binding"]["source"] == "CUDA_VISIBLE_DEVICES");
+  CHECK(report::to_json(f.driver)["device_binding"]["source"] == "CUDA_VISIBLE_DEVICES");
 }
 
 TEST_CASE("facts: under a binding, NVML's other GPUs are listed but not visible", "[facts]") {
@@ -188,10 +189,10 @@ TEST_CASE("facts: under a binding, NVML's other GPUs are listed but not visible"
   const auto f = host_facts_from(json::object(), nvml, cuda_driver::snapshot(api), binding_of({{"CUDA_VISIBLE_DEVICES", "1"}}));
   CHECK(f.nvml_note.empty());
   REQUIRE(f.devices.size() == 2);
-  CHECK(f.devices[0]["uuid"] == kUuid1);
-  CHECK(f.devices[0]["index"] == 0);
-  CHECK(f.devices[0]["nvml"]["temperature_c"] == 40);
-  CHECK(f.devices[1]["uuid"] == kUuid0);
-  CHECK(f.devices[1]["visible_to_cuda"] == false);
-  CHECK_FALSE(f.devices[1].contains("index"));
+  CHECK(report::to_json(f.devices[0])["uuid"] == kUuid1);
+  CHECK(report::to_json(f.devices[0])["index"] == 0);
+  CHECK(report::to_json(f.devices[0])["nvml"]["temperature_c"] == 40);
+  CHECK(report::to_json(f.devices[1])["uuid"] == kUuid0);
+  CHECK(report::to_json(f.devices[1])["visible_to_cuda"] == false);
+  CHECK_FALSE(f.devices[1].index);
 }

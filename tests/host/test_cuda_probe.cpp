@@ -4,6 +4,7 @@
 
 using namespace cudadiag::host;
 using cudadiag::report::json;
+namespace report = cudadiag::report;
 
 TEST_CASE("version numbers as CUDA prints them") {
   CHECK(cuda_version_string(13000) == "13.0");
@@ -68,12 +69,12 @@ TEST_CASE("health findings from NVML counters") {
   const json healthy = json::array({json{{"index", 0}, {"pci_bus_id", "0000:3b:00.0"},
                                          {"nvml", {{"ecc_errors", {{"volatile", {{"corrected", 3}, {"uncorrected", 0}}}}},
                                                    {"remapped_rows", {{"pending", false}, {"failure", false}}}}}}});
-  CHECK(device_health_findings(healthy).empty());
+  CHECK(device_health_findings(report::devices_from_json(healthy)).empty());
   const json sick = json::array({json{{"index", 1}, {"pci_bus_id", "0000:86:00.0"},
                                       {"nvml", {{"ecc_errors", {{"volatile", {{"corrected", 0}, {"uncorrected", 2ULL}}}}},
                                                 {"remapped_rows", {{"pending", true}, {"failure", true}}}}}},
                                  json{{"pci_bus_id", "0000:af:00.0"}, {"nvml", nullptr}}});
-  const auto f = device_health_findings(sick);
+  const auto f = device_health_findings(report::devices_from_json(sick));
   REQUIRE(f.size() == 3);
   CHECK(f[0].find("device 1 (0000:86:00.0): 2 uncorrectable ECC errors") == 0);
   CHECK(f[1].find("row remapping failed") != std::string::npos);

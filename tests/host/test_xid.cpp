@@ -46,7 +46,7 @@ TEST_CASE("old-driver lines without pid and name") {
   CHECK_FALSE(e->pid);
   CHECK(e->process_name.empty());
   CHECK(e->message == "GPU has fallen off the bus.");
-  CHECK(xid_meaning(79).points_to == "hardware");
+  CHECK(xid_meaning(79).points_to == cudadiag::report::XidPointsTo::hardware);
 }
 
 TEST_CASE("Xid 43 with a short fractional timestamp and no name") {
@@ -69,7 +69,7 @@ TEST_CASE("pid='<unknown>' is no pid") {
   CHECK_FALSE(e->pid);
   CHECK(e->process_name.empty());
   CHECK(e->message.rfind("An uncorrectable double bit error", 0) == 0);
-  CHECK(xid_meaning(48).points_to == "hardware");
+  CHECK(xid_meaning(48).points_to == cudadiag::report::XidPointsTo::hardware);
 }
 
 TEST_CASE("syslog lines without a kernel timestamp still parse") {
@@ -187,8 +187,8 @@ TEST_CASE("Xid JSON carries meaning and nulls for missing parts") {
   CHECK(j["process"].is_null());
   CHECK(j["timestamp_us"] == 9'000'000'000ULL);
   CHECK(j["points_to"] == "hardware");
-  CHECK(xid_meaning(31).points_to == "application");
-  CHECK(xid_meaning(12345).points_to == "unknown");
+  CHECK(xid_meaning(31).points_to == cudadiag::report::XidPointsTo::application);
+  CHECK(xid_meaning(12345).points_to == cudadiag::report::XidPointsTo::unknown);
 }
 
 TEST_CASE("monotonic conversion of wall-clock instants") {

@@ -35,15 +35,19 @@ inline report::Result sample_result(const std::string& outcome) {
 inline report::Report sample_report() {
   using report::json;
   auto rep = report::new_report({"cudadiag", "repro", "--format", "json"}, "repro");
-  rep.host = json{{"hostname", "gpu-node-17.example.com"}, {"os", "Ubuntu 24.04"}, {"kernel", "6.8.0"}};
-  rep.driver = json{{"version", "580.65.06"}, {"cuda_driver", "13.0"}};
-  rep.devices = json::array({json{{"index", 0},
-                                  {"name", "NVIDIA H100 80GB HBM3"},
-                                  {"uuid", "GPU-8d2c3b1a-55e6-4f70-9a1b-2c3d4e5f6a7b"},
-                                  {"serial", "1652123456789"},
-                                  {"pci_bus_id", "00000000:3B:00.0"},
-                                  {"compute_capability", "9.0"}}});
-  rep.environment = json{{"CUDA_LAUNCH_BLOCKING", "1"}, {"PYTORCH_NO_CUDA_MEMORY_CACHING", "1"}};
+  rep.host.hostname = "gpu-node-17.example.com";
+  rep.host.facts = {{"os", "Ubuntu 24.04"}, {"kernel", "6.8.0"}};
+  rep.driver.version = "580.65.06";
+  rep.driver.facts = {{"cuda_driver", "13.0"}};
+  report::DeviceInfo d;
+  d.index = 0;
+  d.name = "NVIDIA H100 80GB HBM3";
+  d.uuid = "GPU-8d2c3b1a-55e6-4f70-9a1b-2c3d4e5f6a7b";
+  d.pci_bus_id = "00000000:3B:00.0";
+  d.serial = "1652123456789";
+  d.facts = {{"compute_capability", "9.0"}};
+  rep.devices = {d};
+  rep.environment.vars = {{"CUDA_LAUNCH_BLOCKING", "1"}, {"PYTORCH_NO_CUDA_MEMORY_CACHING", "1"}};
   rep.gpu = {true, ""};
   for (const auto& outcome : all_outcomes()) rep.results.push_back(sample_result(outcome));
 
@@ -80,10 +84,10 @@ inline report::Report sample_report() {
                                            std::vector<std::string>{"src", "dst"}, std::nullopt}};
   fault.buffers = {report::BufferRecord{"src", 4096, report::AddressRange{0x7f0000000000, 0x7f0000001000},
                                         profiles::Allocator::fence_back, false}};
-  fault.faulting_buffer = report::FaultingBuffer{"src", 4096, "end_overrun", 3};
+  fault.faulting_buffer = report::FaultingBuffer{"src", 4096, report::BufferDirection::end_overrun, 3};
   fault.xid = {report::XidLine{123456789, "0000:3b:00", 13, 4242, "cudadiag",
                                 "Graphics SM Warp Exception on (GPC 0, TPC 1, SM 0): Out Of Range Address",
-                                "Graphics engine exception: a kernel faulted", "application"}};
+                                "Graphics engine exception: a kernel faulted", report::XidPointsTo::application}};
   report::RepeatStats rs;
   rs.runs = 10;
   rs.failures = 4;

@@ -21,7 +21,7 @@ report::FaultSite uaf_site() {
   s.read_ms = 12.4;
   s.device = "NVIDIA H100 80GB HBM3";
   s.exception = "Warp Illegal Address";
-  s.exception_id = "warp_illegal_address";
+  s.exception_id = report::ExceptionKind::warp_illegal_address;
   s.kernel = "touch(float*, int)";
   s.grid = report::Triple{64, 1, 1};
   s.block_dim = report::Triple{256, 1, 1};
@@ -36,8 +36,8 @@ report::FaultSite uaf_site() {
   s.block = report::Triple{8, 0, 0};
   s.thread = report::Triple{128, 0, 0};
   s.instruction = "LDG.E R0, desc[UR4][R2.64]";
-  s.address_status = "proven";
-  s.access = "read";
+  s.address_status = report::AddressStatus::proven;
+  s.access = report::AccessKind::read;
   s.access_bytes = 4;
   s.address = 0x7faa1be02200ull;
   s.alignment = 512;
@@ -59,7 +59,7 @@ TEST_CASE("fault site: one line names kernel, line, thread, the byte and where i
   CHECK_THAT(report::site_line(mis), Catch::Contains("read 16 bytes at 0x7faa1be02200 (a 16-byte access at an address "
                                                       "aligned to 4 bytes)"));
   auto lost = uaf_site();
-  lost.address_status = "not_recoverable";
+  lost.address_status = report::AddressStatus::not_recoverable;
   lost.address.reset();
   CHECK_THAT(report::site_line(lost), Catch::EndsWith("the address is not recoverable from the dump") &&
                                           !Catch::Contains("0x7faa"));

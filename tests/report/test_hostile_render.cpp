@@ -25,12 +25,12 @@ bool has_raw_control(const std::string& s) {
 report::Report hostile_report() {
   auto r = test::sample_report();
   const std::string evil = std::string("evil\x1b[2J\x1b]0;pwned\x07") + '\0' + "\xc2\x9b" "31m\x7f";
-  r.host["hostname"] = evil;
+  r.host.hostname = evil;
   r.results[0].case_id = "case" + evil;
   r.results[1].reason = "why" + evil;
   r.results[1].expectation_met = false;
   r.verdict.reasons.push_back("reason" + evil);
-  r.extra["section" + evil] = json{{"key" + evil, "value" + evil}};
+  r.extra.set("section" + evil, report::Fields{{"key" + evil, "value" + evil}});
   r.invocation.command = "repro" + evil;
   return r;
 }
@@ -87,7 +87,7 @@ TEST_CASE("hostile render: JSON keeps the text, escaped by JSON itself", "[rende
 
 TEST_CASE("hostile render: invalid UTF-8 becomes U+FFFD instead of losing the report", "[render][hostile]") {
   auto r = test::sample_report();
-  r.environment["CUDA_X"] = "a\xff";
+  r.environment.set("CUDA_X", "a\xff");
   r.invocation.argv = {"cudadiag", "-o", "caf\xe9.json"};
   report::XidLine x;
   x.process = "py\xc3\x28thon";

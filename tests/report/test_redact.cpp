@@ -158,7 +158,7 @@ report::Report run_report_with_secrets() {
   r.invocation.argv = std::vector<std::string>({"cudadiag", "run", "--redact", "--env", "HF_TOKEN=hf_abc123",
                                       "--env=CUDA_MODULE_LOADING=ab1", "--", "python", "train.py",
                                       "--log=/scratch/gpu-node-17/run.log"});
-  r.environment["CUDA_MODULE_LOADING"] = "ab1";
+  r.environment.set("CUDA_MODULE_LOADING", "ab1");
   auto& child = *r.results[2].child;
   child.stdout_excerpt.text = "token hf_abc123 (HF_ABC123) on GPU-NODE-17, tab1e stays\n";
   child.stderr_excerpt.text = "env: HF_TOKEN=hf_abc123 CUDA_MODULE_LOADING=ab1\n"
@@ -185,7 +185,7 @@ TEST_CASE("run's --env values leave no trace in argv, the environment or the pro
   const auto& argv = r.invocation.argv;
   CHECK(argv[4] == "HF_TOKEN=" + tok("hf_abc123"));
   CHECK(argv[5] == "--env=CUDA_MODULE_LOADING=" + tok("ab1"));
-  CHECK(r.environment["CUDA_MODULE_LOADING"] == tok("ab1"));
+  CHECK(*r.environment.find("CUDA_MODULE_LOADING") == tok("ab1"));
   // A short value is not scrubbed inside ordinary words.
   CHECK(r.results[2].child->stdout_excerpt.text.find("tab1e stays") != std::string::npos);
 }
@@ -201,26 +201,26 @@ TEST_CASE("the long and the short hostname go in any letter case, wherever they 
   CHECK(r.results[2].details.string_or("log", "") == "/scratch/" + short_hash + "_rank0/out.txt");
   CHECK(r.results[2].child->stderr_excerpt.text.find(
             "[rank0]:" + tok("gpu-node-17.example.com") + ":1234") != std::string::npos);
-  CHECK(r.host["hostname"] == tok("gpu-node-17.example.com"));
+  CHECK(r.host.hostname == tok("gpu-node-17.example.com"));
 }
 
 TEST_CASE("a short hostname goes as a whole word, ordinary words that hold it stay", "[redact]") {
   auto r = test::sample_report();
-  r.host["hostname"] = "vm";
+  r.host.hostname = "vm";
   r.results[2].child->stderr_excerpt.text = "on vm: VM-3 /tmp/vm/x kvm vmware vm2 Vm\n";
   r.results[2].xid[0].message = "vm";
-  r.extra["gpu_notes"] = json{{"gpu", "vm"}};
+  r.extra.set("gpu_notes", report::Fields{{"gpu", "vm"}});
   report::redact(r, keyed());
   const std::string h = tok("vm");
   CHECK(r.results[2].child->stderr_excerpt.text ==
         "on " + h + ": " + h + "-3 /tmp/" + h + "/x kvm vmware vm2 " + h + "\n");
   CHECK(r.results[2].xid[0].message == h);
-  CHECK(r.extra["gpu_notes"]["gpu"] == h);
+  CHECK(r.extra.fields_of("gpu_notes")->string_or("gpu", "") == h);
 }
 
 TEST_CASE("a hostname that is an ordinary word leaves the report's field names alone", "[redact]") {
   auto r = test::sample_report();
-  r.host["hostname"] = "gpu.cluster.example";
+  r.host.hostname = "gpu.cluster.example";
   r.results[2].child->stderr_excerpt.text = "running on gpu.cluster.example (gpu)\n";
   report::redact(r, keyed());
   // The "gpu" section is still there and read back; the word went from the text.
@@ -231,7 +231,7 @@ TEST_CASE("a hostname that is an ordinary word leaves the report's field names a
   // Hosts called like an outcome or an allocator: the report still reads back.
   for (const std::string host : {"cuda", "pool.example.org", "ok"}) {
     auto named = test::sample_report();
-    named.host["hostname"] = host;
+    named.host.hostname = host;
     REQUIRE_NOTHROW(report::redact(named, keyed()));
     INFO(host);
     CHECK(named.results[2].outcome == report::Outcome::cuda_error);

@@ -93,12 +93,12 @@ TEST_CASE("tokens: without a key, each report has its own; one report keeps one 
   auto a = test::sample_report();
   auto b = test::sample_report();
   for (auto* r : {&a, &b}) {
-    r->host["hostname"] = "gpu-node-17";
+    r->host.hostname = "gpu-node-17";
     r->invocation.argv.push_back("--log=/scratch/gpu-node-17/x");
     report::redact(*r);
   }
-  const std::string ta = a.host["hostname"].get<std::string>();
-  CHECK(ta != b.host["hostname"].get<std::string>());
+  const std::string ta = *a.host.hostname;
+  CHECK(ta != *b.host.hostname);
   CHECK(a.invocation.argv.back() == "--log=/scratch/" + ta + "/x");
   REQUIRE(a.redaction);
   CHECK(a.redaction->mode == "per_report");

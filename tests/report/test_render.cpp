@@ -136,7 +136,7 @@ TEST_CASE("text: an expected failure gets no detail block; an unjudged one does"
 
 TEST_CASE("text: summary, verdict reasons and extra sections", "[render]") {
   auto rep = test::sample_report();
-  rep.extra["comparison"] = json{{"verdict", "host_specific"}, {"hosts", {"a", "b"}}, {"diff", {{"env", 2}}}};
+  rep.extra.set("comparison", report::value_from_json(json{{"verdict", "host_specific"}, {"hosts", {"a", "b"}}, {"diff", {{"env", 2}}}}));
   const auto text = render(rep, Format::text, false);
   CHECK(contains(text, "\nComparison\n"));
   CHECK(contains(line_starting(text, "  verdict"), "host_specific"));
@@ -203,7 +203,7 @@ TEST_CASE("md: a stderr excerpt with backtick fences cannot close the code block
 
 TEST_CASE("md: extra sections as bullet lists", "[render]") {
   auto rep = test::sample_report();
-  rep.extra["sweep"] = json{{"points", 12}, {"failing", json::array({json{{"s", 1}}, json{{"s", 2}}})}};
+  rep.extra.set("sweep", report::value_from_json(json{{"points", 12}, {"failing", json::array({json{{"s", 1}}, json{{"s", 2}}})}}));
   const auto md = render(rep, Format::md, false);
   CHECK(contains(md, "### Sweep\n\n- **Points:** 12\n- **Failing:** 2 entries (in the JSON report)\n"));
 }
@@ -223,15 +223,17 @@ TEST_CASE("parse_format accepts text, json, md and rejects the rest", "[render]"
 
 TEST_CASE("text: header facts from the env command's host, driver and device shapes", "[render]") {
   auto rep = report::new_report({"cudadiag", "env"}, "env");
-  rep.host = json{{"hostname", nullptr},
-                  {"os", "Debian GNU/Linux 12"},
-                  {"kernel", {{"release", "6.1.0-18-amd64"}, {"version", "#1 SMP"}, {"machine", "x86_64"}}}};
-  rep.driver = json{{"version", "580.82.07"}, {"cuda_driver_version_string", "13.0"}};
-  rep.devices = json::array({json{{"index", 0},
-                                  {"name", "NVIDIA H200"},
-                                  {"visible_to_cuda", true},
-                                  {"cuda", {{"compute_capability", "9.0"}}}},
-                             json{{"name", "NVIDIA H200"}, {"visible_to_cuda", false}, {"cuda", nullptr}}});
+  rep.host = report::host_info_from_json(
+      json{{"hostname", nullptr},
+           {"os", "Debian GNU/Linux 12"},
+           {"kernel", {{"release", "6.1.0-18-amd64"}, {"version", "#1 SMP"}, {"machine", "x86_64"}}}});
+  rep.driver = report::driver_info_from_json(json{{"version", "580.82.07"}, {"cuda_driver_version_string", "13.0"}});
+  rep.devices = report::devices_from_json(
+      json::array({json{{"index", 0},
+                        {"name", "NVIDIA H200"},
+                        {"visible_to_cuda", true},
+                        {"cuda", {{"compute_capability", "9.0"}}}},
+                   json{{"name", "NVIDIA H200"}, {"visible_to_cuda", false}, {"cuda", nullptr}}}));
   rep.gpu = {true, std::nullopt};
   rep.verdict.status = report::VerdictStatus::ok;
   const auto text = render(rep, Format::text, false);

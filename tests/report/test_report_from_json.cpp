@@ -168,3 +168,11 @@ TEST_CASE("report values: typed members keep their order, kinds and numbers", "[
   g.erase("b");
   CHECK_FALSE(g.contains("b"));
 }
+
+TEST_CASE("an Xid line's points_to is read once as a word of the table", "[report][xid]") {
+  auto doc = sample();
+  doc["results"][2]["xid"][0]["points_to"] = "hardware";
+  CHECK(report::report_from_json(doc, "r.json").results[2].xid.at(0).points_to == report::XidPointsTo::hardware);
+  doc["results"][2]["xid"][0]["points_to"] = "the moon";
+  CHECK_THAT(rejection(doc), Catch::Contains("/results/2/xid/0/points_to: unknown word 'the moon'"));
+}

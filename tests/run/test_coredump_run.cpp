@@ -147,7 +147,7 @@ TEST_CASE("coredump run: a proven address is placed among the fence's allocation
   std::vector<report::FaultSite> sites(1);
   sites[0].dump = "d";
   sites[0].exception = "Warp Illegal Address";
-  sites[0].address_status = "proven";
+  sites[0].address_status = report::AddressStatus::proven;
   sites[0].address = 0x7f0000101004;
   host::MmuFault xid;
   xid.address = 0x7f0000101000;  // holds the byte: they agree
@@ -159,7 +159,7 @@ TEST_CASE("coredump run: a proven address is placed among the fence's allocation
   CHECK_THAT(lines[0], Catch::Contains("disagree") && Catch::Contains("0x7f0000400000") &&
                            Catch::Contains("0x7f0000101004"));
   // Not proven: nothing placed, nothing printed.
-  sites[0].address_status = "not_recoverable";
+  sites[0].address_status = report::AddressStatus::not_recoverable;
   sites[0].address.reset();
   sites[0].placement.clear();
   CHECK(place_sites(sites, &log, xid).empty());
@@ -193,14 +193,14 @@ TEST_CASE("coredump run: the dump is the first evidence, above the Xid page and 
   report::FaultSite s;
   s.dump = "core-fence-0_7.nvcudmp";
   s.exception = "Warp Illegal Address";
-  s.exception_id = "warp_illegal_address";
+  s.exception_id = report::ExceptionKind::warp_illegal_address;
   s.kernel = "scale(float*, int)";
   s.file = "scale.cu";
   s.line = 7;
   s.block = report::Triple{1, 0, 0};
   s.thread = report::Triple{3, 0, 0};
-  s.address_status = "proven";
-  s.access = "write";
+  s.address_status = report::AddressStatus::proven;
+  s.access = report::AccessKind::write;
   s.access_bytes = 4;
   s.address = 0x7f0000101008;
   obs.sites = {s};
@@ -229,7 +229,7 @@ TEST_CASE("coredump run: a dump proves a fault the program never saw (it exited 
   report::FaultSite s;
   s.dump = "core-native-0_9.nvcudmp";
   s.exception = "Warp Misaligned Address";
-  s.exception_id = "warp_misaligned_address";
+  s.exception_id = report::ExceptionKind::warp_misaligned_address;
   s.kernel = "load4(float4 const*)";
   obs.sites = {s};
   obs.coredump_armed = true;
@@ -272,7 +272,7 @@ TEST_CASE("coredump run: dumps are read, removed or kept, and bounded in size", 
   CHECK(got.sites[0].kept);
   CHECK(got.sites[0].dump == keep + "/core-native-0_123.nvcudmp");
   CHECK(got.sites[0].read_ms > 0.0);
-  CHECK(got.sites[0].address_status == "not_attempted");
+  CHECK(got.sites[0].address_status == report::AddressStatus::not_attempted);
   CHECK_THAT(got.sites[0].address_note, Catch::Contains("none in the test"));
   CHECK(got.sites[1].exception == "Warp Illegal Address");
   CHECK_THAT(got.sites[2].unreadable, Catch::StartsWith("unreadable dump"));
@@ -361,8 +361,12 @@ TEST_CASE("coredump run: end to end, a far write is located by the dump of its s
   CHECK(report::validate_report(report::to_json(rep)).empty());
   REQUIRE(rep.results.size() == 2);
   REQUIRE(rep.results[0].fault_sites.size() == 1);
-  CHECK(rep.extra["run"]["coredump"]["armed"] == true);
-  CHECK_THAT(rep.extra["run"]["coredump"]["skip_abort"].get<std::string>(), Catch::StartsWith("no skip_abort"));
+  const report::Fields* run = rep.extra.fields_of("run");
+  REQUIRE(run);
+  const report::Fields* coredump = run->fields_of("coredump");
+  REQUIRE(coredump);
+  CHECK(coredump->bool_or("armed", false));
+  CHECK_THAT(coredump->string_or("skip_abort", ""), Catch::StartsWith("no skip_abort"));
   CHECK_THAT(rep.verdict.reasons.front(), Catch::Contains("GPU core dump"));
 
   // Unarmed (without --coredump): no dump, no site; the program sees its error again.

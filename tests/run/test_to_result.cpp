@@ -51,7 +51,7 @@ TEST_CASE("a fence fault as a report result") {
   CHECK(r.xid.size() == 1);
   REQUIRE(r.faulting_buffer);
   CHECK(r.faulting_buffer->name == "allocation #7");
-  CHECK(r.faulting_buffer->direction == "end_overrun");
+  CHECK(r.faulting_buffer->direction == report::BufferDirection::end_overrun);
   CHECK(r.launch_log.size() == 2);
   const auto d = cudadiag::report::to_json(r.details);
   CHECK(d["run_outcome"] == "cuda_error");

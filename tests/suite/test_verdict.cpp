@@ -91,9 +91,13 @@ TEST_CASE("verdict: every status has one exit code, and each command its own sta
   CHECK(report::exit_code_for(VerdictStatus::healthy, true) == kExitFindings);
   for (const char* command : {"repro", "compare", "fault", "index-select", "attention", "tma", "env", "run"}) {
     INFO(command);
-    const auto& statuses = report::statuses_of(command);
+    const auto parsed = report::parse_command(command);
+    REQUIRE(parsed);
+    CHECK(report::to_string(*parsed) == command);
+    const auto& statuses = report::statuses_of(*parsed);
     CHECK_FALSE(statuses.empty());
     for (auto s : statuses) CHECK(report::parse_verdict_status(report::to_string(s)) == s);
   }
-  CHECK(report::statuses_of("nonsense").empty());
+  CHECK_FALSE(report::parse_command("nonsense"));
+  CHECK_FALSE(report::parse_command("index_select"));  // the command's own spelling only
 }
