@@ -69,8 +69,11 @@ std::pair<int, std::string> evidence_of(const RunJudgement& j) {
   const std::string rung = std::string(to_string(j.rung)) + ": ";
   // The GPU's own core dump first: kernel, line, thread and the proven byte, with or
   // without the kernel log.
-  if (const auto* s = exception_site(j.sites)) {
-    std::string line = rung + "GPU core dump: " + report::site_line(*s);
+  // A dump that proves the exception only (the faulting store's warp had moved on: no
+  // kernel) ranks below the allocation the kernel log or memcheck names.
+  const auto* site = exception_site(j.sites);
+  if (site && !site->kernel.empty()) {
+    std::string line = rung + "GPU core dump: " + report::site_line(*site);
     if (j.error_unseen_by_program) line += " (the program did not see the error)";
     return {7, line};
   }
@@ -90,6 +93,9 @@ std::pair<int, std::string> evidence_of(const RunJudgement& j) {
       j.attribution && j.attribution->suspect && !j.attribution->suspect->kernel.empty()
           ? "; the last kernel launched: " + j.attribution->suspect->kernel
           : std::string();
+  if (site)
+    return {1, rung + "GPU core dump: " + report::site_line(*site) +
+                   " (the dump could not place it: the faulting warp had moved on)" + last_kernel};
   if (j.error) return {1, rung + j.error->name + ": " + j.error->line + last_kernel};
   if (waiting_site(j.sites)) return {1, rung + j.reason};  // a hang: where its warps wait
   return {0, rung + j.reason + last_kernel};

@@ -76,8 +76,8 @@ for log in kmsg nokmsg; do
   one device_assert $log native never 120 "$dir/bin/device_assert"
   # --sanitize auto, as by default: memcheck runs once the fence exposed the overrun, and
   # gives the site of a store the dump cannot place.
-  one torch_custom_op $log native,fence auto 300 "$PYTHON" "$PROGRAMS/torch_custom_op.py" "$dir/bin/libwrite_past_end.so"
-  one triton_no_mask $log native,fence auto 300 "$PYTHON" "$PROGRAMS/triton_no_mask.py"
+  one torch_custom_op $log native,fence,sanitizer auto 300 "$PYTHON" "$PROGRAMS/torch_custom_op.py" "$dir/bin/libwrite_past_end.so"
+  one triton_no_mask $log native,fence,sanitizer auto 300 "$PYTHON" "$PROGRAMS/triton_no_mask.py"
   one hang $log native never 15 "$dir/bin/hang"
 done
 

@@ -221,6 +221,47 @@ TEST_CASE("coredump run: the dump is the first evidence, above the Xid page and 
         "(1,0,0): wrote 4 bytes at 0x7f0000101008: 8 bytes past the end of allocation #0 (4096 bytes)");
 }
 
+TEST_CASE("coredump run: a dump that names no kernel (the store's warp had moved on) ranks below other evidence",
+          "[coredump_run]") {
+  RunObservation obs;
+  obs.rung = Rung::fence;
+  obs.child.ending = runner::Ending::exit_code;
+  obs.child.exit_code = 1;
+  obs.child.err.head = "RuntimeError: CUDA error: an illegal memory access was encountered\n";
+  obs.child.err.total_bytes = obs.child.err.head.size();
+  InterposerLog log;
+  log.summary.loaded = log.summary.cuda_seen = true;
+  AllocationRecord a;
+  a.seq = 0;
+  a.address = 0x7f0000100000;
+  a.bytes = 4096;
+  a.mapped_begin = 0x7f0000000000;
+  a.mapped_end = a.guard_begin = 0x7f0000101000;
+  a.guard_end = 0x7f0000301000;
+  a.side = FenceSide::back;
+  log.allocations.push_back(a);
+  log.summary.allocations = log.summary.fenced = 1;
+  LaunchRecord l;
+  l.kernel = "scale(float*, int)";
+  l.pointer_args = {a.address};
+  log.launches.push_back(l);
+  obs.interposer = log;
+  report::FaultSite s;
+  s.dump = "core-fence-0_8.nvcudmp";
+  s.exception = "Warp Illegal Address";
+  s.exception_id = report::ExceptionKind::warp_illegal_address;
+  s.notes = {"SM 130 reports the exception, but no warp is left on it and no grid is running"};
+  obs.sites = {s};
+  obs.coredump_armed = true;
+  const auto j = judge_run(obs);
+  CHECK(j.outcome == RunOutcome::cuda_error);
+  const auto v = decide_run_verdict({j}, {});
+  CHECK(v.kind == VerdictKind::exposed);
+  CHECK_THAT(v.evidence, Catch::StartsWith("fence: GPU core dump: Warp Illegal Address") &&
+                             Catch::Contains("(the dump could not place it: the faulting warp had moved on)") &&
+                             Catch::EndsWith("the last kernel launched: scale(float*, int)"));
+}
+
 TEST_CASE("coredump run: a dump proves a fault the program never saw (it exited 0)", "[coredump_run]") {
   RunObservation obs;
   obs.rung = Rung::native;
