@@ -2,7 +2,7 @@
 
 #include <iterator>
 
-#include <utf8.h>  // utfcpp (Debian's libutfcpp-dev), header-only
+#include <utf8cpp/utf8.h>  // utfcpp (Debian's libutfcpp-dev), header-only
 
 namespace cudadiag {
 
