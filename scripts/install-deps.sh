@@ -5,7 +5,10 @@ set -euo pipefail
 
 # json-schema-test-suite: the official JSON Schema tests the report schema validator runs
 # (tests/report/test_schema_suite.cpp; skipped with a printed reason when absent).
-packages=(cmake ninja-build g++ libcli11-dev libfmt-dev libspdlog-dev nlohmann-json3-dev catch2 json-schema-test-suite)
+# libpugixml-dev (its static archive) and libutfcpp-dev (headers): linked statically or
+# header-only, so the shipped binary depends on neither at run time.
+packages=(cmake ninja-build g++ libcli11-dev libfmt-dev libspdlog-dev nlohmann-json3-dev catch2 json-schema-test-suite
+          libpugixml-dev libutfcpp-dev)
 
 not_installed() {  # PACKAGE...: prints those dpkg does not have installed
   for p in "$@"; do

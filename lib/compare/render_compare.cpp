@@ -5,6 +5,7 @@
 #include <sstream>
 #include <vector>
 
+#include <fmt/color.h>
 #include <fmt/format.h>
 
 #include "compare/host_list.h"
@@ -115,10 +116,10 @@ std::vector<Row> baseline_table(const json& cmp) {
 std::string status_colored(report::VerdictStatus status, bool color) {
   const std::string word(report::to_string(status));
   if (!color) return word;
-  const char* code = status == report::VerdictStatus::same            ? "32"
-                     : status == report::VerdictStatus::host_specific ? "31"
-                                                                      : "33";
-  return fmt::format("\033[1;{}m{}\033[0m", code, word);
+  const auto colour = status == report::VerdictStatus::same            ? fmt::terminal_color::green
+                      : status == report::VerdictStatus::host_specific ? fmt::terminal_color::red
+                                                                       : fmt::terminal_color::yellow;
+  return fmt::format(fmt::emphasis::bold | fmt::fg(colour), "{}", word);
 }
 
 CaseKind kind_of(const json& c) { return parse_case_kind(c.value("kind", "")).value_or(CaseKind::agree); }

@@ -7,6 +7,8 @@
 #include <optional>
 #include <sstream>
 
+#include <fmt/color.h>
+
 #include "report/render_facts.h"
 #include "report/render_formats.h"
 #include "util/printable.h"
@@ -15,26 +17,25 @@
 namespace cudadiag::report {
 namespace {
 
-constexpr const char* kGreen = "\033[32m";
-constexpr const char* kRed = "\033[31m";
-constexpr const char* kYellow = "\033[33m";
-constexpr const char* kBold = "\033[1m";
-constexpr const char* kReset = "\033[0m";
+const fmt::text_style kGreen = fmt::fg(fmt::terminal_color::green);
+const fmt::text_style kRed = fmt::fg(fmt::terminal_color::red);
+const fmt::text_style kYellow = fmt::fg(fmt::terminal_color::yellow);
+const fmt::text_style kBold = fmt::emphasis::bold;
 
 constexpr size_t kStderrLines = 5;
 
 class Painter {
  public:
   explicit Painter(bool color) : color_(color) {}
-  std::string operator()(const std::string& text, const char* code) const {
-    return color_ && !text.empty() ? code + text + kReset : text;
+  std::string operator()(const std::string& text, const fmt::text_style& style) const {
+    return color_ && !text.empty() ? fmt::format(style, "{}", text) : text;
   }
 
  private:
   bool color_;
 };
 
-const char* verdict_colour(VerdictStatus status) {
+fmt::text_style verdict_colour(VerdictStatus status) {
   switch (exit_code_for(status)) {
     case 0: return kGreen;
     case 1: return kRed;

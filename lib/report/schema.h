@@ -15,6 +15,14 @@
 // Equality (enum, const) is JSON Schema's: numbers by value, objects in any member
 // order. A string longer than 4096 bytes is reported as too long to check against a
 // pattern (std::regex would recurse once per character).
+//
+// Why not valijson (Debian's libvalijson-dev 1.0, header-only): it passes the same
+// JSON-Schema-Test-Suite groups, but it runs std::regex_search on strings of any length
+// with no way to bound it or swap the engine, so a report holding a 200000-byte
+// schema_version overflows the stack (SIGSEGV) where this validator names the string as
+// too long; it knows drafts 3, 4 and 7 only (prefixItems and other unknown keywords are
+// ignored silently, not refused); and its messages ("Failed to match against any enum
+// values.", one per enclosing level) drop the value and the allowed set that ours give.
 #include <string>
 #include <vector>
 

@@ -1,9 +1,13 @@
 #pragma once
-// A small XML reader for the subset compute-sanitizer writes: elements, attributes,
-// text, CDATA, the five named entities and numeric character references, comments,
-// processing instructions (the XML declaration) and a DOCTYPE (skipped). No external
-// library: the binary stays self-contained. Malformed or truncated input throws
-// XmlError with the byte offset, line and column; it never crashes.
+// compute-sanitizer's XML, read with pugixml (Debian's libpugixml-dev, linked from its
+// static archive: the binary gains no shared-library dependency) into a small owned tree.
+// Elements, attributes, text, CDATA, the five named entities and numeric character
+// references are read; comments, processing instructions and a DOCTYPE are skipped.
+// pugixml is lenient where compute-sanitizer never writes such input: an unknown or
+// malformed entity reference is kept verbatim, and text outside the root element is
+// dropped. Malformed or truncated input, a NUL byte, more than one root element or
+// nesting deeper than 256 levels throws XmlError with the byte offset, line and column;
+// it never crashes.
 #include <cstddef>
 #include <optional>
 #include <stdexcept>

@@ -7,9 +7,11 @@
 
 namespace cudadiag {
 
-// The text with every byte that is not part of a well-formed UTF-8 sequence (overlong
-// forms, surrogates and code points above U+10FFFF included) replaced by U+FFFD.
-// Linear in the input; valid text comes back unchanged.
+// The text with every ill-formed UTF-8 sequence (overlong forms, surrogates and code
+// points above U+10FFFF included) replaced by U+FFFD: utfcpp's utf8::replace_invalid,
+// which writes one U+FFFD per stray byte and one per ill-formed sequence (a lead byte
+// and the continuation bytes after it). Linear in the input; valid text comes back
+// unchanged.
 std::string to_valid_utf8(std::string_view text);
 
 // At most max_bytes of the text, cut at a code point boundary, then made valid.

@@ -67,6 +67,14 @@ TEST_CASE("render: the rate tests show p-values and say not significant", "[comp
   CHECK_THAT(md, Catch::Contains("cuda_error 700 cudaErrorIllegalAddress (3/50)"));
 }
 
+TEST_CASE("render: on a terminal the verdict is bold and coloured, elsewhere plain", "[compare][render]") {
+  const auto r = compare_files({"driver_good.json", "driver_bad.json"});  // host_specific: red
+  CHECK_THAT(render_compare_text(r, true), Catch::StartsWith("cudadiag compare: \x1b[1m\x1b[31mhost_specific\x1b[0m\n"));
+  CHECK_THAT(render_compare_text(r, false), !Catch::Contains("\x1b"));
+  const auto same = compare_files({"identical_a.json", "identical_b.json"});  // same: green
+  CHECK_THAT(render_compare_text(same, true), Catch::StartsWith("cudadiag compare: \x1b[1m\x1b[32msame\x1b[0m\n"));
+}
+
 TEST_CASE("render: identical reports say so briefly", "[compare][render]") {
   const auto r = compare_files({"identical_a.json", "identical_b.json"});
   const auto text = render_compare_text(r);

@@ -15,11 +15,14 @@ TEST_CASE("valid UTF-8 comes back unchanged") {
   CHECK(to_valid_utf8("") == "");
 }
 
-TEST_CASE("invalid bytes become U+FFFD, one per byte") {
+TEST_CASE("invalid bytes become U+FFFD, one per stray byte or ill-formed sequence") {
   CHECK(to_valid_utf8("a\xFF" "b") == "a\xEF\xBF\xBD" "b");
+  CHECK(to_valid_utf8("\xFF\x80\xFE") == "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");  // stray bytes
   CHECK(to_valid_utf8("\xC3") == "\xEF\xBF\xBD");                       // truncated sequence
-  CHECK(to_valid_utf8("\xC0\xAF") == "\xEF\xBF\xBD\xEF\xBF\xBD");      // overlong '/'
-  CHECK(to_valid_utf8("\xED\xA0\x80") == "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");  // surrogate
+  CHECK(to_valid_utf8("\xE2\x82" "A") == "\xEF\xBF\xBD" "A");            // cut short by 'A'
+  CHECK(to_valid_utf8("\xC0\xAF") == "\xEF\xBF\xBD");                   // overlong '/'
+  CHECK(to_valid_utf8("\xED\xA0\x80") == "\xEF\xBF\xBD");               // surrogate
+  CHECK(to_valid_utf8("\xED\xA0\x80\xE2\x82\xAC") == "\xEF\xBF\xBD\xE2\x82\xAC");  // then a valid euro
   CHECK(to_valid_utf8("\xF4\x90\x80\x80").find("\xF4") == std::string::npos);   // > U+10FFFF
   const std::string nul("x\0y", 3);
   CHECK(to_valid_utf8(nul) == nul);  // NUL is valid UTF-8; JSON escapes it
