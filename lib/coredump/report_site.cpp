@@ -46,6 +46,9 @@ report::FaultSite to_report_site(const FaultSite& s) {
   if (r.address_status == report::AddressStatus::proven) r.address = s.address;
   r.alignment = s.alignment;
   r.address_note = s.address_note;
+  if (r.address_status == report::AddressStatus::proven)
+    for (const auto& t : s.threads)
+      if (t.address) r.lane_addresses.push_back({triple(t.block), triple(t.thread), *t.address});
   for (const auto& w : s.waiting) {
     report::WaitingPc o;
     o.kernel = w.kernel;

@@ -135,6 +135,13 @@ struct FaultSite {
   unsigned alignment = 0;         // of the proven address
   std::string address_note;       // why not proven, what is intact
   std::string placement;          // the proven address among the program's allocations ("4 bytes past the end of #3 (4096 bytes)")
+  // Not written: the proven address of each lane of the first thread's warp (a warp-level
+  // exception does not say which lane faulted; placing them among the allocations does).
+  struct LaneAddress {
+    Triple block, thread;
+    std::uint64_t address = 0;
+  };
+  std::vector<LaneAddress> lane_addresses;
 
   std::vector<WaitingPc> waiting; // a dump without exception: where the warps wait, most warps first
   std::vector<std::string> notes;

@@ -3,6 +3,18 @@
 #include <fmt/format.h>
 
 namespace cudadiag::run {
+namespace {
+
+std::string triple_text(const report::Triple& t) { return fmt::format("({},{},{})", t[0], t[1], t[2]); }
+
+// The largest power of two, up to 4096, that divides the address.
+unsigned alignment_of(std::uint64_t a) {
+  unsigned align = 1;
+  while (align < 4096 && (a & align) == 0) align <<= 1;
+  return align;
+}
+
+}  // namespace
 
 
 const report::FaultSite* waiting_site(const std::vector<report::FaultSite>& sites) {
@@ -43,7 +55,33 @@ std::vector<std::string> place_sites(std::vector<report::FaultSite>& sites, cons
   std::vector<std::string> lines;
   for (auto& s : sites) {
     if (!s.unreadable.empty() || s.address_status != report::AddressStatus::proven || !s.address) continue;
-    if (log) s.placement = placement_text(attribute_fault(*log, *s.address, AddressPrecision::exact));
+    if (log) {
+      Attribution a = attribute_fault(*log, *s.address, AddressPrecision::exact);
+      // A warp's exception does not name the lane that faulted: the first lane's address
+      // may be a valid one. The faulting lane is one whose address lies outside every live
+      // allocation (a guard, a freed range, nowhere known).
+      if (a.relation == Relation::inside_live) {
+        for (const auto& lane : s.lane_addresses) {
+          Attribution la = attribute_fault(*log, lane.address, AddressPrecision::exact);
+          if (la.relation == Relation::inside_live) continue;
+          s.notes.push_back(fmt::format(
+              "the exception is the warp's: its first lane, thread {}, accessed {:#x}, inside a live allocation; "
+              "thread {} is the first lane whose address lies outside every live allocation",
+              s.thread ? triple_text(*s.thread) : std::string("?"), *s.address, triple_text(lane.thread)));
+          s.block = lane.block;
+          s.thread = lane.thread;
+          s.address = lane.address;
+          s.alignment = alignment_of(lane.address);
+          a = la;
+          break;
+        }
+        if (a.relation == Relation::inside_live && s.lane_addresses.size() > 1)
+          s.notes.push_back(
+              "every lane's proven address lies inside a live allocation: the address shown is the first lane's, "
+              "not necessarily the faulting one");
+      }
+      s.placement = placement_text(a);
+    }
     if (xid_fault) {
       const std::uint64_t page = xid_fault->address;
       if (*s.address < page || *s.address - page >= host::kMmuFaultGranularity) {

@@ -166,6 +166,49 @@ TEST_CASE("coredump run: a proven address is placed among the fence's allocation
   CHECK(sites[0].placement.empty());
 }
 
+TEST_CASE("coredump run: a warp's exception is placed at the first lane whose address leaves every live allocation",
+          "[coredump_run]") {
+  // Seen on an H100 with an unmasked Triton store: the warp's first lane (thread 96) wrote
+  // 3584 bytes into the 4000-byte buffer; lanes 122 on wrote past its end, onto the guard.
+  InterposerLog log;
+  AllocationRecord a;
+  a.seq = 1;
+  a.address = 0x7f0000100060;  // 4000 bytes, flush against the guard at 16-byte alignment
+  a.bytes = 4000;
+  a.mapped_begin = 0x7f0000000000;
+  a.mapped_end = a.guard_begin = 0x7f0000101000;
+  a.guard_end = 0x7f0000301000;
+  a.side = FenceSide::back;
+  log.allocations.push_back(a);
+  std::vector<report::FaultSite> sites(1);
+  auto& s = sites[0];
+  s.exception = "Warp Illegal Address";
+  s.address_status = report::AddressStatus::proven;
+  s.block = report::Triple{0, 0, 0};
+  s.thread = report::Triple{96, 0, 0};
+  s.address = a.address + 3584;
+  for (std::uint32_t t = 96; t < 128; ++t)
+    s.lane_addresses.push_back({report::Triple{0, 0, 0}, report::Triple{t, 0, 0}, a.address + 3584 + 16 * (t - 96)});
+  CHECK(place_sites(sites, &log, std::nullopt).empty());
+  // Thread 122 writes at 3584 + 16 * 26 = 4000: the first byte past the end.
+  CHECK(s.placement == "0 bytes past the end of allocation #1 (4000 bytes)");
+  REQUIRE(s.thread);
+  CHECK(*s.thread == report::Triple{122, 0, 0});
+  CHECK(s.address == a.address + 4000);
+  REQUIRE(s.notes.size() == 1);
+  CHECK_THAT(s.notes[0], Catch::Contains("its first lane, thread (96,0,0)") && Catch::Contains("thread (122,0,0)"));
+
+  // Every lane inside the buffer: the first lane's placement stands, and the site says it may not be the fault.
+  s.thread = report::Triple{96, 0, 0};
+  s.address = a.address + 3584;
+  s.notes.clear();
+  s.lane_addresses.resize(2);
+  place_sites(sites, &log, std::nullopt);
+  CHECK(s.placement == "3584 bytes into live allocation #1 (4000 bytes)");
+  REQUIRE(s.notes.size() == 1);
+  CHECK_THAT(s.notes[0], Catch::StartsWith("every lane's proven address lies inside a live allocation"));
+}
+
 TEST_CASE("coredump run: the dump is the first evidence, above the Xid page and the launch log", "[coredump_run]") {
   RunObservation obs;
   obs.rung = Rung::fence;
