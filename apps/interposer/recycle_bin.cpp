@@ -48,6 +48,22 @@ bool RecycleBin::push(const Buffer& b) noexcept {
   return true;
 }
 
+std::uint64_t RecycleBin::take_oldest(std::uint64_t keep_bytes, Buffer* out, std::size_t& n,
+                                      std::size_t max) noexcept {
+  std::uint64_t left = 0;
+  while (bytes_ > keep_bytes && oldest_ < used_ && n < max) {
+    Buffer& o = items_[oldest_++];
+    if (o.mapped_size == 0) continue;
+    out[n++] = o;
+    left += o.mapped_size;
+    bytes_ -= o.mapped_size;
+    o.mapped_size = 0;
+    --live_;
+  }
+  if (oldest_ == used_) used_ = oldest_ = 0;
+  return left;
+}
+
 bool RecycleBin::take(std::int32_t device, fence::Side side, std::uint64_t mapped_size, Buffer& out) noexcept {
   if (mapped_size == 0) return false;
   pthread_mutex_lock(&lock_);
@@ -78,17 +94,7 @@ void RecycleBin::keep(const DriverCalls& d, const Buffer& b, std::uint64_t limit
   } else {
     kept = b.mapped_size;
   }
-  std::uint64_t left = 0;
-  while (bytes_ > limit_bytes && oldest_ < used_ && n < kMaxUnmappedAtOnce + 1) {
-    Buffer& o = items_[oldest_++];
-    if (o.mapped_size == 0) continue;
-    out[n++] = o;
-    left += o.mapped_size;
-    bytes_ -= o.mapped_size;
-    o.mapped_size = 0;
-    --live_;
-  }
-  if (oldest_ == used_) used_ = oldest_ = 0;
+  const std::uint64_t left = take_oldest(limit_bytes, out, n, kMaxUnmappedAtOnce + 1);
   pthread_mutex_unlock(&lock_);
   if (ring) {
     if (kept) ring->add(&ring::Header::recycled_bytes, kept);
@@ -102,18 +108,8 @@ std::size_t RecycleBin::drain(const DriverCalls& d, std::uint64_t reuse_limit, R
   for (;;) {
     Buffer out[kDrainBatch];
     std::size_t n = 0;
-    std::uint64_t left = 0;
     pthread_mutex_lock(&lock_);
-    while (oldest_ < used_ && n < kDrainBatch) {
-      Buffer& o = items_[oldest_++];
-      if (o.mapped_size == 0) continue;
-      out[n++] = o;
-      left += o.mapped_size;
-      bytes_ -= o.mapped_size;
-      o.mapped_size = 0;
-      --live_;
-    }
-    if (oldest_ == used_) used_ = oldest_ = 0;
+    const std::uint64_t left = take_oldest(0, out, n, kDrainBatch);
     pthread_mutex_unlock(&lock_);
     if (ring && left) ring->sub(&ring::Header::recycled_bytes, left);
     for (std::size_t i = 0; i < n; ++i) unmap_(d, out[i], reuse_limit);

@@ -55,6 +55,9 @@ class RecycleBin {
  private:
   bool push(const Buffer& b) noexcept;  // under the lock
   void compact() noexcept;              // under the lock
+  // Under the lock: moves the oldest buffers into out[n..max) while more than keep_bytes
+  // are kept; the bytes taken.
+  std::uint64_t take_oldest(std::uint64_t keep_bytes, Buffer* out, std::size_t& n, std::size_t max) noexcept;
 
   Unmap unmap_;
   pthread_mutex_t lock_ = PTHREAD_MUTEX_INITIALIZER;

@@ -209,7 +209,9 @@ TEST_CASE("coredump run: a warp's exception is placed at the first lane whose ad
   CHECK_THAT(s.notes[0], Catch::StartsWith("every lane's proven address lies inside a live allocation"));
 }
 
-TEST_CASE("coredump run: the dump is the first evidence, above the Xid page and the launch log", "[coredump_run]") {
+// A fenced run of scale(float*, int) that exited 1 with PyTorch's illegal-address text:
+// one 4096-byte buffer against its guard, one launch passed it.
+static RunObservation fenced_scale_run() {
   RunObservation obs;
   obs.rung = Rung::fence;
   obs.child.ending = runner::Ending::exit_code;
@@ -233,6 +235,11 @@ TEST_CASE("coredump run: the dump is the first evidence, above the Xid page and 
   l.pointer_args = {a.address};
   log.launches.push_back(l);
   obs.interposer = log;
+  return obs;
+}
+
+TEST_CASE("coredump run: the dump is the first evidence, above the Xid page and the launch log", "[coredump_run]") {
+  RunObservation obs = fenced_scale_run();
   report::FaultSite s;
   s.dump = "core-fence-0_7.nvcudmp";
   s.exception = "Warp Illegal Address";
@@ -266,29 +273,7 @@ TEST_CASE("coredump run: the dump is the first evidence, above the Xid page and 
 
 TEST_CASE("coredump run: a dump that names no kernel (the store's warp had moved on) ranks below other evidence",
           "[coredump_run]") {
-  RunObservation obs;
-  obs.rung = Rung::fence;
-  obs.child.ending = runner::Ending::exit_code;
-  obs.child.exit_code = 1;
-  obs.child.err.head = "RuntimeError: CUDA error: an illegal memory access was encountered\n";
-  obs.child.err.total_bytes = obs.child.err.head.size();
-  InterposerLog log;
-  log.summary.loaded = log.summary.cuda_seen = true;
-  AllocationRecord a;
-  a.seq = 0;
-  a.address = 0x7f0000100000;
-  a.bytes = 4096;
-  a.mapped_begin = 0x7f0000000000;
-  a.mapped_end = a.guard_begin = 0x7f0000101000;
-  a.guard_end = 0x7f0000301000;
-  a.side = FenceSide::back;
-  log.allocations.push_back(a);
-  log.summary.allocations = log.summary.fenced = 1;
-  LaunchRecord l;
-  l.kernel = "scale(float*, int)";
-  l.pointer_args = {a.address};
-  log.launches.push_back(l);
-  obs.interposer = log;
+  RunObservation obs = fenced_scale_run();
   report::FaultSite s;
   s.dump = "core-fence-0_8.nvcudmp";
   s.exception = "Warp Illegal Address";
