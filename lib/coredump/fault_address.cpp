@@ -5,15 +5,11 @@
 #include <algorithm>
 
 namespace cudadiag::coredump {
-namespace {
-
 unsigned alignment_of(std::uint64_t a) {
   unsigned align = 1;
   while (align < 4096 && (a & align) == 0) align <<= 1;
   return align;
 }
-
-}  // namespace
 
 const char* to_string(AddressStatus s) {
   switch (s) {

@@ -17,6 +17,9 @@
 
 namespace cudadiag::coredump {
 
+// The largest power of two, up to 4096, that divides the address.
+unsigned alignment_of(std::uint64_t address);
+
 enum class AddressStatus {
   proven,              // the address is exact
   not_recoverable,     // a register of the address was overwritten (or may have been)

@@ -7,7 +7,6 @@
 namespace cudadiag::report {
 namespace {
 
-std::string triple(const Triple& t) { return fmt::format("({},{},{})", t[0], t[1], t[2]); }
 
 json triple_json(const Triple& t) { return json::array({t[0], t[1], t[2]}); }
 
@@ -61,6 +60,8 @@ std::string waiting_line(const FaultSite& s) {
                      w.warps, warps, warps == 1 ? "" : "s");
 }
 
+std::string triple_text(const Triple& t) { return fmt::format("({},{},{})", t[0], t[1], t[2]); }
+
 std::string site_line(const FaultSite& s) {
   if (!s.unreadable.empty()) return "unreadable dump: " + s.unreadable;
   if (s.exception.empty()) {
@@ -73,7 +74,7 @@ std::string site_line(const FaultSite& s) {
   if (!s.kernel.empty()) h += " in " + s.kernel;
   h += where(s.file, s.line);
   if (!s.line && !s.line_note.empty()) h += " (" + s.line_note + ")";
-  if (s.thread && s.block) h += ", thread " + triple(*s.thread) + " of block " + triple(*s.block);
+  if (s.thread && s.block) h += ", thread " + triple_text(*s.thread) + " of block " + triple_text(*s.block);
   if (s.faulting_warps > 1 || s.faulting_blocks > 1)
     h += fmt::format(" ({} lanes in {} warps, {} blocks)", s.faulting_lanes, s.faulting_warps, s.faulting_blocks);
   if (s.address_status == AddressStatus::proven && s.address) {

@@ -150,6 +150,8 @@ struct FaultSite {
 // The one-line summary: "Warp Illegal Address in touch(float*, int) at uaf.cu:4, thread
 // (128,0,0) of block (8,0,0): read 4 bytes at 0x7f..: 8704 bytes into allocation #0 ...".
 std::string site_line(const FaultSite& s);
+// "(128,0,0)".
+std::string triple_text(const Triple& t);
 // The first waiting PC of a hang: "wait_flag(int volatile*) at hang.cu:4 (1 of 1 warps)".
 std::string waiting_line(const FaultSite& s);
 

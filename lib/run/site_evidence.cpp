@@ -2,19 +2,9 @@
 
 #include <fmt/format.h>
 
+#include "coredump/fault_address.h"
+
 namespace cudadiag::run {
-namespace {
-
-std::string triple_text(const report::Triple& t) { return fmt::format("({},{},{})", t[0], t[1], t[2]); }
-
-// The largest power of two, up to 4096, that divides the address.
-unsigned alignment_of(std::uint64_t a) {
-  unsigned align = 1;
-  while (align < 4096 && (a & align) == 0) align <<= 1;
-  return align;
-}
-
-}  // namespace
 
 
 const report::FaultSite* waiting_site(const std::vector<report::FaultSite>& sites) {
@@ -67,11 +57,11 @@ std::vector<std::string> place_sites(std::vector<report::FaultSite>& sites, cons
           s.notes.push_back(fmt::format(
               "the exception is the warp's: its first lane, thread {}, accessed {:#x}, inside a live allocation; "
               "thread {} is the first lane whose address lies outside every live allocation",
-              s.thread ? triple_text(*s.thread) : std::string("?"), *s.address, triple_text(lane.thread)));
+              s.thread ? report::triple_text(*s.thread) : std::string("?"), *s.address, report::triple_text(lane.thread)));
           s.block = lane.block;
           s.thread = lane.thread;
           s.address = lane.address;
-          s.alignment = alignment_of(lane.address);
+          s.alignment = coredump::alignment_of(lane.address);
           a = la;
           break;
         }
