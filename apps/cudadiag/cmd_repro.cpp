@@ -96,8 +96,7 @@ void run_repro(const ReproOptions& opts, bool show_progress) {
 
   const double wall_s = outcome.wall_ms / 1000.0;
   const bool interrupted = outcome.interrupted;
-  auto r = suite::repro_report(std::move(header), request.suite, request.plan_options, plan, std::move(outcome),
-                               request.facts);
+  auto r = suite::repro_report(std::move(header), request, std::move(outcome));
   emit_report(r, opts.common);
   spdlog::info("verdict: {} ({} results, {:.1f} s)", report::to_string(r.verdict.status), r.results.size(), wall_s);
   set_exit_code(report::exit_code_for(r.verdict.status, interrupted));

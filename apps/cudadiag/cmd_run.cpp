@@ -59,7 +59,7 @@ void run_run(const RunCliOptions& o) {
   auto header = evidence::start_session_report({inv.argv, "run", inv.envp, &request.host});
   const auto outcome = run::run_session(request.session, log_progress());
 
-  auto r = run::run_report(std::move(header), request.session, outcome, request.facts);
+  auto r = run::run_report(std::move(header), request, outcome);
   report::RedactionInputs secrets;
   secrets.env.assign(request.session.env.begin(), request.session.env.end());  // --env values may be tokens
   emit_report(r, o.common, secrets);

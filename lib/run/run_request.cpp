@@ -36,7 +36,11 @@ Request resolve_request(const Args& args, const evidence::Parent& parent, const 
   run.quarantine_mb = args.quarantine_mb;
   run.recycle_mb = args.recycle_mb;
   run.work_dir = work_dir;
-  if (const char* p = parent.getenv ? parent.getenv("LD_PRELOAD") : nullptr) run.user_ld_preload = p;
+  // The program's own LD_PRELOAD comes after ours on the fence rung: --env's, if given.
+  if (const auto it = s.env.find("LD_PRELOAD"); it != s.env.end())
+    run.user_ld_preload = it->second;
+  else if (const char* p = parent.getenv ? parent.getenv("LD_PRELOAD") : nullptr)
+    run.user_ld_preload = p;
   if (args.timeout_s <= 0) throw UsageError("--timeout: expected a positive number of seconds");
   s.timeout = std::chrono::milliseconds(static_cast<long long>(args.timeout_s * 1000.0));
   s.stop = parent.stop;
@@ -79,6 +83,8 @@ Request resolve_request(const Args& args, const evidence::Parent& parent, const 
     run.interposer_missing_reason = fmt::format(
         "neither {} nor {} exists (it is built next to the cudadiag binary and installed in lib/cudadiag/)",
         candidates[0], candidates[1]);
+
+  check_run_options(run);
 
   // What the parent knows of the host, gathered once for the session and its report.
   if (parent.host_facts) req.host = parent.host_facts();

@@ -203,3 +203,33 @@ TEST_CASE("run request: the options reach the ladder and the session typed", "[r
   CHECK(run.user_ld_preload == std::optional<std::string>("libmine.so"));
   CHECK_FALSE(run.coredump);
 }
+
+TEST_CASE("run request: the ladder is checked before the host is asked", "[run_request]") {
+  World w;
+  w.executable("tool");
+  test::TempDir work;
+  Args a = args_for({"tool"});
+  a.fence_align = 24;
+  CHECK(usage_error_of(a, w.parent(), work.path.string()) ==
+        "--fence-align: expected a power of two from 1 to 4096, got 24");
+  a.fence_align = 16;
+  a.repeat = 20000;
+  CHECK(usage_error_of(a, w.parent(), work.path.string()) == "--repeat: expected 1..10000, got 20000");
+  CHECK(w.host_facts_gathered == 0);
+}
+
+TEST_CASE("run request: the program's LD_PRELOAD is --env's over the inherited one", "[run_request]") {
+  World w;
+  w.executable("tool");
+  w.vars["LD_PRELOAD"] = "libinherited.so";
+  test::TempDir work;
+  Args a = args_for({"tool"});
+  CHECK(resolve_request(a, w.parent(), work.path.string()).session.run.user_ld_preload ==
+        std::optional<std::string>("libinherited.so"));
+  a.env["LD_PRELOAD"] = "libgiven.so";
+  CHECK(resolve_request(a, w.parent(), work.path.string()).session.run.user_ld_preload ==
+        std::optional<std::string>("libgiven.so"));
+  w.vars.erase("LD_PRELOAD");
+  a.env.clear();
+  CHECK_FALSE(resolve_request(a, w.parent(), work.path.string()).session.run.user_ld_preload.has_value());
+}

@@ -141,3 +141,20 @@ TEST_CASE("repro request: bad input is a usage error naming it, before the host 
   a.devices = "5";
   CHECK_THAT(usage_error_of(a, w.parent()), Catch::Contains("no device 5"));
 }
+
+TEST_CASE("repro request: the report takes the request and the outcome", "[repro_request]") {
+  World w;
+  w.gpus = 0;  // host cases only: nothing starts
+  suite::Args a;
+  a.suite = "flashinfer-tma-seqlen1";
+  a.case_glob = "tma.*.host";
+  const auto req = suite::resolve_request(a, w.parent());
+  auto outcome = suite::run_plan(req.suite, req.plan, req.run);
+  const auto r = suite::repro_report(report::new_report({"cudadiag", "repro"}, "repro"), req, outcome);
+  const auto parts = suite::repro_report(report::new_report({"cudadiag", "repro"}, "repro"), req.suite,
+                                         req.plan_options, req.plan, std::move(outcome), req.facts);
+  CHECK(r.results.size() == req.plan.total_runs());
+  CHECK(r.verdict.status == parts.verdict.status);
+  CHECK(r.gpu.reason == parts.gpu.reason);
+  CHECK(report::to_json(r).at("suite") == report::to_json(parts).at("suite"));
+}
