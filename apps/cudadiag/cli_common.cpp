@@ -148,6 +148,7 @@ void add_common_options(CLI::App* cmd, CommonOptions& opts) {
     check_output_path(opts.output);
     opts.report_format = report::parse_format(opts.format);
     opts.color = use_color(opts);
+    opts.output_shown = printable(opts.output);
     if (!opts.redact_key_file.empty()) opts.redact = true;
     if (opts.redact)
       opts.redaction = report::redaction_tokens(opts.redact_key_file, [](const char* name) {
@@ -311,7 +312,7 @@ void emit_text(const std::string& text, const CommonOptions& opts) {
   const report::Format format = opts.report_format;
   const char* extension = format == report::Format::json ? "json" : format == report::Format::md ? "md" : "txt";
   write_report(opts.output, text, extension);
-  if (!opts.output.empty() && opts.output != "-") spdlog::info("wrote {}", printable(opts.output));
+  if (!opts.output.empty() && opts.output != "-") spdlog::info("wrote {}", opts.output_shown);
 }
 
 void mark_interrupted(report::Report& r) {

@@ -26,10 +26,11 @@ struct CommonOptions {
   bool no_color = false;
   // With --redact: how tokens are made, read before any work (a bad key is exit 2).
   std::shared_ptr<const report::RedactionTokens> redaction;
-  // Settled once the options are read: the format as the enum, and whether stdout gets
-  // colour (use_color).
+  // Settled once the options are read: the format as the enum, whether stdout gets
+  // colour (use_color), and the -o path as messages show it (printable).
   report::Format report_format = report::Format::text;
   bool color = false;
+  std::string output_shown;
 };
 
 // Global state set up by main(): argv and the options of the subcommand being run.

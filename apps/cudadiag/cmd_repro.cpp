@@ -74,24 +74,19 @@ void run_repro(const ReproOptions& opts, bool show_progress) {
   }
 
   auto request = suite::resolve_request(opts.args, parent_process());
-  const auto& plan = request.plan;
-  spdlog::info("suite {}: {} case runs ({} in {} children, {} on the host, {} skipped), -j {}", request.suite.name,
-               plan.total_runs(), plan.child_runs(), plan.batches.size(), plan.count(suite::Venue::host),
-               plan.count(suite::Venue::skipped), request.facts.jobs);
-  if (request.plan_options.devices.empty()) spdlog::warn("GPU part cannot run: {}", request.plan_options.no_gpu_reason);
   const auto& inv = invocation();
   auto header = evidence::start_session_report({inv.argv, "repro", inv.envp, &request.host});
 
   std::optional<ScratchDir> scratch;  // the sanitizer's XML files
   if (request.facts.sanitizer.found) request.run.scratch_dir = scratch.emplace("repro").path();
   std::optional<Progress> progress;
-  if (show_progress) progress.emplace(plan.total_runs());
+  if (show_progress) progress.emplace(request.plan.runs.size());
   request.run.on_result = [&](const report::Result& res) {
     if (progress) progress->add(res);
   };
   request.run.setup_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - setup_t0).count();
-  auto outcome = suite::run_plan(request.suite, plan, request.run);
+  auto outcome = suite::run_plan(request.suite, request.plan, request.run);
   if (progress) progress->finish();
 
   const double wall_s = outcome.wall_ms / 1000.0;

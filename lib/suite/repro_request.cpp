@@ -47,6 +47,12 @@ Request resolve_request(const Args& args, const evidence::Parent& parent) {
   run.sanitizer_path = facts.sanitizer.path;
   run.stop = parent.stop;
   run.coredump = args.coredump;
+
+  const Plan& plan = req.plan;
+  spdlog::info("suite {}: {} case runs ({} in {} children, {} on the host, {} skipped), -j {}", req.suite.name,
+               plan.total_runs(), plan.child_runs(), plan.batches.size(), plan.count(Venue::host),
+               plan.count(Venue::skipped), facts.jobs);
+  if (popts.devices.empty()) spdlog::warn("GPU part cannot run: {}", popts.no_gpu_reason);
   return req;
 }
 

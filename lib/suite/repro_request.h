@@ -41,8 +41,10 @@ struct Request {
   host::HostFacts host;
 };
 
-// Throws UsageError (exit 2) naming what is wrong: an unknown suite or a suite file that
-// does not parse, a bad --seed, --devices naming no usable device (device_selection.h).
+// Says what it resolved on stderr (the plan's size and -j; why the GPU part cannot run;
+// a sanitizer profile skipped). Throws UsageError (exit 2) naming what is wrong: an
+// unknown suite or a suite file that does not parse, a bad --seed, --devices naming no
+// usable device (device_selection.h).
 Request resolve_request(const Args& args, const evidence::Parent& parent);
 
 }  // namespace cudadiag::suite
