@@ -17,7 +17,6 @@
 #include "run/run_report.h"
 #include "run/run_request.h"
 #include "run/run_session.h"
-#include "util/errors.h"
 #include "util/log.h"
 #include "util/scratch_dir.h"
 
