@@ -17,10 +17,13 @@ std::string base_name(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-// The driver's and the runtime's own frames say nothing about the program.
-bool cuda_library(const std::string& module) {
-  const std::string name = base_name(module);
-  return name.rfind("libcuda.so", 0) == 0 || name.rfind("libcudart", 0) == 0;
+// A frame of the CUDA driver or runtime: in their libraries, the runtime linked into the
+// program (its local symbols are named libcudart_static_<hash>), or an allocating entry point.
+bool runtime_frame(const OriginHostFrame& f) {
+  const std::string name = base_name(f.module);
+  if (name.rfind("libcuda.so", 0) == 0 || name.rfind("libcudart", 0) == 0) return true;
+  const std::string& fn = f.function;
+  return fn.rfind("libcudart_static_", 0) == 0 || fn.rfind("cudaMalloc", 0) == 0 || fn.rfind("cuMemAlloc", 0) == 0;
 }
 
 std::string python_text(const OriginPythonFrame& f) {
@@ -51,16 +54,25 @@ std::string origin_text(const AllocationOrigin& o) {
   } else if (!o.python.empty()) {
     t = python_text(o.python.front());
   }
-  std::string host;
+  // The CUDA driver's and runtime's own frames say nothing about the program: the text
+  // starts at the allocating call ("cudaMalloc < main+0x2f (app)").
+  std::size_t first = 0;
+  std::string call;
+  if (!user)
+    for (std::size_t i = 0; i < o.host.size(); ++i)
+      if (runtime_frame(o.host[i])) {
+        first = i + 1;
+        if (!o.host[i].function.empty() && o.host[i].function.rfind("libcudart_static_", 0) != 0) call = o.host[i].function;
+      }
+  std::string host = call;
   std::size_t shown = 0;
   // The user's Python line says it: the interpreter's own frames are left to the report.
-  for (const auto& f : user ? std::vector<OriginHostFrame>{} : o.host) {
-    if (cuda_library(f.module)) continue;
+  for (std::size_t i = first; !user && i < o.host.size(); ++i) {
     if (shown == kHostFramesShown) {
       host += " < ...";
       break;
     }
-    host += (shown ? " < " : "") + host_text(f);
+    host += (host.empty() ? "" : " < ") + host_text(o.host[i]);
     ++shown;
   }
   if (!host.empty()) t += (t.empty() ? "" : "; ") + std::string("host: ") + host;

@@ -193,9 +193,21 @@ TEST_CASE("allocation origin: the user's Python line first, the host stack in th
         "/home/u/train.py:42 in step (innermost: /usr/lib/python3/dist-packages/torch/nn/modules/linear.py:125 in "
         "forward)");
   o.python.clear();
-  CHECK(report::origin_text(o) == "host: make+0x1c (liballoc.so)");
+  CHECK(report::origin_text(o) == "host: cuMemAlloc_v2 < make+0x1c (liballoc.so)");
   o.python_note = "no Python line: why";
-  CHECK(report::origin_text(o) == "host: make+0x1c (liballoc.so) (no Python line: why)");
+  CHECK(report::origin_text(o) == "host: cuMemAlloc_v2 < make+0x1c (liballoc.so) (no Python line: why)");
+  // The runtime linked into a program: its local frames and the entry point lead up to the caller.
+  o.python_note.clear();
+  o.host = {{0x10, "/opt/app/app", "libcudart_static_5382377d", 0x2e},
+            {0x20, "/opt/app/app", "cudaMalloc", 0x1f3},
+            {0x30, "/opt/app/app", "main", 0x2f},
+            {0x40, "/usr/lib/x86_64-linux-gnu/libc.so.6", "", 0x2724a},
+            {0x50, "/usr/lib/x86_64-linux-gnu/libc.so.6", "__libc_start_main", 0x85},
+            {0x60, "/opt/app/app", "_start", 0x21},
+            {0x70, "/opt/app/app", "more", 0x1}};
+  CHECK(report::origin_text(o) ==
+        "host: cudaMalloc < main+0x2f (app) < libc.so.6+0x2724a < __libc_start_main+0x85 (libc.so.6) < _start+0x21 (app) "
+        "< ...");
 }
 
 TEST_CASE("allocation origin: JSON round trip, and a bad address is named", "[sites]") {
