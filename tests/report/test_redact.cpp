@@ -263,7 +263,7 @@ TEST_CASE("the report says what was redacted, in JSON, text and Markdown", "[red
   const auto back = report::report_from_json(j);
   REQUIRE(back.redaction);
   CHECK(back.redaction->covers == r.redaction->covers);
-  CHECK(back.redaction->mode == "keyed");
+  CHECK(back.redaction->mode == report::RedactionMode::keyed);
   CHECK(back.redaction->key_id == test_tokens()->key_id());
   CHECK_FALSE(back.extra.contains("redaction"));
   const std::string covers = "hostname, short hostname, GPU UUIDs, serials, PCI ids, --env values (2)";
