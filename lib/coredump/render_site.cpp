@@ -24,6 +24,7 @@ std::string pc_basis_words(PcBasis b) {
 
 struct Row {
   std::string key, value;
+  bool code = false;  // Markdown shows the value as code (the instruction)
 };
 
 std::vector<Row> rows_of(const FaultSite& s) {
@@ -63,7 +64,7 @@ std::vector<Row> rows_of(const FaultSite& s) {
   if (line.empty()) line = s.pc ? "no line information" : "no line information: the dump gives no PC to look up";
   rows.push_back({"line", line});
   if (s.first) rows.push_back({s.reported_by == ReportedBy::lanes ? "first" : "thread", who(*s.first)});
-  if (!s.instruction.empty()) rows.push_back({"instruction", s.instruction});
+  if (!s.instruction.empty()) rows.push_back({"instruction", s.instruction, true});
   rows.push_back({"address", describe_access(s)});
   for (const auto& n : s.notes) rows.push_back({"note", n});
   return rows;
@@ -108,7 +109,7 @@ std::string render_site_markdown(const FaultSite& s) {
     std::string v = r.value;
     std::string escaped;
     for (const char c : v) escaped += c == '|' ? std::string("\\|") : std::string(1, c);
-    out += fmt::format("| {} | {} |\n", r.key, r.key == "instruction" ? "`" + escaped + "`" : escaped);
+    out += fmt::format("| {} | {} |\n", r.key, r.code ? "`" + escaped + "`" : escaped);
   }
   return out + "\n";
 }
