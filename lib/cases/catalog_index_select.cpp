@@ -33,8 +33,8 @@ CaseDef make_case(const std::string& id, const std::string& title, const json& o
   // memcheck sees the pool's slabs as single allocations: what is silent under the pool
   // stays silent; errors are reported with the tool's own code.
   const std::string pool = c.expected.by_profile["default"];
-  c.expected.by_profile["sanitizer"] = pool.rfind("error", 0) == 0 ? "error" : pool;
-  c.expects_fault = c.expected.by_profile["fence"].find("error") != std::string::npos;
+  c.expected.by_profile["sanitizer"] = Expectation::parse(pool).requires_error() ? "error" : pool;
+  c.expects_fault = Expectation::parse(c.expected.by_profile["fence"]).allows_error();
   add_blocking_variants(c.expected);
   c.tags = {"seed:ring-attention"};
   return c;
