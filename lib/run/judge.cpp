@@ -39,7 +39,7 @@ CudaErrorEvidence from_finding(const ErrorFinding& f) {
 // The first memcheck record that says something went wrong.
 std::optional<CudaErrorEvidence> from_memcheck(const sanitizer::MemcheckReport& r) {
   for (const auto& f : r.findings) {
-    if (f.level == "Warning") continue;
+    if (f.is_warning()) continue;
     CudaErrorEvidence e;
     e.source = EvidenceSource::sanitizer;
     e.framework = Framework::compute_sanitizer;

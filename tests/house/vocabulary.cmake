@@ -37,7 +37,6 @@ set(allowed
   "lib/compare/head_types.cpp|array"
   "lib/report/redact.cpp|hostname"              # the hostname member of a section being redacted
   # (b) Text that is not our vocabulary: other tools' output and the system's names.
-  "lib/run/judge.cpp|Warning"                   # memcheck's severity word
   "lib/run/judge.cpp|SIGSEGV"                   # signal_number: the names shells print
   "lib/run/judge.cpp|SIGABRT"
   "lib/run/judge.cpp|SIGBUS"
@@ -45,7 +44,6 @@ set(allowed
   "lib/run/judge.cpp|SIGILL"
   "lib/run/judge.cpp|SIGKILL"
   "lib/run/judge.cpp|--kernel-name"             # compute-sanitizer's command line
-  "lib/run/run_verdict.cpp|Warning"             # memcheck's severity word
   "lib/run/breaking_setting.cpp|LD_PRELOAD"     # an environment variable
   # (b) Rendered text: a table cell's placeholder.
   "lib/report/render_text.cpp|-"
