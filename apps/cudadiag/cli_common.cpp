@@ -10,8 +10,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <string_view>
+#include <thread>
 
 #include "evidence/interruption.h"
+#include "host/host_facts.h"
 #include "report/redact.h"
 #include "report/render.h"
 #include "runner/runner.h"
@@ -101,6 +104,20 @@ void set_help_footer(CLI::App* cmd, const std::string& notes, const std::vector<
 const Invocation& invocation() { return g_invocation; }
 void set_invocation(Invocation inv) { g_invocation = std::move(inv); }
 
+evidence::Parent parent_process() {
+  evidence::Parent p;
+  p.self_exe = g_invocation.self_exe;
+  for (char** e = g_invocation.envp; e && *e; ++e) {
+    const std::string_view kv(*e);
+    p.env_names.emplace_back(kv.substr(0, kv.find('=')));
+  }
+  p.getenv = [](const char* name) { return static_cast<const char*>(std::getenv(name)); };
+  p.host_facts = [exe = g_invocation.self_exe] { return host::gather_host_facts(exe); };
+  p.cpus = std::thread::hardware_concurrency();
+  p.stop = &stop_flag();
+  return p;
+}
+
 void add_common_options(CLI::App* cmd, CommonOptions& opts) {
   CLI::Option* format = cmd->add_option("--format", opts.format,
                                          "Output format (default: from -o's extension .json/.md/.txt, else text)")
@@ -129,6 +146,9 @@ void add_common_options(CLI::App* cmd, CommonOptions& opts) {
     if (format->count() == 0)
       if (const auto f = report::format_for_path(opts.output)) opts.format = std::string(report::to_string(*f));
     check_output_path(opts.output);
+    opts.report_format = report::parse_format(opts.format);
+    opts.color = use_color(opts);
+    opts.output_shown = printable(opts.output);
     if (!opts.redact_key_file.empty()) opts.redact = true;
     if (opts.redact)
       opts.redaction = report::redaction_tokens(opts.redact_key_file, [](const char* name) {
@@ -289,10 +309,10 @@ bool use_color(const CommonOptions& opts) {
 
 void emit_text(const std::string& text, const CommonOptions& opts) {
   // A report that cannot go where asked is kept in a private file named in the error.
-  const report::Format format = report::parse_format(opts.format);
+  const report::Format format = opts.report_format;
   const char* extension = format == report::Format::json ? "json" : format == report::Format::md ? "md" : "txt";
   write_report(opts.output, text, extension);
-  if (!opts.output.empty() && opts.output != "-") spdlog::info("wrote {}", printable(opts.output));
+  if (!opts.output.empty() && opts.output != "-") spdlog::info("wrote {}", opts.output_shown);
 }
 
 void mark_interrupted(report::Report& r) {
@@ -307,9 +327,12 @@ report::RedactionInputs redaction_inputs(const CommonOptions& opts, report::Reda
 
 void emit_report(report::Report& r, const CommonOptions& opts, const report::RedactionInputs& secrets) {
   mark_interrupted(r);
-  const auto format = report::parse_format(opts.format);
-  if (opts.redact) report::redact(r, redaction_inputs(opts, secrets));
-  emit_text(report::render(r, format, use_color(opts)), opts);
+  if (opts.redact) {
+    report::RedactionInputs inputs = secrets;
+    inputs.tokens = opts.redaction;
+    report::redact(r, inputs);  // the typed report: no JSON round trip
+  }
+  emit_text(report::render(r, opts.report_format, opts.color), opts);
 }
 
 }  // namespace cudadiag::app

@@ -8,8 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "evidence/parent.h"
 #include "profiles/allocator.h"
 #include "report/redact.h"
+#include "report/render.h"
 #include "report/report.h"
 
 namespace cudadiag::app {
@@ -24,6 +26,11 @@ struct CommonOptions {
   bool no_color = false;
   // With --redact: how tokens are made, read before any work (a bad key is exit 2).
   std::shared_ptr<const report::RedactionTokens> redaction;
+  // Settled once the options are read: the format as the enum, whether stdout gets
+  // colour (use_color), and the -o path as messages show it (printable).
+  report::Format report_format = report::Format::text;
+  bool color = false;
+  std::string output_shown;
 };
 
 // Global state set up by main(): argv and the options of the subcommand being run.
@@ -34,6 +41,11 @@ struct Invocation {
 };
 const Invocation& invocation();
 void set_invocation(Invocation inv);
+
+// This process as a command's request resolution sees it (evidence/parent.h): the
+// executable, the environment children inherit, the host facts (gathered when asked),
+// the CPU count and the stop flag.
+evidence::Parent parent_process();
 
 // --help for people: every line within 80 columns (option descriptions wrapped under
 // their column, long option names on a line of their own, the description and footer
@@ -116,7 +128,7 @@ bool use_color(const CommonOptions& opts);
 // the verdict's reasons (what it holds is what finished). emit_report calls it.
 void mark_interrupted(report::Report& r);
 
-// Renders the report in opts.format, redacts with --redact (`secrets`: values the report
+// Renders the report in opts.report_format, redacts with --redact (`secrets`: values the report
 // cannot name by itself, such as run's --env values), validates nothing, and writes it to
 // -o atomically or to stdout.
 void emit_report(report::Report& r, const CommonOptions& opts, const report::RedactionInputs& secrets = {});

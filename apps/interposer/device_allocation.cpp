@@ -1,5 +1,7 @@
 #include "apps/interposer/device_allocation.h"
 
+#include "apps/interposer/alloc_site.h"
+
 #include "apps/interposer/debug_log.h"
 #include "apps/interposer/driver_calls.h"
 #include "apps/interposer/process.h"
@@ -101,6 +103,7 @@ bool allocate_fenced(const AllocationRequest& r, int device, CUdeviceptr& out, F
     e.api = r.api;
     e.side = s.side;
     e.device = device;
+    e.site = capture_allocation_site(*ring);
     t.record = ring->add_allocation(e);
   }
   if (!tracked_ranges().insert(t)) {
@@ -141,6 +144,7 @@ void note_unfenced(const AllocationRequest& r, std::uint64_t address, ring::Unfe
     e.failed_call = failure.call;
     e.failed_result = static_cast<std::int32_t>(failure.result);
     e.device = device;
+    e.site = capture_allocation_site(*ring);
     t.record = ring->add_allocation(e);
   }
   tracked_ranges().insert(t);

@@ -7,6 +7,7 @@
 
 #include <atomic>
 
+#include "apps/interposer/alloc_site.h"
 #include "apps/interposer/process.h"
 
 namespace {
@@ -30,5 +31,6 @@ DlopenFn real_dlopen() {
 // returns null).
 extern "C" __attribute__((visibility("hidden"))) void* cudadiag_dlopen_route(const char* file, int mode) {
   if (mode & RTLD_DEEPBIND) cudadiag::interposer::note_deepbind_load(file);
+  cudadiag::interposer::note_library_load();
   return reinterpret_cast<void*>(real_dlopen());
 }

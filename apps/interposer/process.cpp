@@ -1,4 +1,6 @@
 #include "apps/interposer/process.h"
+
+#include "apps/interposer/alloc_site.h"
 #include "apps/interposer/slack_canary.h"
 
 #include <dlfcn.h>
@@ -165,6 +167,7 @@ void initialize() {
   } else {
     debug_log("loaded; no CUDADIAG_RING: fencing without a record");
   }
+  init_allocation_sites();
   pthread_atfork(&before_fork, &after_fork_in_parent, &after_fork_in_child);
 }
 

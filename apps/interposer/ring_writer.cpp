@@ -104,6 +104,12 @@ bool RingWriter::attach(const char* path, const RingLimits& limits, const RingSe
       return false;
     }
   }
+  const std::uint32_t sites = header_->site_capacity;
+  if (sites > 0) {
+    site_index_size_ = 2 * sites;
+    site_index_ = static_cast<std::uint32_t*>(std::calloc(site_index_size_, sizeof(std::uint32_t)));
+    if (!site_index_) site_index_size_ = 0;  // sites are then not shared: each takes a record
+  }
   next_unused_ = 0;
   reusable_head_ = 0;
   reusable_count_ = 0;
@@ -111,8 +117,7 @@ bool RingWriter::attach(const char* path, const RingLimits& limits, const RingSe
 }
 
 bool RingWriter::lay_out(int fd, const RingLimits& limits, const RingSettings& settings, const char** why) noexcept {
-  const ring::Layout l =
-      ring::layout_for(limits.allocation_slots, limits.launch_slots, limits.tma_slots, limits.name_bytes);
+  const ring::Layout l = ring::layout_for(limits.capacities());
   // Blocks first: a shared mapping of a sparse file raises SIGBUS in the program at the
   // first write the file system has no room for.
   const int rc = posix_fallocate(fd, 0, static_cast<off_t>(l.file_bytes));
@@ -129,15 +134,14 @@ bool RingWriter::lay_out(int fd, const RingLimits& limits, const RingSettings& s
     return false;
   }
   if (!map(fd, ring::kHeaderBytes, why)) return false;
-  write_header(RingLimits{0, 0, 0, 0}, settings, ring::kRingReserved | ring::kRingNoRoom, rc, l.file_bytes);
+  write_header(RingLimits{0, 0, 0, 0, 0, 0}, settings, ring::kRingReserved | ring::kRingNoRoom, rc, l.file_bytes);
   *why = "no room for the ring's records: a header only";
   return true;
 }
 
 void RingWriter::write_header(const RingLimits& limits, const RingSettings& settings, std::uint32_t flags, int error,
                               std::uint64_t wanted) noexcept {
-  const ring::Layout l =
-      ring::layout_for(limits.allocation_slots, limits.launch_slots, limits.tma_slots, limits.name_bytes);
+  const ring::Layout l = ring::layout_for(limits.capacities());
   ring::Header& h = *header_;
   h.version = ring::kVersion;
   h.header_bytes = ring::kHeaderBytes;
@@ -151,6 +155,10 @@ void RingWriter::write_header(const RingLimits& limits, const RingSettings& sett
   h.tma_offset = l.tma_offset;
   h.names_offset = l.names_offset;
   h.names_capacity = limits.name_bytes;
+  h.site_capacity = limits.site_slots;
+  h.module_capacity = limits.module_slots;
+  h.sites_offset = l.sites_offset;
+  h.modules_offset = l.modules_offset;
   h.fence_align = settings.fence_align;
   h.file_bytes = l.file_bytes;
   h.quarantine_limit_bytes = settings.quarantine_limit_bytes;
@@ -173,15 +181,17 @@ bool RingWriter::check_existing(int fd, std::uint64_t file_size, const char** wh
     *why = "the file exists and is not a ring file (magic)";
     return false;
   }
-  const ring::Layout l = ring::layout_for(h.allocation_capacity, h.launch_capacity, h.tma_capacity, h.names_capacity);
+  const ring::Layout l = ring::layout_for(ring::capacities_of(h));
   const bool header_only = (h.ring_flags & ring::kRingNoRoom) != 0;
   const bool capacities = header_only ? h.allocation_capacity == 0 && h.launch_capacity == 0 &&
-                                            h.tma_capacity == 0 && h.names_capacity == 0
+                                            h.tma_capacity == 0 && h.names_capacity == 0 && h.site_capacity == 0 &&
+                                            h.module_capacity == 0
                                       : h.allocation_capacity != 0 && h.launch_capacity != 0 && h.tma_capacity != 0;
   if (h.version != ring::kVersion || h.header_bytes != ring::kHeaderBytes ||
       h.allocation_slot_bytes != sizeof(ring::AllocationSlot) || h.launch_slot_bytes != sizeof(ring::LaunchSlot) ||
       h.allocations_offset != l.allocations_offset || h.launches_offset != l.launches_offset ||
-      h.tma_offset != l.tma_offset || h.names_offset != l.names_offset || h.file_bytes != l.file_bytes ||
+      h.tma_offset != l.tma_offset || h.names_offset != l.names_offset || h.sites_offset != l.sites_offset ||
+      h.modules_offset != l.modules_offset || h.file_bytes != l.file_bytes ||
       file_size < l.file_bytes || !capacities || (h.ring_flags & ring::kRingReserved) == 0) {
     *why = "the ring file has another version or layout";
     return false;
@@ -208,6 +218,9 @@ void RingWriter::detach() noexcept {
   mapped_bytes_ = 0;
   std::free(reusable_);
   reusable_ = nullptr;
+  std::free(site_index_);
+  site_index_ = nullptr;
+  site_index_size_ = 0;
 }
 
 bool RingWriter::claim(std::int32_t pid) noexcept {
@@ -253,6 +266,112 @@ ring::LaunchSlot* RingWriter::launch_slot(std::uint32_t i) noexcept {
 
 ring::TmaSlot* RingWriter::tma_slot(std::uint32_t i) noexcept {
   return reinterpret_cast<ring::TmaSlot*>(base_ + header_->tma_offset) + i;
+}
+
+ring::SiteSlot* RingWriter::site_slot(std::uint32_t i) noexcept {
+  return reinterpret_cast<ring::SiteSlot*>(base_ + header_->sites_offset) + i;
+}
+
+ring::ModuleSlot* RingWriter::module_slot(std::uint32_t i) noexcept {
+  return reinterpret_cast<ring::ModuleSlot*>(base_ + header_->modules_offset) + i;
+}
+
+namespace {
+
+// FNV-1a over the bytes that make a site: equal sites hash equal.
+std::uint64_t site_hash(const SiteEvent& e) noexcept {
+  std::uint64_t h = 1469598103934665603ull;
+  auto mix = [&h](const void* p, std::size_t n) {
+    const auto* b = static_cast<const unsigned char*>(p);
+    for (std::size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
+  };
+  mix(&e.frame_count, sizeof e.frame_count);
+  mix(e.frames, e.frame_count * sizeof e.frames[0]);
+  mix(&e.python_count, sizeof e.python_count);
+  mix(&e.python_state, sizeof e.python_state);
+  for (std::uint32_t i = 0; i < e.python_count && i < ring::kPythonFrames; ++i) {
+    mix(&e.python[i].line, sizeof e.python[i].line);
+    mix(e.python[i].file, strnlen(e.python[i].file, sizeof e.python[i].file));
+    mix(e.python[i].function, strnlen(e.python[i].function, sizeof e.python[i].function));
+  }
+  return h;
+}
+
+bool same_site(const ring::SiteSlot& s, const SiteEvent& e) noexcept {
+  if (s.frame_count != e.frame_count || s.python_count != e.python_count ||
+      s.python_state != static_cast<std::uint8_t>(e.python_state))
+    return false;
+  if (std::memcmp(s.frames, e.frames, e.frame_count * sizeof e.frames[0]) != 0) return false;
+  return std::memcmp(s.python, e.python, e.python_count * sizeof e.python[0]) == 0;
+}
+
+}  // namespace
+
+std::uint32_t RingWriter::add_site(const SiteEvent& in) noexcept {
+  if (!header_ || header_->site_capacity == 0) return ring::kNoSite;
+  SiteEvent e = in;
+  if (e.frame_count > ring::kSiteFrames) e.frame_count = ring::kSiteFrames;
+  if (e.python_count > ring::kPythonFrames) e.python_count = ring::kPythonFrames;
+  const std::uint64_t hash = site_hash(e);
+  site_lock_.lock();
+  std::uint32_t probe = site_index_size_ ? static_cast<std::uint32_t>(hash % site_index_size_) : 0;
+  for (std::uint32_t n = 0; site_index_size_ && n < site_index_size_; ++n) {
+    const std::uint32_t entry = site_index_[probe];
+    if (entry == 0) break;
+    const ring::SiteSlot& s = *site_slot(entry - 1);
+    if (s.hash == hash && same_site(s, e)) {
+      site_lock_.unlock();
+      return entry - 1;
+    }
+    probe = (probe + 1) % site_index_size_;
+  }
+  const std::uint64_t used = header_->sites;
+  if (used >= header_->site_capacity) {
+    add(&ring::Header::sites_dropped, 1);
+    site_lock_.unlock();
+    return ring::kNoSite;
+  }
+  const auto index = static_cast<std::uint32_t>(used);
+  ring::SiteSlot& s = *site_slot(index);
+  begin_record(s, used);
+  s.hash = hash;
+  s.frame_count = e.frame_count;
+  s.python_count = e.python_count;
+  std::memcpy(s.frames, e.frames, sizeof s.frames);
+  std::memcpy(s.python, e.python, sizeof s.python);
+  s.python_state = static_cast<std::uint8_t>(e.python_state);
+  end_record(s, used);
+  atomic(header_->sites).store(used + 1, std::memory_order_release);
+  if (site_index_size_) site_index_[probe] = index + 1;
+  site_lock_.unlock();
+  return index;
+}
+
+bool RingWriter::add_module(const ModuleEvent& e) noexcept {
+  if (!header_ || header_->module_capacity == 0) return false;
+  site_lock_.lock();
+  const std::uint64_t used = header_->modules;
+  if (used >= header_->module_capacity) {
+    add(&ring::Header::modules_dropped, 1);
+    site_lock_.unlock();
+    return false;
+  }
+  ring::ModuleSlot& s = *module_slot(static_cast<std::uint32_t>(used));
+  begin_record(s, used);
+  s.begin = e.begin;
+  s.end = e.end;
+  s.bias = e.bias;
+  std::memset(s.path, 0, sizeof s.path);
+  const std::size_t n = e.path ? strnlen(e.path, sizeof s.path) : 0;
+  if (n < sizeof s.path) std::memcpy(s.path, e.path, n);  // a path that does not fit stays empty
+  end_record(s, used);
+  atomic(header_->modules).store(used + 1, std::memory_order_release);
+  site_lock_.unlock();
+  return true;
+}
+
+void RingWriter::add_stack_flags(std::uint32_t flags) noexcept {
+  if (header_) atomic(header_->stack_flags).fetch_or(flags, std::memory_order_relaxed);
 }
 
 // Caller holds allocation_lock_.
@@ -301,6 +420,7 @@ RecordRef RingWriter::add_allocation(const AllocationEvent& e) noexcept {
   s.failed_call = static_cast<std::uint8_t>(e.failed_call);
   s.failed_result = e.failed_result;
   s.device = e.device;
+  s.site = e.site;
   end_record(s, seq);
   allocation_lock_.unlock();
   ref.slot = slot;
@@ -463,9 +583,11 @@ void RingWriter::lock_all() noexcept {
   launch_lock_.lock();
   tma_lock_.lock();
   name_lock_.lock();
+  site_lock_.lock();
 }
 
 void RingWriter::unlock_all() noexcept {
+  site_lock_.unlock();
   name_lock_.unlock();
   tma_lock_.unlock();
   launch_lock_.unlock();

@@ -17,6 +17,11 @@ struct RingLimits {
   std::uint32_t launch_slots = ring::kDefaultLaunchSlots;
   std::uint32_t tma_slots = ring::kDefaultTmaSlots;
   std::uint32_t name_bytes = ring::kDefaultNameBytes;
+  std::uint32_t site_slots = ring::kDefaultSiteSlots;
+  std::uint32_t module_slots = ring::kDefaultModuleSlots;
+  ring::Capacities capacities() const {
+    return ring::Capacities{allocation_slots, launch_slots, tma_slots, name_bytes, site_slots, module_slots};
+  }
 };
 
 // Written into the header of a file this writer lays out.
@@ -41,6 +46,24 @@ struct AllocationEvent {
   ring::VmmCall failed_call = ring::VmmCall::none;
   std::int32_t failed_result = 0;
   std::int32_t device = -1;
+  std::uint32_t site = ring::kNoSite;  // add_site's answer
+};
+
+// Where an allocation was made (ring_format.h, SiteSlot): frames innermost first.
+struct SiteEvent {
+  std::uint64_t frames[ring::kSiteFrames] = {};
+  std::uint32_t frame_count = 0;
+  ring::PythonFrame python[ring::kPythonFrames] = {};
+  std::uint32_t python_count = 0;
+  ring::PythonState python_state = ring::PythonState::none;
+};
+
+// A loaded object of the process (ring_format.h, ModuleSlot).
+struct ModuleEvent {
+  std::uint64_t begin = 0;
+  std::uint64_t end = 0;
+  std::uint64_t bias = 0;
+  const char* path = nullptr;
 };
 
 // Which slot holds an allocation's record, and which record it was (a slot is reused).
@@ -146,6 +169,13 @@ class RingWriter {
   // A freed record becomes the oldest candidate for reuse; later states only update it.
   void set_state(RecordRef ref, ring::State state, ring::Api free_api) noexcept;
 
+  // The site's index in the table of sites: an equal site recorded before is shared;
+  // kNoSite (and sites_dropped counted) when the table is full.
+  std::uint32_t add_site(const SiteEvent& e) noexcept;
+  // Records a loaded object; false when the table is full (modules_dropped counted).
+  bool add_module(const ModuleEvent& e) noexcept;
+  void add_stack_flags(std::uint32_t flags) noexcept;
+
   // Copies a kernel name into the names region once; kNoName when the region is full.
   NameRef add_name(const char* text, std::uint32_t length) noexcept;
   // Counts the launch and records it over the oldest one; its seq (kNoLaunch: not kept).
@@ -178,6 +208,8 @@ class RingWriter {
   ring::AllocationSlot* allocation_slot(std::uint32_t i) noexcept;
   ring::LaunchSlot* launch_slot(std::uint32_t i) noexcept;
   ring::TmaSlot* tma_slot(std::uint32_t i) noexcept;
+  ring::SiteSlot* site_slot(std::uint32_t i) noexcept;
+  ring::ModuleSlot* module_slot(std::uint32_t i) noexcept;
   std::uint32_t take_allocation_slot() noexcept;
 
   ring::Header* header_ = nullptr;
@@ -187,6 +219,10 @@ class RingWriter {
   SpinLock launch_lock_;
   SpinLock tma_lock_;
   SpinLock name_lock_;
+  SpinLock site_lock_;
+  // Sites by hash: open addressing over 2 * site_capacity entries of site index + 1 (0: empty).
+  std::uint32_t* site_index_ = nullptr;
+  std::uint32_t site_index_size_ = 0;
   // Allocation slots: never used ones first, then freed records, oldest first.
   std::uint32_t next_unused_ = 0;
   RecordRef* reusable_ = nullptr;  // FIFO of freed records, allocation_capacity entries

@@ -87,6 +87,9 @@ Settings read_settings(EnvLookup lookup) noexcept {
   std::uint32_t names_kb = s.limits.name_bytes >> 10;
   read_number(s, lookup, "CUDADIAG_RING_NAMES_KB", 1, ring::kMaxNameBytes >> 10, names_kb);
   s.limits.name_bytes = names_kb << 10;
+  // 0 sites: no call stack is captured at allocation (nothing of its cost either).
+  read_number(s, lookup, "CUDADIAG_RING_SITES", 0, ring::kMaxSiteSlots, s.limits.site_slots);
+  read_number(s, lookup, "CUDADIAG_RING_MODULES", 1, ring::kMaxModuleSlots, s.limits.module_slots);
 
   const char* debug = lookup("CUDADIAG_FENCE_DEBUG");
   s.debug = debug && std::strcmp(debug, "1") == 0;

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "run/ring_reader.h"
+#include "run/symbolizer.h"
 #include "util/exit_codes.h"
 #include "util/printable.h"
 
@@ -47,6 +48,8 @@ void print_summary(const RingRead& r, std::size_t process_files) {
   std::printf("handles_reused=%" PRIu64 "\nreservations_reused=%" PRIu64 "\n", r.handles_reused,
               r.reservations_reused);
   std::printf("recycle_limit_bytes=%" PRIu64 "\nrecycled=%" PRIu64 "\n", s.recycle_limit_bytes, s.recycled);
+  std::printf("stacks_captured=%s\nsites=%zu\nsites_dropped=%" PRIu64 "\nmodules=%zu\n", yes_no(r.log.stacks_captured),
+              r.log.sites.size(), r.log.sites_dropped, r.log.modules.size());
   // What the fence cost, one line per kind of driver call it made on its own behalf.
   for (const auto& c : r.driver_calls)
     std::printf("driver_call.%s=calls %" PRIu64 " total_us %.1f mean_us %.2f\n", c.name.c_str(), c.calls,
@@ -84,11 +87,15 @@ void print_summary(const RingRead& r, std::size_t process_files) {
 }
 
 void print_records(const RingRead& r) {
-  for (const auto& a : r.log.allocations)
+  Symbolizer symbols(r.log.modules);
+  for (const auto& a : r.log.allocations) {
     std::printf("allocation seq=%" PRIu64 " address=0x%" PRIx64 " bytes=%" PRIu64 " side=%s guard=0x%" PRIx64
                 "-0x%" PRIx64 " freed=%s released=%s api=%s reason=%s\n",
                 a.seq, a.address, a.bytes, side_name(a.side), a.guard_begin, a.guard_end, yes_no(a.freed),
                 yes_no(a.quarantine_released), a.api.c_str(), a.unfenced_reason.c_str());
+    const auto origin = allocation_origin(r.log, a, symbols);
+    if (!origin.empty()) std::printf("allocated_at seq=%" PRIu64 " %s\n", a.seq, shown(cudadiag::report::origin_text(origin)).c_str());
+  }
   for (const auto& l : r.log.launches) {
     std::string args;
     for (auto p : l.pointer_args) {

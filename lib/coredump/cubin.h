@@ -9,15 +9,9 @@
 
 #include "coredump/bytes.h"
 #include "coredump/dwarf_line.h"
+#include "coredump/elf_file.h"
 
 namespace cudadiag::coredump {
-
-struct FunctionSymbol {
-  std::string name;  // mangled, as in the symbol table
-  std::uint32_t index = 0;  // in .symtab (nvdisasm's -fun takes it)
-  std::uint64_t value = 0;
-  std::uint64_t size = 0;
-};
 
 struct CubinLookup {
   std::optional<FunctionSymbol> function;

@@ -99,4 +99,28 @@ const ElfSection* ElfFile::find(const std::string& name) const {
   return nullptr;
 }
 
+std::optional<FunctionSymbol> function_symbol_at(const ElfFile& elf, std::uint64_t address,
+                                                 std::uint32_t section_type) {
+  constexpr std::uint8_t kSttFunc = 2;
+  constexpr std::uint64_t kSymbolBytes = 24;
+  for (const auto& s : elf.sections()) {
+    if (s.type != section_type || s.link >= elf.sections().size()) continue;
+    const Bytes names = elf.sections()[s.link].bytes;
+    const std::uint64_t count = s.size / kSymbolBytes;
+    for (std::uint64_t i = 0; i < count; ++i) {
+      const std::uint64_t o = i * kSymbolBytes;
+      const auto info = s.bytes.u8(o + 4);
+      const auto value = s.bytes.u64(o + 8);
+      const auto size = s.bytes.u64(o + 16);
+      const auto name_offset = s.bytes.u32(o);
+      if (!info || !value || !size || !name_offset || (*info & 0xf) != kSttFunc || *size == 0) continue;
+      if (address < *value || address - *value >= *size) continue;
+      const auto name = names.cstring(*name_offset, 4096);
+      if (!name) continue;
+      return FunctionSymbol{std::string(*name), static_cast<std::uint32_t>(i), *value, *size};
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace cudadiag::coredump

@@ -3,6 +3,7 @@
 // GPU core dump and for the relocated cubins it carries. Every section's bytes are checked
 // against the file when the table is read, so later reads of a section cannot leave it.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 namespace cudadiag::coredump {
 
 inline constexpr std::uint32_t kShtSymtab = 2;
+inline constexpr std::uint32_t kShtDynsym = 11;
 inline constexpr std::uint32_t kShtNobits = 8;
 
 struct ElfSection {
@@ -46,6 +48,20 @@ class ElfFile {
   std::uint16_t machine_ = 0;
   std::vector<ElfSection> sections_;
 };
+
+// A function symbol of an ELF file's symbol table.
+struct FunctionSymbol {
+  std::string name;  // mangled, as in the symbol table
+  std::uint32_t index = 0;  // in its table (nvdisasm's -fun takes it for .symtab)
+  std::uint64_t value = 0;
+  std::uint64_t size = 0;
+};
+
+// The function symbol whose [value, value + size) holds `address`, from the tables of
+// `section_type` (kShtSymtab, kShtDynsym); nothing when none holds it. Bounded by the
+// sections' bytes.
+std::optional<FunctionSymbol> function_symbol_at(const ElfFile& elf, std::uint64_t address,
+                                                 std::uint32_t section_type);
 
 inline constexpr std::uint16_t kElfTypeCore = 4;
 inline constexpr std::uint16_t kElfMachineCuda = 190;  // EM_CUDA

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "report/fault_site.h"
 #include "report/json_reader.h"
 
 namespace cudadiag::coredump {
@@ -18,7 +19,8 @@ std::string word(const ChoiceTable<E, N>& table, E value) {
   return "";
 }
 
-std::string hex(std::uint64_t v) { return fmt::format("0x{:x}", v); }
+using report::hex;
+using report::read_hex;
 
 json dim(const Dim3& d) { return json::array({d.x, d.y, d.z}); }
 
@@ -29,18 +31,6 @@ json thread_json(const SiteThread& t) {
   return j;
 }
 
-std::uint64_t read_hex(const JsonReader& rd, const json& v, const std::string& p) {
-  const std::string s = rd.string(v, p);
-  std::uint64_t out = 0;
-  if (s.size() < 3 || s.size() > 18 || s.rfind("0x", 0) != 0) rd.fail(p, "expected a hex address \"0x...\"");
-  for (std::size_t i = 2; i < s.size(); ++i) {
-    const char c = s[i];
-    const int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-    if (d < 0) rd.fail(p, "expected a hex address \"0x...\"");
-    out = out << 4 | static_cast<std::uint64_t>(d);
-  }
-  return out;
-}
 
 Dim3 read_dim(const JsonReader& rd, const json& v, const std::string& p) {
   const json& a = rd.array(v, p);

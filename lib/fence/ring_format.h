@@ -13,6 +13,9 @@
 //   [tma_offset, + capacity * 96)              TmaSlot: a ring of the latest encoded TMA
 //                                              descriptors (cuTensorMapEncode*)
 //   [names_offset, + names_capacity)           kernel names, each followed by a NUL
+//   [sites_offset, + site_capacity * 496)      SiteSlot: where allocations were made (v6)
+//   [modules_offset, + module_capacity * 256)  ModuleSlot: the modules their return
+//                                              addresses lie in (v6)
 //
 // The writer reserves the file's blocks (posix_fallocate) before it maps them, so that a
 // write into the mapping never meets a full file system (SIGBUS). When there is no room,
@@ -37,6 +40,16 @@
 // allocation of its mapped size without a driver call, still flush against its guard; a
 // use after free of such a buffer does not fault) and how many allocations it served.
 //
+// Since version 6 an allocation's record names the site it was made at (`site`, an index
+// into the table of sites; kNoSite: none recorded). A site is the host call stack of the
+// allocating thread as return addresses, and for a Python program the innermost Python
+// frame and the innermost one outside the interpreter's own and installed packages (the
+// user's line), read only while the allocating thread holds the interpreter's lock.
+// Sites are kept once (equal stacks share one record) in a table that is filled, never
+// overwritten: an allocation whose site finds the table full counts in `sites_dropped`.
+// The return addresses are placed by the table of modules (ModuleSlot: each loaded
+// object's address range, load bias and file), which the parent reads the symbols of.
+//
 // A slot is complete when its stamp is 2 * seq + 2; the writer sets 2 * seq + 1 before it
 // writes the fields, so a record that was being written when the process died is told
 // apart ("torn") and dropped. Counters are per process and kept when the rings wrap.
@@ -48,7 +61,7 @@
 namespace cudadiag::ring {
 
 inline constexpr std::uint64_t kMagic = 0x00474e4952464443ull;  // "CDFRING\0"
-inline constexpr std::uint32_t kVersion = 5;
+inline constexpr std::uint32_t kVersion = 6;
 inline constexpr std::uint32_t kHeaderBytes = 4096;
 inline constexpr std::uint32_t kMaxPointerArgs = 8;
 inline constexpr std::uint32_t kNamePrefixBytes = 96;
@@ -62,6 +75,31 @@ inline constexpr std::uint32_t kDefaultTmaSlots = 1024;
 inline constexpr std::uint32_t kDefaultNameBytes = 1u << 20;
 inline constexpr std::uint32_t kMaxSlots = 1u << 22;
 inline constexpr std::uint32_t kMaxNameBytes = 64u << 20;
+// Allocation sites and modules (CUDADIAG_RING_SITES, CUDADIAG_RING_MODULES).
+inline constexpr std::uint32_t kDefaultSiteSlots = 4096;
+inline constexpr std::uint32_t kDefaultModuleSlots = 1024;
+inline constexpr std::uint32_t kMaxSiteSlots = 1u << 20;
+inline constexpr std::uint32_t kMaxModuleSlots = 1u << 16;
+inline constexpr std::uint32_t kNoSite = 0xffffffffu;
+inline constexpr std::uint32_t kSiteFrames = 24;       // return addresses kept per site
+inline constexpr std::uint32_t kPythonFrames = 2;      // the innermost frame and the user's
+inline constexpr std::uint32_t kPythonFileBytes = 96;  // the path's last bytes, NUL-terminated
+inline constexpr std::uint32_t kPythonFunctionBytes = 27;
+inline constexpr std::uint32_t kModulePathBytes = 216;
+// Header field `stack_flags`: what the sites hold.
+inline constexpr std::uint32_t kStacksHost = 1;    // host call stacks were captured
+inline constexpr std::uint32_t kStacksPython = 2;  // Python frames were read at least once
+// SiteSlot field `python_state`: whether the Python frames could be read.
+enum class PythonState : std::uint8_t {
+  none = 0,          // no Python interpreter in the process (or one older than 3.9)
+  read = 1,          // read while the allocating thread held the interpreter's lock
+  lock_released = 2, // not read: the allocating thread had released the lock (PyTorch does, around its operators)
+  error_pending = 3, // not read: an exception was being raised
+};
+// PythonFrame field `flags`.
+inline constexpr std::uint8_t kPythonUserFrame = 1;  // outside the interpreter's and installed packages
+inline constexpr std::uint8_t kPythonFileCut = 2;    // the path was cut to its last bytes
+
 // Process events kept in the header (the counters count every one).
 inline constexpr std::uint32_t kMaxProcessEvents = 16;
 inline constexpr std::uint32_t kEventProgramBytes = 104;
@@ -373,6 +411,17 @@ struct Header {
   std::uint64_t recycle_limit_bytes;    // freed buffers kept mapped for the next of their size, up to this (0: none)
   std::uint64_t recycled;               // fenced allocations given a freed buffer's mapping (no driver call)
   std::uint64_t recycled_bytes;         // mapped bytes kept for recycling now
+  // Since version 6.
+  std::uint32_t site_capacity;          // SiteSlot records
+  std::uint32_t module_capacity;        // ModuleSlot records
+  std::uint64_t sites_offset;
+  std::uint64_t modules_offset;
+  std::uint64_t sites;                  // sites recorded (next site index); at most site_capacity
+  std::uint64_t sites_dropped;          // allocations whose site found the table full
+  std::uint64_t modules;                // modules recorded (next module index); at most module_capacity
+  std::uint64_t modules_dropped;        // modules that found the table full
+  std::uint32_t stack_flags;            // kStacks*
+  std::uint32_t reserved4;
 };
 
 struct AllocationSlot {
@@ -393,7 +442,42 @@ struct AllocationSlot {
   std::uint8_t failed_call;   // VmmCall
   std::int32_t failed_result; // CUresult of failed_call
   std::int32_t device;        // device ordinal (-1: unknown)
-  std::uint64_t reserved[5];
+  std::uint32_t site;         // index into the sites (kNoSite: none recorded); version 6
+  std::uint32_t reserved0;
+  std::uint64_t reserved[4];
+};
+
+// A Python frame of an allocation site.
+struct PythonFrame {
+  std::int32_t line;                          // the line being run (0: unknown)
+  std::uint8_t flags;                         // kPython*
+  char function[kPythonFunctionBytes];        // co_name, NUL-terminated, cut to fit
+  char file[kPythonFileBytes];                // co_filename's last bytes, NUL-terminated
+};
+
+// Where allocations were made: one record per distinct site.
+struct SiteSlot {
+  std::uint64_t stamp;
+  std::uint64_t seq;                  // the site's index
+  std::uint64_t hash;                 // of the frames and the Python frames
+  std::uint32_t frame_count;          // return addresses in `frames`, innermost first
+  std::uint32_t python_count;         // Python frames, innermost first
+  std::uint64_t frames[kSiteFrames];  // return addresses (the interposer's own frames left out)
+  PythonFrame python[kPythonFrames];
+  std::uint8_t python_state;          // PythonState
+  std::uint8_t reserved0[7];
+  std::uint64_t reserved[1];
+};
+
+// A loaded object of the process (the program, a shared library): return addresses in
+// [begin, end) belong to it, at `address - bias` in its file.
+struct ModuleSlot {
+  std::uint64_t stamp;
+  std::uint64_t seq;
+  std::uint64_t begin;
+  std::uint64_t end;
+  std::uint64_t bias;
+  char path[kModulePathBytes];  // the file, NUL-terminated; empty when it did not fit
 };
 
 struct LaunchSlot {
@@ -446,7 +530,7 @@ static_assert(sizeof(ProcessEvent) == 128);
 static_assert(sizeof(SlackWrite) == 64);
 static_assert(sizeof(Header) ==
               216 + 16 * kDriverCallKinds + 32 + kMaxProcessEvents * sizeof(ProcessEvent) + 16 + kMaxSlackWrites * 64 +
-                  24);
+                  24 + 64);
 static_assert(offsetof(Header, allocations) == 112);
 static_assert(offsetof(Header, tma_capacity) == 176);
 static_assert(offsetof(Header, slack_writes) == 2464 && offsetof(Header, slack) == 2472);  // tests/fuzz/seeds/ring_reader/slack.ring
@@ -454,6 +538,10 @@ static_assert(sizeof(AllocationSlot) == 128);
 static_assert(sizeof(LaunchSlot) == 256);
 static_assert(offsetof(LaunchSlot, pointer_args) == 72);
 static_assert(sizeof(TmaSlot) == 96);
+static_assert(sizeof(PythonFrame) == 128);
+static_assert(sizeof(SiteSlot) == 496);
+static_assert(sizeof(ModuleSlot) == 256);
+static_assert(offsetof(AllocationSlot, site) == 88);
 
 constexpr std::uint64_t complete_stamp(std::uint64_t seq) { return 2 * seq + 2; }
 constexpr std::uint64_t writing_stamp(std::uint64_t seq) { return 2 * seq + 1; }
@@ -464,18 +552,36 @@ struct Layout {
   std::uint64_t launches_offset;
   std::uint64_t tma_offset;
   std::uint64_t names_offset;
+  std::uint64_t sites_offset;
+  std::uint64_t modules_offset;
   std::uint64_t file_bytes;
 };
 
-constexpr Layout layout_for(std::uint32_t allocation_capacity, std::uint32_t launch_capacity,
-                            std::uint32_t tma_capacity, std::uint32_t names_capacity) {
+struct Capacities {
+  std::uint32_t allocations = 0;
+  std::uint32_t launches = 0;
+  std::uint32_t tma_maps = 0;
+  std::uint32_t name_bytes = 0;
+  std::uint32_t sites = 0;
+  std::uint32_t modules = 0;
+};
+
+constexpr Layout layout_for(const Capacities& c) {
   Layout l{};
   l.allocations_offset = kHeaderBytes;
-  l.launches_offset = l.allocations_offset + std::uint64_t{allocation_capacity} * sizeof(AllocationSlot);
-  l.tma_offset = l.launches_offset + std::uint64_t{launch_capacity} * sizeof(LaunchSlot);
-  l.names_offset = l.tma_offset + std::uint64_t{tma_capacity} * sizeof(TmaSlot);
-  l.file_bytes = l.names_offset + names_capacity;
+  l.launches_offset = l.allocations_offset + std::uint64_t{c.allocations} * sizeof(AllocationSlot);
+  l.tma_offset = l.launches_offset + std::uint64_t{c.launches} * sizeof(LaunchSlot);
+  l.names_offset = l.tma_offset + std::uint64_t{c.tma_maps} * sizeof(TmaSlot);
+  l.sites_offset = (l.names_offset + c.name_bytes + 7) / 8 * 8;
+  l.modules_offset = l.sites_offset + std::uint64_t{c.sites} * sizeof(SiteSlot);
+  l.file_bytes = l.modules_offset + std::uint64_t{c.modules} * sizeof(ModuleSlot);
   return l;
+}
+
+// The capacities a header declares.
+constexpr Capacities capacities_of(const Header& h) {
+  return Capacities{h.allocation_capacity, h.launch_capacity, h.tma_capacity,
+                    h.names_capacity,      h.site_capacity,   h.module_capacity};
 }
 
 }  // namespace cudadiag::ring

@@ -5,12 +5,20 @@
 #include "report/json_reader.h"
 
 namespace cudadiag::report {
-namespace {
-
-
-json triple_json(const Triple& t) { return json::array({t[0], t[1], t[2]}); }
 
 std::string hex(std::uint64_t v) { return fmt::format("0x{:x}", v); }
+
+std::uint64_t read_hex(const JsonReader& rd, const json& v, const std::string& p) {
+  const std::string s = rd.string(v, p);
+  if (s.size() < 3 || s.size() > 18 || s[0] != '0' || s[1] != 'x' ||
+      s.find_first_not_of("0123456789abcdefABCDEF", 2) != std::string::npos)
+    rd.fail(p, "expected a hex address \"0x...\", got \"" + s + "\"");
+  return std::stoull(s.substr(2), nullptr, 16);
+}
+
+namespace {
+
+json triple_json(const Triple& t) { return json::array({t[0], t[1], t[2]}); }
 
 std::string where(const std::string& file, const std::optional<std::uint32_t>& line) {
   return line && !file.empty() ? fmt::format(" at {}:{}", file, *line) : std::string();
@@ -23,14 +31,6 @@ Triple read_triple(const JsonReader& rd, const json& v, const std::string& p) {
   for (std::size_t i = 0; i < 3; ++i)
     t[i] = static_cast<std::uint32_t>(rd.integer(v[i], JsonReader::element_pointer(p, i), 0, 0xffffffffll));
   return t;
-}
-
-std::uint64_t read_hex(const JsonReader& rd, const json& v, const std::string& p) {
-  const std::string s = rd.string(v, p);
-  if (s.size() < 3 || s.size() > 18 || s[0] != '0' || s[1] != 'x' ||
-      s.find_first_not_of("0123456789abcdefABCDEF", 2) != std::string::npos)
-    rd.fail(p, "expected a hex address \"0x...\", got \"" + s + "\"");
-  return std::stoull(s.substr(2), nullptr, 16);
 }
 
 std::optional<std::uint32_t> read_line(const JsonReader& rd, const json& j, const std::string& p) {
@@ -84,6 +84,7 @@ std::string site_line(const FaultSite& s) {
       h += fmt::format(" (a {}-byte access at an address aligned to {} byte{})", s.access_bytes, s.alignment,
                        s.alignment == 1 ? "" : "s");
     if (!s.placement.empty()) h += ": " + s.placement;
+    if (!s.allocated_at.empty()) h += ", allocated at " + origin_text(s.allocated_at);
   } else if (s.address_status == AddressStatus::not_recoverable) {
     h += ": the address is not recoverable from the dump";
   }
@@ -120,6 +121,7 @@ json to_json(const FaultSite& s) {
   if (s.alignment) a["alignment"] = s.alignment;
   if (!s.address_note.empty()) a["note"] = s.address_note;
   if (!s.placement.empty()) a["placement"] = s.placement;
+  if (!s.allocated_at.empty()) a["allocated_at"] = to_json(s.allocated_at);
   j["access"] = a;
   if (!s.waiting.empty()) {
     json w = json::array();
@@ -186,6 +188,8 @@ FaultSite read_fault_site(const JsonReader& rd, const json& j, const std::string
     s.alignment = static_cast<unsigned>(rd.unsigned_or(*a, "alignment", ap, 0));
     s.address_note = rd.string_or(*a, "note", ap);
     s.placement = rd.string_or(*a, "placement", ap);
+    if (const json* o = rd.find(*a, "allocated_at", ap))
+      s.allocated_at = read_allocation_origin(rd, *o, JsonReader::member_pointer(ap, "allocated_at"));
   }
   const json waiting = rd.array_or_empty(j, "waiting", p);
   for (std::size_t i = 0; i < waiting.size(); ++i) {

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "report/access_words.h"
+#include "report/allocation_origin.h"
 #include "util/choices.h"
 
 namespace cudadiag::report {
@@ -117,6 +118,7 @@ struct FaultSite {
   unsigned alignment = 0;         // of the proven address
   std::string address_note;       // why not proven, what is intact
   std::string placement;          // the proven address among the program's allocations ("4 bytes past the end of #3 (4096 bytes)")
+  AllocationOrigin allocated_at;  // where that allocation was made (empty: not known)
   // Not written: the proven address of each lane of the first thread's warp (a warp-level
   // exception does not say which lane faulted; placing them among the allocations does).
   struct LaneAddress {
@@ -134,11 +136,14 @@ struct FaultSite {
 std::string site_line(const FaultSite& s);
 // "(128,0,0)".
 std::string triple_text(const Triple& t);
+// "0x1f00", and back (a JsonReader failure naming `p` unless it is one).
+std::string hex(std::uint64_t v);
+class JsonReader;
+std::uint64_t read_hex(const JsonReader& rd, const nlohmann::ordered_json& v, const std::string& p);
 // The first waiting PC of a hang: "wait_flag(int volatile*) at hang.cu:4 (1 of 1 warps)".
 std::string waiting_line(const FaultSite& s);
 
 nlohmann::ordered_json to_json(const FaultSite& s);
-class JsonReader;
 FaultSite read_fault_site(const JsonReader& rd, const nlohmann::ordered_json& j, const std::string& pointer);
 
 }  // namespace cudadiag::report

@@ -450,6 +450,19 @@ void redact(Result& r, const RedactionContext& ctx) {
   }
   for (auto& b : r.buffers) ctx.scrub(b.name);
   if (auto& f = r.faulting_buffer) ctx.scrub(f->name);
+  for (auto& site : r.fault_sites) {
+    for (std::string* s : {&site.dump, &site.unreadable, &site.device, &site.kernel, &site.function, &site.file,
+                           &site.line_note, &site.instruction, &site.address_note, &site.placement})
+      ctx.scrub(*s);
+    for (auto& n : site.notes) ctx.scrub(n);
+    for (auto& w : site.waiting)
+      for (std::string* s : {&w.kernel, &w.function, &w.file}) ctx.scrub(*s);
+    for (auto& f : site.allocated_at.python)
+      for (std::string* s : {&f.file, &f.function}) ctx.scrub(*s);
+    for (auto& f : site.allocated_at.host)
+      for (std::string* s : {&f.module, &f.function}) ctx.scrub(*s);
+    ctx.scrub(site.allocated_at.python_note);
+  }
   for (auto& x : r.xid) {
     for (std::string* s : {&x.pci, &x.message, &x.meaning}) ctx.scrub(*s);
     if (x.process) ctx.scrub(*x.process);

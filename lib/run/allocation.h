@@ -4,6 +4,7 @@
 // ring reader (lib/run/ring_reader.h), consumed by attribution and the report.
 // Plain data: no CUDA, no JSON.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,34 @@ struct AllocationRecord {
                                      // the range no longer faults for sure
   std::string api;                 // entry point that allocated: "cuMemAlloc_v2", ...
   std::string unfenced_reason;     // side == none: why ("managed memory", "VMM failed: 2")
+  std::optional<std::uint32_t> site;  // where it was made: an index into InterposerLog::sites
+};
+
+// A Python frame of an allocation site, as the interposer read it.
+struct PythonFrameRecord {
+  std::string file;       // cut to its last bytes when long (file_cut)
+  std::int32_t line = 0;
+  std::string function;
+  bool user = false;      // outside the interpreter's own modules and installed packages
+  bool file_cut = false;
+};
+
+// Where allocations were made: the host call stack (return addresses, innermost first) and
+// the Python frames (the innermost, then the user's), as recorded.
+struct AllocationSite {
+  bool recorded = false;  // false: the record was lost (torn, or past the end of the file)
+  std::vector<std::uint64_t> frames;
+  std::vector<PythonFrameRecord> python;
+  // Empty when the frames were read or there was no interpreter; else why they were not.
+  std::string python_note;
+};
+
+// A loaded object of the program: return addresses in [begin, end) are `address - bias` in `path`.
+struct ModuleRecord {
+  std::uint64_t begin = 0;
+  std::uint64_t end = 0;
+  std::uint64_t bias = 0;
+  std::string path;
 };
 
 struct LaunchRecord {
@@ -124,6 +153,10 @@ struct InterposerLog {
   std::vector<TmaMapRecord> tma_maps;         // newest last (the ring's tail)
   std::vector<SlackWriteRecord> slack_writes; // in the order found
   std::uint64_t slack_writes_lost = 0;        // found beyond what the header keeps
+  std::vector<AllocationSite> sites;          // by index (AllocationRecord::site)
+  std::vector<ModuleRecord> modules;          // in the order recorded
+  std::uint64_t sites_dropped = 0;            // allocations whose site found the table full
+  bool stacks_captured = false;               // host call stacks were captured at allocation
 };
 
 }  // namespace cudadiag::run

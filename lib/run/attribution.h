@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "report/allocation_origin.h"
 #include "run/allocation.h"
 #include "fence/ring_format.h"
 
@@ -46,6 +47,7 @@ struct Attribution {
   bool suspect_uses_allocation = false;
   std::vector<LaunchRecord> last_launches;  // newest last, at most kLastLaunches
   std::string summary;                      // one line
+  report::AllocationOrigin allocated_at;    // where `allocation` was made (filled by the caller that can read files)
 };
 
 inline constexpr std::size_t kLastLaunches = 8;

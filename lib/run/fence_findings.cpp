@@ -19,7 +19,7 @@ std::string where_text(const SlackWriteRecord& w) {
 
 }  // namespace
 
-std::vector<SlackFinding> slack_findings(const InterposerLog& log) {
+std::vector<SlackFinding> slack_findings(const InterposerLog& log, Symbolizer* symbols) {
   std::vector<SlackFinding> out;
   for (const auto& w : log.slack_writes) {
     SlackFinding f;
@@ -29,7 +29,10 @@ std::vector<SlackFinding> slack_findings(const InterposerLog& log) {
         f.kernels.push_back(l.kernel);
     std::string api;
     for (const auto& a : log.allocations)
-      if (a.seq == w.allocation_seq && a.address == w.address) api = a.api;
+      if (a.seq == w.allocation_seq && a.address == w.address) {
+        api = a.api;
+        if (symbols) f.allocated_at = allocation_origin(log, a, *symbols);
+      }
     std::string kernels;
     for (const auto& k : f.kernels) kernels += (kernels.empty() ? "" : ", ") + k;
     f.line = fmt::format("{} of allocation #{} ({} bytes at {:#x}{}), inside the alignment slack ({} bytes before "
@@ -38,6 +41,7 @@ std::vector<SlackFinding> slack_findings(const InterposerLog& log) {
                          w.slack_bytes, w.seen_at,
                          kernels.empty() ? std::string("no recorded launch was passed it")
                                          : fmt::format("kernels passed #{}: {}", w.allocation_seq, kernels));
+    if (!f.allocated_at.empty()) f.line += fmt::format("; #{} was allocated at {}", w.allocation_seq, report::origin_text(f.allocated_at));
     out.push_back(std::move(f));
   }
   return out;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "run/allocation.h"
+#include "run/symbolizer.h"
 
 namespace cudadiag::run {
 
@@ -16,8 +17,10 @@ struct SlackFinding {
   SlackWriteRecord write;
   std::vector<std::string> kernels;  // kernels the log shows were passed the buffer, newest last
   std::string line;  // "a write 0 bytes past the end of allocation #3 (...), inside the alignment slack, seen at free; kernels passed #3: k"
+  report::AllocationOrigin allocated_at;  // where the buffer was made (with `symbols`)
 };
-std::vector<SlackFinding> slack_findings(const InterposerLog& log);
+// With `symbols`, each finding says where its buffer was made (allocated_at, and in its line).
+std::vector<SlackFinding> slack_findings(const InterposerLog& log, Symbolizer* symbols = nullptr);
 
 struct HangFinding {
   std::string kernel;            // the launch that never returned

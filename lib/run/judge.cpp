@@ -157,7 +157,8 @@ void judge_fence(const RunObservation& obs, RunJudgement& j) {
   }
   if (!obs.interposer) return;
   j.fence_reach = fence_reach_of(*obs.interposer, j.fence->effective);
-  j.slack_writes = slack_findings(*obs.interposer);
+  Symbolizer symbols(obs.interposer->modules);
+  j.slack_writes = slack_findings(*obs.interposer, &symbols);
   if (obs.child.ending == runner::Ending::timeout) j.hang = hang_finding(*obs.interposer);
 }
 
@@ -179,6 +180,13 @@ void attribute(const RunObservation& obs, RunJudgement& j) {
   const AddressPrecision precision = address ? AddressPrecision::exact : AddressPrecision::page;
   if (!address && j.mmu_fault) address = j.mmu_fault->address;
   j.attribution = attribute_fault(*obs.interposer, address, precision);
+  if (j.attribution->allocation && j.attribution->certain) {
+    Symbolizer symbols(obs.interposer->modules);
+    j.attribution->allocated_at = allocation_origin(*obs.interposer, *j.attribution->allocation, symbols);
+    if (!j.attribution->allocated_at.empty())
+      j.attribution->summary += fmt::format("; #{} was allocated at {}", j.attribution->allocation->seq,
+                                            report::origin_text(j.attribution->allocated_at));
+  }
   j.fence_suspicion = ring_suspicion(obs.interposer->ring, j);
   if (!j.fence_suspicion) j.fence_suspicion = fence_suspicion(obs.interposer->summary, *j.attribution);
   if (!j.fence_suspicion && j.error && j.error->error_class == taxonomy::ErrorClass::out_of_memory) {

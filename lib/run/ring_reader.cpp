@@ -156,6 +156,7 @@ AllocationRecord allocation_of(const ring::AllocationSlot& s) {
   a.quarantine_released = state == ring::State::released || state == ring::State::freed_unguarded;
   a.api = api_text(s.api);
   if (a.side == FenceSide::none) a.unfenced_reason = unfenced_reason(s);
+  if (s.site != ring::kNoSite) a.site = s.site;
   return a;
 }
 
@@ -354,6 +355,67 @@ void read_tma_maps(Bytes& bytes, const ring::Header& h, RingRead& r) {
                                  [&](const ring::TmaSlot& s) { r.log.tma_maps.push_back(tma_map_of(s)); });
 }
 
+std::string bounded(const char* text, std::size_t size) { return std::string(text, strnlen(text, size)); }
+
+// The table of sites, filled in order and never overwritten: records 0 .. sites - 1 that
+// are present and complete (a lost one stays, unrecorded, so that indices hold).
+void read_sites(Bytes& bytes, const ring::Header& h, RingRead& r) {
+  r.log.stacks_captured = (h.stack_flags & ring::kStacksHost) != 0;
+  r.log.sites_dropped = h.sites_dropped;
+  const std::uint64_t used = std::min<std::uint64_t>(h.sites, h.site_capacity);
+  const std::uint64_t present = std::min(used, present_slots(bytes, h.sites_offset, h.site_capacity, sizeof(ring::SiteSlot)));
+  r.log.sites.resize(present);
+  for (std::uint64_t i = 0; i < present; ++i) {
+    ring::SiteSlot s{};
+    if (!read_at(bytes, h.sites_offset + i * sizeof s, s)) break;
+    if (s.stamp != ring::complete_stamp(i) || s.seq != i) {
+      ++r.torn_records;
+      continue;
+    }
+    AllocationSite& site = r.log.sites[i];
+    site.recorded = true;
+    site.frames.assign(s.frames, s.frames + std::min(s.frame_count, ring::kSiteFrames));
+    for (std::uint32_t k = 0; k < std::min(s.python_count, ring::kPythonFrames); ++k) {
+      const ring::PythonFrame& f = s.python[k];
+      PythonFrameRecord p;
+      p.file = bounded(f.file, sizeof f.file);
+      p.line = f.line;
+      p.function = bounded(f.function, sizeof f.function);
+      p.user = (f.flags & ring::kPythonUserFrame) != 0;
+      p.file_cut = (f.flags & ring::kPythonFileCut) != 0;
+      site.python.push_back(std::move(p));
+    }
+    switch (static_cast<ring::PythonState>(s.python_state)) {
+      case ring::PythonState::lock_released:
+        site.python_note =
+            "no Python line: the allocating thread had released the interpreter's lock (PyTorch does around its "
+            "operators), and its frames are read only under the lock";
+        break;
+      case ring::PythonState::error_pending:
+        site.python_note = "no Python line: an exception was being raised when it allocated";
+        break;
+      case ring::PythonState::none:
+      case ring::PythonState::read:
+        break;
+    }
+  }
+}
+
+void read_modules(Bytes& bytes, const ring::Header& h, RingRead& r) {
+  const std::uint64_t used = std::min<std::uint64_t>(h.modules, h.module_capacity);
+  const std::uint64_t present =
+      std::min(used, present_slots(bytes, h.modules_offset, h.module_capacity, sizeof(ring::ModuleSlot)));
+  for (std::uint64_t i = 0; i < present; ++i) {
+    ring::ModuleSlot s{};
+    if (!read_at(bytes, h.modules_offset + i * sizeof s, s)) break;
+    if (s.stamp != ring::complete_stamp(i) || s.seq != i || s.begin >= s.end) {
+      ++r.torn_records;
+      continue;
+    }
+    r.log.modules.push_back(ModuleRecord{s.begin, s.end, s.bias, bounded(s.path, sizeof s.path)});
+  }
+}
+
 void read_driver_calls(const ring::Header& h, RingRead& r) {
   for (std::uint32_t i = 0; i < ring::kDriverCallKinds; ++i) {
     if (h.driver_calls[i] == 0) continue;
@@ -413,18 +475,20 @@ void read_slack_writes(const ring::Header& h, RingRead& r) {
 // The layout the header declares is the one the interposer writes for its counts, and
 // the counts are within what it writes: the reader's work is bounded by them.
 bool layout_matches(const ring::Header& h) {
-  const ring::Layout l = ring::layout_for(h.allocation_capacity, h.launch_capacity, h.tma_capacity, h.names_capacity);
+  const ring::Layout l = ring::layout_for(ring::capacities_of(h));
   const bool header_only = (h.ring_flags & ring::kRingNoRoom) != 0;
   const bool counts = header_only ? h.allocation_capacity == 0 && h.launch_capacity == 0 && h.tma_capacity == 0 &&
-                                        h.names_capacity == 0
+                                        h.names_capacity == 0 && h.site_capacity == 0 && h.module_capacity == 0
                                   : h.allocation_capacity > 0 && h.launch_capacity > 0 && h.tma_capacity > 0 &&
                                         h.allocation_capacity <= ring::kMaxSlots &&
                                         h.launch_capacity <= ring::kMaxSlots && h.tma_capacity <= ring::kMaxSlots &&
-                                        h.names_capacity <= ring::kMaxNameBytes;
+                                        h.names_capacity <= ring::kMaxNameBytes &&
+                                        h.site_capacity <= ring::kMaxSiteSlots &&
+                                        h.module_capacity <= ring::kMaxModuleSlots;
   return counts && h.header_bytes == ring::kHeaderBytes && h.allocation_slot_bytes == sizeof(ring::AllocationSlot) &&
          h.launch_slot_bytes == sizeof(ring::LaunchSlot) && h.allocations_offset == l.allocations_offset &&
          h.launches_offset == l.launches_offset && h.tma_offset == l.tma_offset && h.names_offset == l.names_offset &&
-         h.file_bytes == l.file_bytes;
+         h.sites_offset == l.sites_offset && h.modules_offset == l.modules_offset && h.file_bytes == l.file_bytes;
 }
 
 std::string directory_of(const std::string& origin) {
@@ -521,6 +585,8 @@ RingRead parse(Bytes& bytes, const std::string& origin) {
   read_allocations(bytes, h, r);
   read_launches(bytes, h, names, r);
   read_tma_maps(bytes, h, r);
+  read_sites(bytes, h, r);
+  read_modules(bytes, h, r);
   return r;
 }
 

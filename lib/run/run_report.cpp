@@ -1,5 +1,7 @@
 #include "run/run_report.h"
 
+#include "run/run_request.h"
+
 #include <map>
 
 #include <fmt/format.h>
@@ -248,6 +250,10 @@ report::Report run_report(report::Report r, const SessionOptions& opts, const Se
                                 evidence::ReasonAt::front);
   report::finish_report(r);
   return r;
+}
+
+report::Report run_report(report::Report r, const Request& request, const SessionOutcome& outcome) {
+  return run_report(std::move(r), request.session, outcome, request.facts);
 }
 
 }  // namespace cudadiag::run

@@ -24,5 +24,8 @@ struct RunFacts {
 // section gains the allowlisted --env values).
 report::Report run_report(report::Report r, const SessionOptions& opts, const SessionOutcome& outcome,
                           const RunFacts& facts);
+// The same from the request the session ran (run_request.h).
+struct Request;
+report::Report run_report(report::Report r, const Request& request, const SessionOutcome& outcome);
 
 }  // namespace cudadiag::run

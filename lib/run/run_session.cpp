@@ -304,12 +304,8 @@ void site_run(SessionRun& run, const SessionOptions& opts, const SessionProgress
   take_sites_of_site_run(run.judgement, run.observation, obs, judge_run(obs));
 }
 
-SessionOutcome run_session(const SessionOptions& opts_in, const SessionProgress& progress) {
+SessionOutcome run_session(const SessionOptions& opts, const SessionProgress& progress) {
   const auto t0 = Clock::now();
-  SessionOptions opts = opts_in;
-  // The program's own LD_PRELOAD comes after ours on the fence rung: --env's, if given.
-  if (const auto it = opts.env.find("LD_PRELOAD"); it != opts.env.end()) opts.run.user_ld_preload = it->second;
-  check_run_options(opts.run);
 
   SessionOutcome out;
   out.plan = plan_rungs(opts.run);

@@ -114,7 +114,9 @@ struct SessionProgress {
 };
 
 // Plans (plan_rungs), runs, judges and decides. Files go to opts.run.work_dir (the
-// caller creates and removes it).
+// caller creates and removes it). `opts` as run::resolve_request (run_request.h) makes
+// them: checked (check_run_options), the command found, the lookups done,
+// run.user_ld_preload the program's own (--env's over the inherited one).
 SessionOutcome run_session(const SessionOptions& opts, const SessionProgress& progress = {});
 
 }  // namespace cudadiag::run

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "coredump/fault_address.h"
+#include "run/symbolizer.h"
 
 namespace cudadiag::run {
 
@@ -43,6 +44,8 @@ std::string placement_text(const Attribution& a) {
 std::vector<std::string> place_sites(std::vector<report::FaultSite>& sites, const InterposerLog* log,
                                      const std::optional<host::MmuFault>& xid_fault) {
   std::vector<std::string> lines;
+  std::optional<Symbolizer> symbols;
+  if (log) symbols.emplace(log->modules);
   for (auto& s : sites) {
     if (!s.unreadable.empty() || s.address_status != report::AddressStatus::proven || !s.address) continue;
     if (log) {
@@ -71,6 +74,7 @@ std::vector<std::string> place_sites(std::vector<report::FaultSite>& sites, cons
               "not necessarily the faulting one");
       }
       s.placement = placement_text(a);
+      if (a.allocation && !s.placement.empty()) s.allocated_at = allocation_origin(*log, *a.allocation, *symbols);
     }
     if (xid_fault) {
       const std::uint64_t page = xid_fault->address;

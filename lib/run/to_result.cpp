@@ -120,6 +120,7 @@ json attribution_json(const Attribution& a) {
   j["allocation"] = a.allocation ? allocation_json(*a.allocation) : json(nullptr);
   j["suspect"] = a.suspect ? launch_json(*a.suspect) : json(nullptr);
   j["suspect_uses_allocation"] = a.suspect_uses_allocation;
+  if (!a.allocated_at.empty()) j["allocated_at"] = to_json(a.allocated_at);
   return j;
 }
 

@@ -2,6 +2,7 @@
 
 #include "evidence/interruption.h"
 #include "evidence/session_report.h"
+#include "suite/repro_request.h"
 #include "suite/verdict.h"
 
 namespace cudadiag::suite {
@@ -44,6 +45,11 @@ report::Report repro_report(report::Report r, const Suite& s, const PlanOptions&
     r.verdict.reasons.insert(r.verdict.reasons.begin(), "GPU part could not run: " + r.gpu.reason.value_or(""));
   report::finish_report(r);
   return r;
+}
+
+report::Report repro_report(report::Report r, const Request& request, SuiteOutcome outcome) {
+  return repro_report(std::move(r), request.suite, request.plan_options, request.plan, std::move(outcome),
+                      request.facts);
 }
 
 }  // namespace cudadiag::suite

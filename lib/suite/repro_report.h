@@ -22,5 +22,8 @@ struct ReproFacts {
 // `r`: the session's report as evidence::start_session_report began it.
 report::Report repro_report(report::Report r, const Suite& s, const PlanOptions& popts, const Plan& plan,
                             SuiteOutcome outcome, const ReproFacts& facts);
+// The same from the request the suite ran (repro_request.h).
+struct Request;
+report::Report repro_report(report::Report r, const Request& request, SuiteOutcome outcome);
 
 }  // namespace cudadiag::suite

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <memory>
 
 #include "host/xid.h"
@@ -57,6 +58,28 @@ std::shared_ptr<const ChildSettings> settings_for(const Batch& b, const Plan& pl
     s->wrap = [tool, dir](size_t child) { return sanitizer_wrap(tool, dir + "/sanitizer-" + std::to_string(child) + ".xml"); };
   }
   return s;
+}
+
+// Where the time went (setup, host cases, children, the longest children), at debug level.
+void log_phases(const Plan& plan, const SuiteOutcome& outcome, double setup_ms) {
+  if (!spdlog::should_log(spdlog::level::debug)) return;
+  double busy = 0.0;
+  for (const auto& t : outcome.timings) busy += t.duration_ms;
+  spdlog::debug("phases: setup {:.0f} ms, host cases {:.0f} ms, children {:.0f} ms wall ({} children, {:.0f} ms "
+                "child time in all)",
+                setup_ms, outcome.host_ms, outcome.wall_ms - outcome.host_ms, outcome.timings.size(), busy);
+  auto by_length = outcome.timings;
+  std::sort(by_length.begin(), by_length.end(),
+            [](const auto& a, const auto& b) { return a.duration_ms > b.duration_ms; });
+  for (size_t i = 0; i < by_length.size() && i < 8; ++i) {
+    const auto& t = by_length[i];
+    const auto& b = plan.batches[t.batch];
+    const auto& first = plan.runs[b.runs.front()];
+    spdlog::debug("  child of batch {:>3}: {} {} case(s) from {} [{}], started at {:.0f} ms, ran {:.0f} ms "
+                  "(estimated {:.0f})",
+                  t.batch, b.runs.size(), b.own_child ? "own" : "shared", first.spec.case_id, first.profile.name,
+                  t.start_ms, t.duration_ms, b.est_cost_ms);
+  }
 }
 
 }  // namespace
@@ -157,6 +180,7 @@ SuiteOutcome run_plan(const Suite& s, const Plan& plan, const SuiteRunOptions& o
   out.interrupted = ex.interrupted() || stopped();
   for (auto& r : results) out.results.push_back(std::move(*r));
   out.wall_ms = ms_since(t0);
+  log_phases(plan, out, opts.setup_ms);
   return out;
 }
 

@@ -34,6 +34,7 @@ struct SuiteRunOptions {
   bool coredump = false;                       // arm GPU core dumps (ExecutorOptions::coredump)
   // Called (on the calling thread) as each result arrives: progress display.
   std::function<void(const report::Result&)> on_result;
+  double setup_ms = 0.0;  // the command's time before run_plan, for the phases line (-v)
 };
 
 // When a child ran, relative to the start of run_plan (milliseconds).
@@ -53,6 +54,8 @@ struct SuiteOutcome {
   std::string cuda_unusable;            // why CUDA could not start in the children, if it could not
 };
 
+// With -v (debug), says at the end where the time went: setup, host cases, children, the
+// longest children.
 SuiteOutcome run_plan(const Suite& s, const Plan& plan, const SuiteRunOptions& opts);
 
 // The argv prefix of a child of the `sanitizer` profile: memcheck with its XML saved to

@@ -212,6 +212,28 @@ for name in expect_line:
                 # Addresses differ between processes; the placement does not.
                 sites_by_log.setdefault((name, rung), {})[log] = (s.get("kernel"), line_of(s), s.get("thread"),
                                                                   s.get("access", {}).get("placement"))
+# Where the placed allocation was made (the interposer's stack at allocation, named by the
+# parent from the program's own symbols; Python's line where its lock was held).
+origins = []
+for name, rung in (("use_after_free", "fence-front"), ("triton_no_mask", "fence")):
+    rep = load(os.path.join(d, f"{name}.nokmsg.json"))
+    r = next((x for x in (rep or {}).get("results", []) if x["profile"] == rung), None)
+    s = site_of(r)
+    if not s or not (s.get("access") or {}).get("placement"):
+        continue  # not placed in this run: nothing to name
+    o = (s.get("access") or {}).get("allocated_at")
+    check(f"{name} {rung}: the placed allocation says where it was made", bool(o))
+    if not o:
+        continue
+    host = o.get("host", [])
+    origins.append((name, rung, host, o.get("python", []), o.get("python_note", "")))
+    if name == "use_after_free":
+        check(f"{name}: allocated in main of the program", any(f.get("function") == "main" and
+              f.get("module", "").endswith("/use_after_free") for f in host))
+    else:
+        check(f"{name}: the user's Python line, or why it is missing",
+              any(f.get("user") and f.get("file", "").endswith("triton_no_mask.py") for f in o.get("python", []))
+              or "released the interpreter's lock" in o.get("python_note", ""))
 for (name, rung), by_log in sites_by_log.items():
     # A store the dump could not place in one of the two runs (it faulted after its warp
     # moved on there, while a load faulted first in the other) has no site to compare.
@@ -246,6 +268,10 @@ for name, log, rung, outcome, kernel, line, who, off, mc, s in rows:
     size = f"{s['dump_bytes'] / 1e6:.2f}MB" if s else "-"
     read = f"{s['read_ms']:.0f}ms" if s else "-"
     print(f"  {name:26} {log:6} {rung:8} {outcome:11} {kernel:28} {line:22} {who:26} {off:>5} {mc:>6} {size:>9} {read:>7}")
+for name, rung, host, python, note in origins:
+    named = [f"{f['function']}+{f.get('offset', 0):#x}" for f in host if f.get("function")][:4]
+    py = [f"{os.path.basename(f['file'])}:{f['line']}" for f in python]
+    print(f"  allocated at ({name}, {rung}): {' < '.join(py + named) or '-'}{' (' + note + ')' if note else ''}")
 print(f"\n65-site: {'all checks passed' if not bad else str(len(bad)) + ' mismatch(es)'}")
 for b in bad:
     print("  MISMATCH", b)

@@ -20,6 +20,9 @@ void use(const run::RingRead& r) {
   for (const auto& l : r.log.launches) n += l.kernel.size();
   for (const auto& e : r.log.process_events) n += e.program.size();
   for (const auto& w : r.log.slack_writes) n += w.seen_at.size();
+  for (const auto& s : r.log.sites)
+    for (const auto& p : s.python) n += p.file.size() + p.function.size();
+  for (const auto& m : r.log.modules) n += m.path.size();
   if (n == 1) std::memset(&n, 0, sizeof n);  // keeps the work from being optimised away
 }
 
@@ -36,11 +39,15 @@ std::string consistent_layout(std::string bytes) {
   h.launch_capacity = h.launch_capacity % (ring::kMaxSlots + 1);
   h.tma_capacity = h.tma_capacity % (ring::kMaxSlots + 1);
   h.names_capacity = h.names_capacity % (ring::kMaxNameBytes + 1);
-  const ring::Layout l = ring::layout_for(h.allocation_capacity, h.launch_capacity, h.tma_capacity, h.names_capacity);
+  h.site_capacity = h.site_capacity % (ring::kMaxSiteSlots + 1);
+  h.module_capacity = h.module_capacity % (ring::kMaxModuleSlots + 1);
+  const ring::Layout l = ring::layout_for(ring::capacities_of(h));
   h.allocations_offset = l.allocations_offset;
   h.launches_offset = l.launches_offset;
   h.tma_offset = l.tma_offset;
   h.names_offset = l.names_offset;
+  h.sites_offset = l.sites_offset;
+  h.modules_offset = l.modules_offset;
   h.file_bytes = l.file_bytes;
   std::memcpy(bytes.data(), &h, sizeof h);
   return bytes;

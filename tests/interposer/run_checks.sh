@@ -271,6 +271,65 @@ print(subprocess.run(["sh", "-c", "echo child"], capture_output=True, text=True)
     expect_rc native 0
     ;;
 
+  alloc_site)
+    # Where each buffer was made: the host call stack at allocation, named from the
+    # program's own symbols by the parent, and in a Python program the user's line.
+    run fenced env "$FAKE" CUDADIAG_RING="$work/ring" "$PRELOAD" "$STATIC_RUNTIME" slack-overrun
+    expect_rc fenced 0
+    dump_ring dump "$work/ring" --records
+    expect_line dump 'stacks_captured=true'
+    expect_line dump 'sites=1'
+    expect_line dump 'allocated_at seq=0 host: .*(main|misuse)[^ ]*\+0x[0-9a-f]+ \(interposer_static_runtime\).*'
+    # CUDADIAG_RING_SITES=0: nothing captured, nothing named.
+    run off env "$FAKE" CUDADIAG_RING="$work/ring-off" CUDADIAG_RING_SITES=0 "$PRELOAD" "$STATIC_RUNTIME" slack-overrun
+    expect_rc off 0
+    dump_ring dump_off "$work/ring-off" --records
+    expect_line dump_off 'stacks_captured=false'
+    grep -q '^allocated_at' "$work/dump_off.out" && fail "a site was named with CUDADIAG_RING_SITES=0"
+    # The run's verdict names the allocation's site next to the slack write.
+    export LD_LIBRARY_PATH="$FAKE_DRIVER_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    run verdict "$CUDADIAG" run --rungs native,fence --sanitize never --no-kernel-log --format json -- "$STATIC_RUNTIME" slack-overrun
+    expect_rc verdict 1
+    grep -Eq '#0 was allocated at host: .*\(interposer_static_runtime\)' "$work/verdict.out" ||
+      fail "the verdict does not say where #0 was allocated"
+    command -v python3 >/dev/null || { echo "SKIPPED: python3 not installed (the Python half)"; exit 0; }
+    # PyDLL keeps the interpreter's lock during the call (as an extension that allocates
+    # under it); CDLL releases it (as PyTorch does around its operators): then the frames
+    # are not read, and the site says why.
+    cat >"$work/alloc.py" <<'PY'
+import ctypes
+import sys
+
+cuda = (ctypes.PyDLL if sys.argv[1] == "held" else ctypes.CDLL)("libcuda.so.1")
+assert cuda.cuInit(0) == 0
+
+
+def make_buffer(n):
+    p = ctypes.c_uint64()
+    assert cuda.cuMemAlloc_v2(ctypes.byref(p), ctypes.c_size_t(n)) == 0
+    return p.value
+
+
+p = make_buffer(4002)
+ctypes.memset(p + 4002, 7, 1)  # one byte past the end, into the slack
+assert cuda.cuMemFree_v2(ctypes.c_uint64(p)) == 0
+print("python: done")
+PY
+    run py env CUDADIAG_RING="$work/ring-py" "$PRELOAD" python3 "$work/alloc.py" held
+    expect_rc py 0
+    dump_ring dump_py "$work/ring-py" --records
+    expect_line dump_py 'allocated_at seq=0 [^ ]*alloc\.py:10 in make_buffer'
+    run released env CUDADIAG_RING="$work/ring-released" "$PRELOAD" python3 "$work/alloc.py" released
+    expect_rc released 0
+    dump_ring dump_released "$work/ring-released" --records
+    expect_line dump_released "allocated_at seq=0 host: .* \\(no Python line: the allocating thread had released the interpreter's lock .*\\)"
+    run pyverdict "$CUDADIAG" run --rungs native,fence --sanitize never --no-kernel-log --format json -- python3 \
+      "$work/alloc.py" held
+    expect_rc pyverdict 1
+    grep -Eq '#0 was allocated at [^ ]*alloc\.py:10 in make_buffer' "$work/pyverdict.out" ||
+      fail "the verdict does not name the Python line that allocated #0"
+    ;;
+
   underrun_front)
     run back env "$FAKE" "$PRELOAD" "$STATIC_RUNTIME" underrun
     expect_rc back 0

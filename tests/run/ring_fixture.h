@@ -66,6 +66,8 @@ inline interposer::RingLimits small_limits(std::uint32_t allocations, std::uint3
   l.launch_slots = launches;
   l.tma_slots = tma_maps;
   l.name_bytes = names;
+  l.site_slots = 8;
+  l.module_slots = 8;
   return l;
 }
 

@@ -368,7 +368,12 @@ std::string crafted_header(const test::TempDir& dir, std::uint32_t allocations, 
   std::string bytes = test::read_bytes(dir / "template").substr(0, ring::kHeaderBytes);
   ring::Header h{};
   std::memcpy(&h, bytes.data(), sizeof h);
-  const ring::Layout l = ring::layout_for(allocations, launches, tma_maps, names);
+  ring::Capacities c = ring::capacities_of(h);
+  c.allocations = allocations;
+  c.launches = launches;
+  c.tma_maps = tma_maps;
+  c.name_bytes = names;
+  const ring::Layout l = ring::layout_for(c);
   h.allocation_capacity = allocations;
   h.launch_capacity = launches;
   h.tma_capacity = tma_maps;
@@ -377,6 +382,8 @@ std::string crafted_header(const test::TempDir& dir, std::uint32_t allocations, 
   h.launches_offset = l.launches_offset;
   h.tma_offset = l.tma_offset;
   h.names_offset = l.names_offset;
+  h.sites_offset = l.sites_offset;
+  h.modules_offset = l.modules_offset;
   h.file_bytes = l.file_bytes;
   h.launches = ~0ull;
   h.tma_encodes = ~0ull;
