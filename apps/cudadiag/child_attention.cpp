@@ -27,7 +27,7 @@ using at::AttentionConfig;
 
 at::Problem problem_of(const AttentionConfig& c) {
   at::Problem p;
-  p.dtype = c.dtype == "bf16" ? at::DType::bf16 : at::DType::fp16;
+  p.dtype = c.dtype;
   p.engine = c.engine;
   p.batch = c.batch, p.heads = c.heads, p.seq_len = c.seq_len, p.head_dim = c.head_dim;
   p.causal = c.causal;

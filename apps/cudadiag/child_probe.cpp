@@ -197,9 +197,7 @@ host::ProbeSummary probe_cuda_on(const host::HostFacts& facts, const std::string
   if (std::string why = evidence::gpu_unavailable(facts); !why.empty()) {
     host::ProbeSummary s;
     // A driver that lists devices but is too old for the runtime is a CUDA error.
-    s.status = facts.gpu_status == report::DriverStatus::ok
-                   ? "cuda_error"
-                   : std::string(choice_name(report::kDriverStatuses, facts.gpu_status));
+    s.status = facts.gpu_status == report::DriverStatus::ok ? report::DriverStatus::cuda_error : facts.gpu_status;
     s.reason = std::move(why);
     return s;
   }

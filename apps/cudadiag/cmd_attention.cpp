@@ -211,7 +211,11 @@ void set_attention_command(CLI::App& app) {
   cmd->add_option("--head-dim", c.head_dim, "Head dimension (compiled: " + at::compiled_list(at::Knob::head_dim) + ")")
       ->check(size)
       ->capture_default_str();
-  cmd->add_option("--dtype", c.dtype, "fp16 or bf16")->check(CLI::IsMember({"fp16", "bf16"}))->capture_default_str();
+  cmd->add_option_function<std::string>(
+         "--dtype", [&c](const std::string& s) { c.dtype = *parse_choice(at::kDTypeChoices, s); },
+         "fp16 or bf16")
+      ->check(CLI::IsMember(choice_names(at::kDTypeChoices)))
+      ->default_str(std::string(at::to_string(c.dtype)));
   cmd->add_flag("--causal", c.causal, "Causal mask");
   cmd->add_option_function<std::string>(
          "--engine", [&c](const std::string& s) { c.engine = *parse_choice(at::kEngineChoices, s); },

@@ -1,17 +1,23 @@
 // `cudadiag docs man|bash` (hidden): the man page and the bash completion script, made
 // at build time from this binary's own option parser (lib/util/cli_docs renders them).
+#include <cstdint>
 #include <iostream>
 #include <memory>
 #include <string>
 
 #include "commands.h"
 #include "util/build_info.h"
+#include "util/choices.h"
 #include "util/cli_docs.h"
 #include "util/errors.h"
 #include "util/exit_codes.h"
 
 namespace cudadiag::app {
 namespace {
+
+// What `cudadiag docs` writes: the man page or the bash completion script.
+enum class DocKind : std::uint8_t { man, bash };
+inline constexpr ChoiceTable<DocKind, 2> kDocKinds{{{DocKind::man, "man"}, {DocKind::bash, "bash"}}};
 
 // "TEXT:{text,json,md}" -> text, json, md: the words an IsMember check accepts.
 std::vector<std::string> choices_of(const std::string& type_name) {
@@ -67,13 +73,16 @@ ProgramDoc program_doc(const CLI::App& root) {
 }  // namespace
 
 void set_docs_command(CLI::App& app) {
-  auto kind = std::make_shared<std::string>();
+  auto kind = std::make_shared<DocKind>(DocKind::man);
   auto* cmd = app.add_subcommand("docs", "");  // empty description: hidden
   cmd->group("");
-  cmd->add_option("kind", *kind, "man or bash")->required()->check(CLI::IsMember({"man", "bash"}));
+  cmd->add_option_function<std::string>(
+         "kind", [kind](const std::string& s) { *kind = *parse_choice(kDocKinds, s); }, "man or bash")
+      ->required()
+      ->check(CLI::IsMember(choice_names(kDocKinds)));
   cmd->callback([kind, &app] {
     const ProgramDoc doc = program_doc(app);
-    std::cout << (*kind == "man" ? render_man_page(doc) : render_bash_completion(doc));
+    std::cout << (*kind == DocKind::man ? render_man_page(doc) : render_bash_completion(doc));
     std::cout.flush();
     if (!std::cout) throw UsageError("cannot write to standard output");
     set_exit_code(kExitOk);

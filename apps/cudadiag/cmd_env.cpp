@@ -78,7 +78,7 @@ report::DriverInfo driver_section(const host::HostFacts& facts, const host::Prob
 }
 
 void set_verdict(report::Report& r, const host::ProbeSummary& probe, const KernelLog& kernel_log) {
-  r.verdict.status = report::parse_verdict_status(probe.status).value_or(report::VerdictStatus::probe_failed);
+  r.verdict.status = host::verdict_of(probe.status);
   r.verdict.reasons.push_back(probe.reason);
   // A driver too old for the runtime cudadiag carries (a forward-compatibility package
   // can make an older driver work, so only when CUDA did not start).

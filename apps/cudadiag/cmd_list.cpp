@@ -51,7 +51,7 @@ std::string render_json(const std::vector<const cases::CaseDef*>& list) {
                               {"expects_fault", c->expects_fault},
                               {"tags", c->tags},
                               {"expected", expected},
-                              {"expected_raw", c->expected}});
+                              {"expected_raw", cases::to_json(c->expected)}});
   }
   return report::dump_json(cases::json{{"cases", arr}, {"profiles", listed_profiles()}}, 2) + "\n";
 }

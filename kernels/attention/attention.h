@@ -12,8 +12,6 @@
 
 namespace cudadiag::attention {
 
-enum class DType { fp16, bf16 };
-
 // Strides of one [B, H, S, D] tensor in elements; D is contiguous.
 struct Strides {
   long long batch = 0;

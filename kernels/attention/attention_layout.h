@@ -77,6 +77,9 @@ constexpr int slabs_at_once(int block_m, int block_n, int warps) {
 // engine (kernels/attention/sm90a: head dim 128, BLOCK_M 128, 8 warps, BLOCK_N 64/128).
 enum class Engine { mma, wgmma };
 
+// The element type of Q, K, V and O.
+enum class DType { fp16, bf16 };
+
 // The wgmma engine (sm_90a, kernels/attention/sm90a): two warpgroups of 64 query rows,
 // head dim 128, Q/K/V tiles in 128-byte-swizzled shared memory read by wgmma, P passed
 // to the P V product from registers. One tile shape per BLOCK_N.

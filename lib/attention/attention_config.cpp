@@ -33,8 +33,8 @@ size_t attention_smem_bytes(const AttentionConfig& c) {
 
 int attention_threads(const AttentionConfig& c) { return c.warps * 32; }
 
-double attention_tolerance(const std::string& dtype) {
-  return dtype == "bf16" ? kToleranceBf16 : kToleranceFp16;
+double attention_tolerance(DType dtype) {
+  return dtype == DType::bf16 ? kToleranceBf16 : kToleranceFp16;
 }
 
 double attention_flops(const AttentionConfig& c) {
@@ -66,8 +66,6 @@ std::string compiled_list(Knob k) {
 
 std::vector<std::string> validate_attention(const AttentionConfig& c, size_t smem_limit) {
   std::vector<std::string> why;
-  if (c.dtype != "fp16" && c.dtype != "bf16")
-    why.push_back("dtype '" + c.dtype + "' is not supported (fp16, bf16)");
   if (!ak::contains(ak::kHeadDims, c.head_dim))
     why.push_back("head_dim " + std::to_string(c.head_dim) + " is not compiled " + list_of(ak::kHeadDims));
   if (c.batch < 1) why.push_back("batch " + std::to_string(c.batch) + " must be >= 1");
@@ -126,7 +124,7 @@ json attention_params_to_json(const AttentionConfig& c) {
   json strides = json::object();
   for (size_t i = 0; i < c.strides.size(); ++i)
     strides[kTensorNames[i]] = {c.strides[i].batch, c.strides[i].head, c.strides[i].seq};
-  json j{{"dtype", c.dtype},         {"batch", c.batch},
+  json j{{"dtype", to_string(c.dtype)}, {"batch", c.batch},
          {"heads", c.heads},         {"seq_len", c.seq_len},
          {"head_dim", c.head_dim},   {"causal", c.causal},
          {"block_m", c.block_m},     {"block_n", c.block_n},
@@ -176,7 +174,11 @@ AttentionConfig attention_config_from_json(const json& p) {
   AttentionConfig c;
   if (p.contains("dtype")) {
     if (!p["dtype"].is_string()) throw std::invalid_argument("dtype: expected a string, got " + p["dtype"].dump());
-    c.dtype = p["dtype"].get<std::string>();
+    const auto dtype = parse_choice(kDTypeChoices, p["dtype"].get<std::string>());
+    if (!dtype)
+      throw std::invalid_argument("dtype '" + p["dtype"].get<std::string>() + "' is not supported (" +
+                                  choice_list(kDTypeChoices, ", ") + ")");
+    c.dtype = *dtype;
   }
   if (p.contains("engine")) {
     const auto engine = p["engine"].is_string() ? parse_choice(kEngineChoices, p["engine"].get<std::string>())
@@ -258,7 +260,7 @@ std::string attention_expectation(const AttentionConfig& c, profiles::Allocator 
 }
 
 std::string case_id_of(const AttentionConfig& c) {
-  return "attention." + c.dtype + ".d" + std::to_string(c.head_dim) + ".bm" + std::to_string(c.block_m) + "-bn" +
+  return "attention." + std::string(to_string(c.dtype)) + ".d" + std::to_string(c.head_dim) + ".bm" + std::to_string(c.block_m) + "-bn" +
          std::to_string(c.block_n) + "-w" + std::to_string(c.warps) +
          (c.engine == Engine::mma ? "" : "." + std::string(to_string(c.engine)));
 }

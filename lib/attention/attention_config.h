@@ -39,7 +39,7 @@ struct TensorStrides {
 };
 
 struct AttentionConfig {
-  std::string dtype = "fp16";  // fp16 | bf16
+  DType dtype = DType::fp16;
   // mma (mma.sync, every compiled tile) | wgmma (sm_90a engine: head_dim 128, block_m 128,
   // 8 warps, block_n 64 or 128, no fault knob but misalign). In the JSON parameters only
   // when wgmma.
@@ -67,6 +67,10 @@ inline constexpr std::array<const char*, 4> kTensorNames = {"q", "k", "v", "o"};
 inline constexpr ChoiceTable<Engine, 2> kEngineChoices{{{Engine::mma, "mma"}, {Engine::wgmma, "wgmma"}}};
 inline std::string_view to_string(Engine e) { return choice_name(kEngineChoices, e); }
 
+// The element types' words (JSON parameters, --dtype).
+inline constexpr ChoiceTable<DType, 2> kDTypeChoices{{{DType::fp16, "fp16"}, {DType::bf16, "bf16"}}};
+inline std::string_view to_string(DType d) { return choice_name(kDTypeChoices, d); }
+
 // Contiguous [B,H,S,D] strides for zero fields (filled in place).
 void fill_default_strides(AttentionConfig& c);
 // Elements a tensor spans: (B-1)*sb + (H-1)*sh + (S-1)*ss + D.
@@ -75,7 +79,7 @@ size_t tensor_extent_elems(const AttentionConfig& c, int tensor);
 // Exact dynamic shared memory of the kernel for this configuration.
 size_t attention_smem_bytes(const AttentionConfig& c);
 int attention_threads(const AttentionConfig& c);
-double attention_tolerance(const std::string& dtype);
+double attention_tolerance(DType dtype);
 // FLOPs of the forward pass: 4*B*H*S^2*D, halved when causal.
 double attention_flops(const AttentionConfig& c);
 

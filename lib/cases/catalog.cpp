@@ -75,11 +75,19 @@ double estimate_run_ms(Family f, const json& params) {
   return k.estimate_run_ms ? k.estimate_run_ms(params) : kDefaultRunMs;
 }
 
-std::string expectation_text(const CaseDef& c, const std::string& profile) {
-  if (auto it = c.expected.find(profile); it != c.expected.end()) return it->second;
-  if (auto it = c.expected.find("*"); it != c.expected.end()) return it->second;
-  return "";
+const std::string& ProfileExpectations::text_for(const std::string& profile) const {
+  const auto it = by_profile.find(profile);
+  return it != by_profile.end() ? it->second : otherwise;
 }
+
+json to_json(const ProfileExpectations& e) {
+  json j = json::object();
+  if (!e.otherwise.empty()) j["*"] = e.otherwise;
+  for (const auto& [profile, text] : e.by_profile) j[profile] = text;
+  return j;
+}
+
+std::string expectation_text(const CaseDef& c, const std::string& profile) { return c.expected.text_for(profile); }
 
 Expectation expectation_for(const CaseDef& c, const profiles::Profile& p) {
   return Expectation::parse(expectation_text(c, p.name));

@@ -20,14 +20,25 @@ namespace cudadiag::cases {
 
 using json = report::json;
 
+// Expectation texts (expectation expressions, expectation.h) by profile: `by_profile`
+// keyed by profile name, `otherwise` for every profile without its own entry (a suite
+// file's "*"); "" for none.
+struct ProfileExpectations {
+  std::string otherwise;
+  std::map<std::string, std::string> by_profile;
+  // by_profile[profile], else otherwise.
+  const std::string& text_for(const std::string& profile) const;
+  bool operator==(const ProfileExpectations&) const = default;
+};
+// As a suite file writes them: {"*": otherwise, "<profile>": text, ...}.
+json to_json(const ProfileExpectations& e);
+
 struct CaseDef {
   std::string id;           // stable, dotted: "fault.oob-write", "index_select.head-slice-assume-contiguous"
   Family family = Family::fault;
   std::string title;        // what it reproduces, one line
   json params = json::object();  // full parameters (already normalised)
-  // Expected outcome per profile name (expectation expression, expectation.h).
-  // Key "*" applies to profiles without their own entry.
-  std::map<std::string, std::string> expected;
+  ProfileExpectations expected;  // the outcome each profile should give
   bool host_only = false;      // decided without a GPU (no CUDA in the child)
   bool expects_fault = false;  // known-bad reproducer: may leave a sticky error, runs in its own child
   int deadline_ms = 0;         // 0: the runner's default
@@ -71,7 +82,7 @@ const CaseDef* find_case(const std::string& id);
 json normalize_params(Family f, const json& params);
 double estimate_run_ms(Family f, const json& params);
 
-// The expectation text for a profile: expected[profile], else expected["*"], else "".
+// The expectation text for a profile: c.expected.text_for(profile).
 std::string expectation_text(const CaseDef& c, const std::string& profile);
 // The same, parsed (catalog and suite expectations are validated when they are made).
 Expectation expectation_for(const CaseDef& c, const profiles::Profile& p);

@@ -5,6 +5,7 @@
 // `cudadiag fault --allocator` reaches (see run_expectation.h). CUDA_LAUNCH_BLOCKING
 // changes where an error surfaces, not whether it does, so blocking profiles fall back
 // to their non-blocking entry.
+#include <cstdint>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -24,76 +25,82 @@ constexpr const char* kCaughtBySanitizer = "error:719|error:launch_failure|error
 // cudaMalloc maps 2 MiB pages: overruns up to this many fp32 elements stay silent there.
 constexpr long long kMaxDistance = 1024;
 
+// A reproducer's own parameter: k (a distance in elements), offset_bytes, or none.
+enum class Knob : std::uint8_t { none, distance, offset };
+
 struct Reproducer {
   const char* name;
   const char* title;
   profiles::Allocator fence_allocator;
   int deadline_ms;
   bool expects_fault;
-  std::map<std::string, std::string> expected;
+  ProfileExpectations expected;
+  Knob knob = Knob::none;  // the parameter it takes besides elements
 };
 
 // Expectations for an overrun past the end of a 16 KiB buffer.
-std::map<std::string, std::string> overrun_expectations() {
-  return {{"default", kSilent},   // lands in the pool slab's next block or slack
+ProfileExpectations overrun_expectations() {
+  return {"",
+          {{"default", kSilent},   // lands in the pool slab's next block or slack
           {"nocache", kSilent},   // lands in the rest of cudaMalloc's 2 MiB page
           {"fence", kFault},      // lands in the unmapped guard after the buffer
           {"fence-front", kSilent},  // the guard is before the buffer; the rest of the granule is mapped
           // The sanitizer profile gives every buffer its own cudaMalloc: memcheck reports
           // the access, stops the kernel, and the program's next call returns 719
           // (cudaErrorLaunchFailure; recorded on an H200, tests/data/sanitizer).
-          {"sanitizer", kCaughtBySanitizer}};
+          {"sanitizer", kCaughtBySanitizer}}};
 }
 
-std::map<std::string, std::string> underrun_expectations() {
-  return {{"default", kSilent},  // the pool keeps 4 KiB of slab before its first buffer
+ProfileExpectations underrun_expectations() {
+  return {"",
+          {{"default", kSilent},  // the pool keeps 4 KiB of slab before its first buffer
           // Uncertain: a cudaMalloc'ed buffer can start a fresh 2 MiB page whose
           // predecessor is unmapped (fault) or belongs to another allocation (silent).
           {"nocache", "silent|error:memory_fault"},
           {"fence", kFault},
           {"fence-back", kSilent},  // the buffer sits at the end of a mapped granule
-          {"sanitizer", kCaughtBySanitizer}};  // memcheck knows each buffer's start
+          {"sanitizer", kCaughtBySanitizer}}};  // memcheck knows each buffer's start
 }
 
 const std::vector<Reproducer>& reproducers() {
   static const std::vector<Reproducer> list = {
       {"oob-write", "kernel writes k elements past the end of its output (bound n + k)", profiles::Allocator::fence_back, 0, true,
-       overrun_expectations()},
+       overrun_expectations(), Knob::distance},
       {"oob-read", "kernel reads k elements past the end of its input (window shifted by k)", profiles::Allocator::fence_back, 0,
-       true, overrun_expectations()},
+       true, overrun_expectations(), Knob::distance},
       {"underrun-write", "kernel writes k elements before the start of its output", profiles::Allocator::fence_front, 0, true,
-       underrun_expectations()},
+       underrun_expectations(), Knob::distance},
       {"underrun-read", "kernel reads k elements before the start of its input", profiles::Allocator::fence_front, 0, true,
-       underrun_expectations()},
+       underrun_expectations(), Knob::distance},
       // The alignment rule is checked by the hardware on every access: allocator-independent.
       // Under the sanitizer the tool reports the access and the API returns its own code.
       {"misaligned-vector-load", "16-byte vector load from a pointer only 4-byte aligned (716)", profiles::Allocator::fence_back, 0,
-       true, {{"*", "error:716"}, {"sanitizer", "error"}}},
+       true, {"error:716", {{"sanitizer", "error"}}}, Knob::offset},
       {"device-assert", "bounds-checked gather hits an index out of range: device assert (710)", profiles::Allocator::fence_back, 0,
-       true, {{"*", "error:710"}, {"sanitizer", "error"}}},
+       true, {"error:710", {{"sanitizer", "error"}}}},
       {"use-after-free", "kernel writes a 4 MiB buffer freed before the launch", profiles::Allocator::fence_back, 0, true,
-       {{"default", kSilent},  // the pool keeps freed blocks mapped, like a caching allocator
+       {"", {{"default", kSilent},  // the pool keeps freed blocks mapped, like a caching allocator
         // Uncertain: cudaFree may keep the pages mapped for reuse by the driver.
         {"nocache", "silent|error:memory_fault"},
         {"fence", kFault},  // unmapped by free, the range stays reserved
         {"fence-front", kFault},
-        {"sanitizer", kCaughtBySanitizer}}},  // memcheck tracks frees: no live allocation there
+        {"sanitizer", kCaughtBySanitizer}}}},  // memcheck tracks frees: no live allocation there
       // A trap is reported as an unspecified launch failure (719) on current drivers;
       // 715 (illegal instruction) is the same class of stop on older ones.
       {"trap", "kernel executes trap: the illegal-instruction class of stop", profiles::Allocator::fence_back, 0, true,
-       {{"*", "error:719|error:715"}, {"sanitizer", "error"}}},
-      {"hang", "kernel spins forever: killed at the deadline", profiles::Allocator::fence_back, 3000, true, {{"*", "timeout"}}},
+       {"error:719|error:715", {{"sanitizer", "error"}}}},
+      {"hang", "kernel spins forever: killed at the deadline", profiles::Allocator::fence_back, 3000, true, {"timeout"}},
       // CUDA 13 with driver 580 answers a 2048-thread block with invalid value (1) at launch
       // (seen on an H100); older runtimes answered invalid configuration (9).
       {"too-many-threads", "launch with 2048 threads per block: rejected at launch (1, or 9 on older CUDA)",
-       profiles::Allocator::fence_back, 0, false, {{"*", "error:1|error:9"}}},
+       profiles::Allocator::fence_back, 0, false, {"error:1|error:9"}},
       // Uncertain between invalid value (1) and out of resources (701): the device run decides.
       {"smem-over-limit", "dynamic shared memory 1 KiB above the opt-in limit", profiles::Allocator::fence_back, 0, false,
-       {{"*", "error:1|error:701"}}},
-      {"out-of-memory", "allocation of twice the device memory (2)", profiles::Allocator::fence_back, 0, false, {{"*", "error:2"}}},
+       {"error:1|error:701"}},
+      {"out-of-memory", "allocation of twice the device memory (2)", profiles::Allocator::fence_back, 0, false, {"error:2"}},
       {"too-many-resources", "~144 registers per thread launched with 1024 threads (701)", profiles::Allocator::fence_back, 0, false,
-       {{"*", "error:701"}}},
-      {"ok-control", "correct kernel: must be ok everywhere", profiles::Allocator::fence_back, 0, false, {{"*", "ok"}}},
+       {"error:701"}},
+      {"ok-control", "correct kernel: must be ok everywhere", profiles::Allocator::fence_back, 0, false, {"ok"}},
   };
   return list;
 }
@@ -116,7 +123,8 @@ json normalize_fault_params(const json& in) {
   if (!in.contains("reproducer") || !in["reproducer"].is_string())
     throw std::invalid_argument("reproducer: missing (one of the fault catalog names, see `cudadiag list`)");
   const std::string name = in["reproducer"].get<std::string>();
-  if (!find_reproducer(name)) throw std::invalid_argument("reproducer: unknown '" + name + "'");
+  const Reproducer* r = find_reproducer(name);
+  if (!r) throw std::invalid_argument("reproducer: unknown '" + name + "'");
   static const std::set<std::string> known = {"reproducer", "elements", "k", "offset_bytes"};
   for (const auto& [key, value] : in.items())
     if (!known.count(key)) throw std::invalid_argument("unknown fault parameter '" + key + "'");
@@ -130,9 +138,7 @@ json normalize_fault_params(const json& in) {
                                 " must be a multiple of 4 (16-byte buffers, so a one-element overrun reaches the "
                                 "fence)");
   out["elements"] = elements;
-  const bool distance = name == "oob-write" || name == "oob-read" || name == "underrun-write" ||
-                        name == "underrun-read";
-  if (distance) {
+  if (r->knob == Knob::distance) {
     const long long k = int_param(in, "k", 1);
     if (k < 1 || k > kMaxDistance || k >= elements)
       throw std::invalid_argument("k: " + std::to_string(k) + " is outside 1.." + std::to_string(kMaxDistance) +
@@ -141,7 +147,7 @@ json normalize_fault_params(const json& in) {
   } else if (in.contains("k")) {
     throw std::invalid_argument("k: only the oob-* and underrun-* reproducers take a distance");
   }
-  if (name == "misaligned-vector-load") {
+  if (r->knob == Knob::offset) {
     const long long off = int_param(in, "offset_bytes", 4);
     if (off < 1 || off > 15)
       throw std::invalid_argument("offset_bytes: " + std::to_string(off) + " is outside 1..15");

@@ -26,15 +26,15 @@ CaseDef make_case(const std::string& id, const std::string& title, const json& o
   c.params = index_select::to_json(p);
   c.fence_allocator = fence_allocator;
   const Allocator other = profiles::other_fence(fence_allocator);
-  c.expected["default"] = index_select::index_select_expectation(p, Allocator::pool);
-  c.expected["nocache"] = index_select::index_select_expectation(p, Allocator::direct);
-  c.expected["fence"] = index_select::index_select_expectation(p, fence_allocator);
-  c.expected[std::string(profiles::to_string(other))] = index_select::index_select_expectation(p, other);
+  c.expected.by_profile["default"] = index_select::index_select_expectation(p, Allocator::pool);
+  c.expected.by_profile["nocache"] = index_select::index_select_expectation(p, Allocator::direct);
+  c.expected.by_profile["fence"] = index_select::index_select_expectation(p, fence_allocator);
+  c.expected.by_profile[std::string(profiles::to_string(other))] = index_select::index_select_expectation(p, other);
   // memcheck sees the pool's slabs as single allocations: what is silent under the pool
   // stays silent; errors are reported with the tool's own code.
-  const std::string pool = c.expected["default"];
-  c.expected["sanitizer"] = pool.rfind("error", 0) == 0 ? "error" : pool;
-  c.expects_fault = c.expected["fence"].find("error") != std::string::npos;
+  const std::string pool = c.expected.by_profile["default"];
+  c.expected.by_profile["sanitizer"] = Expectation::parse(pool).requires_error() ? "error" : pool;
+  c.expects_fault = Expectation::parse(c.expected.by_profile["fence"]).allows_error();
   add_blocking_variants(c.expected);
   c.tags = {"seed:ring-attention"};
   return c;

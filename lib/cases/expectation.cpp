@@ -135,6 +135,20 @@ bool Expectation::expects_timeout() const {
   });
 }
 
+bool Expectation::Alternative::is_error() const {
+  return kind == Kind::any_error || kind == Kind::error_class || kind == Kind::error_code ||
+         (kind == Kind::outcome && outcome == Outcome::cuda_error);
+}
+
+bool Expectation::allows_error() const {
+  return std::any_of(alternatives_.begin(), alternatives_.end(), [](const Alternative& a) { return a.is_error(); });
+}
+
+bool Expectation::requires_error() const {
+  return !alternatives_.empty() &&
+         std::all_of(alternatives_.begin(), alternatives_.end(), [](const Alternative& a) { return a.is_error(); });
+}
+
 void judge(report::Result& r, const Expectation& e) {
   r.expected = e.text();
   if (!e.judged() || r.outcome == Outcome::skipped) {

@@ -35,6 +35,10 @@ class Expectation {
   bool keeps_context() const;
   // The case is expected to pass its deadline.
   bool expects_timeout() const;
+  // Some alternative is a CUDA error (error, error:<class>, error:<code>, cuda_error).
+  bool allows_error() const;
+  // There are alternatives, and every one is a CUDA error.
+  bool requires_error() const;
 
  private:
   struct Alternative {
@@ -45,6 +49,7 @@ class Expectation {
     std::optional<taxonomy::ErrorClass> error_class;
     int code = 0;
     bool matches(const report::Result& r) const;
+    bool is_error() const;
   };
   std::string text_;
   std::vector<Alternative> alternatives_;

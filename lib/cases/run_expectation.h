@@ -10,12 +10,12 @@
 namespace cudadiag::cases {
 
 // expected[profile_name_for_run(...)], else the same without "blocking+" (blocking moves
-// where an error surfaces, not whether it does), else expected["*"], else none.
+// where an error surfaces, not whether it does), else expected.otherwise, else none.
 Expectation expectation_for_run(const CaseDef& c, profiles::Allocator a, bool blocking);
 
 // Fills "blocking", "blocking+nocache", "blocking+fence", "blocking+sanitizer" (and
 // "blocking+<other fence side>") from their non-blocking entries where absent, so that a
 // plain expectation_for(case, profile) finds them too.
-void add_blocking_variants(std::map<std::string, std::string>& expected);
+void add_blocking_variants(ProfileExpectations& expected);
 
 }  // namespace cudadiag::cases

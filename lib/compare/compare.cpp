@@ -191,18 +191,23 @@ namespace {
 // Redacted reports whose tokens cannot be matched: different keys, random per-report
 // keys, or some redacted and some not. "" when every report's tokens compare.
 std::string token_note(const std::vector<ReportDigest>& reports) {
-  std::map<std::string, std::vector<std::string>> by_scheme;
+  using report::RedactionMode;
+  std::map<std::optional<TokenScheme>, std::vector<std::string>> by_scheme;
   for (const auto& r : reports) by_scheme[r.redaction].push_back(r.label);
-  const bool one_scheme = by_scheme.size() == 1;
-  if (one_scheme && by_scheme.begin()->first != "per_report") return "";
+  if (by_scheme.size() == 1) {
+    const auto& only = by_scheme.begin()->first;
+    if (!only || only->mode != RedactionMode::per_report) return "";
+  }
   std::string parts;
   for (const auto& [scheme, labels] : by_scheme) {
     std::string who;
     for (const auto& l : labels) who += (who.empty() ? "" : ", ") + l;
-    const std::string what = scheme.empty()              ? "not redacted"
-                             : scheme == "per_report"    ? "random tokens per report"
-                             : scheme == "unkeyed"       ? "unkeyed hashes (an older cudadiag)"
-                                                         : "key id " + scheme.substr(scheme.find(' ') + 1);
+    std::string what = "not redacted";
+    if (scheme) switch (scheme->mode) {
+        case RedactionMode::per_report: what = "random tokens per report"; break;
+        case RedactionMode::unkeyed: what = "unkeyed hashes (an older cudadiag)"; break;
+        case RedactionMode::keyed: what = "key id " + scheme->key_id; break;
+      }
     parts += (parts.empty() ? "" : "; ") + what + ": " + who;
   }
   return "redacted values are not comparable across these reports (" + parts +

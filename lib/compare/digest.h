@@ -14,6 +14,7 @@
 
 #include "compare/env_fields.h"
 #include "compare/string_pool.h"
+#include "report/redaction_mode.h"
 #include "report/vocabulary.h"
 
 namespace cudadiag::compare {
@@ -52,15 +53,22 @@ struct ResultDigest {
   Text site = nullptr;
 };
 
+// How a redacted report's tokens were made: the mode and, keyed, the key's id ("?" when
+// the report names none). Ordered so that reports group by scheme.
+struct TokenScheme {
+  report::RedactionMode mode = report::RedactionMode::unkeyed;
+  std::string key_id;
+  auto operator<=>(const TokenScheme&) const = default;
+};
+
 struct ReportDigest {
   std::string file;   // as given (or found in a directory)
   std::string label;  // short unique host label (label_digests)
   std::vector<std::string> notes;
   Text hostname = nullptr;
-  // How its identifying values were redacted: "" (not redacted), "keyed <key id>",
-  // "per_report", "unkeyed" (before tokens were keyed). Tokens of two reports compare
-  // only under one key.
-  std::string redaction;
+  // How its identifying values were redacted; nullopt: not redacted. Tokens of two
+  // reports compare only under one key.
+  std::optional<TokenScheme> redaction;
   Text schema_version = nullptr;
   Text command = nullptr;  // invocation.command, as written
   std::optional<report::Command> command_kind;  // the same, when it names a cudadiag command

@@ -37,13 +37,15 @@ const std::map<std::string, std::vector<std::string_view>, std::less<>>& kept_me
 }
 
 // How the report's identifying values were redacted, as ReportDigest::redaction says.
-std::string redaction_scheme(const report::json& head) {
-  if (!head.contains("redaction") || !head["redaction"].is_object()) return "";
+std::optional<TokenScheme> redaction_scheme(const report::json& head) {
+  if (!head.contains("redaction") || !head["redaction"].is_object()) return std::nullopt;
   const auto& r = head["redaction"];
   const std::string mode = r.contains("mode") && r["mode"].is_string() ? r["mode"].get<std::string>() : "";
-  if (mode == "keyed") return "keyed " + (r.contains("key_id") && r["key_id"].is_string() ? r["key_id"].get<std::string>() : "?");
-  if (mode == "per_report") return "per_report";
-  return "unkeyed";
+  // No mode (or one this cudadiag does not know): hashes from before tokens were keyed.
+  TokenScheme s{parse_choice(report::kRedactionModes, mode).value_or(report::RedactionMode::unkeyed), ""};
+  if (s.mode == report::RedactionMode::keyed)
+    s.key_id = r.contains("key_id") && r["key_id"].is_string() ? r["key_id"].get<std::string>() : "?";
+  return s;
 }
 
 // The one place compare reads an outcome string: what the outcome means for a

@@ -11,17 +11,6 @@ unsigned alignment_of(std::uint64_t a) {
   return align;
 }
 
-const char* to_string(AddressStatus s) {
-  switch (s) {
-    case AddressStatus::proven: return "proven";
-    case AddressStatus::not_recoverable: return "not_recoverable";
-    case AddressStatus::not_memory: return "not_memory";
-    case AddressStatus::unsupported: return "unsupported";
-    case AddressStatus::no_registers: return "no_registers";
-  }
-  return "unsupported";
-}
-
 AddressProof prove_address(const SassInstruction& faulting, const std::vector<SassInstruction>& after,
                            bool lane_pc_reached, const RegisterRead& regs) {
   AddressProof p;

@@ -14,20 +14,18 @@
 #include <vector>
 
 #include "coredump/sass.h"
+#include "report/access_words.h"
 
 namespace cudadiag::coredump {
 
 // The largest power of two, up to 4096, that divides the address.
 unsigned alignment_of(std::uint64_t address);
 
-enum class AddressStatus {
-  proven,              // the address is exact
-  not_recoverable,     // a register of the address was overwritten (or may have been)
-  not_memory,          // the instruction at the error PC does not access memory
-  unsupported,         // an addressing form cudadiag does not read
-  no_registers,        // the dump has no registers for the lane
-};
-const char* to_string(AddressStatus s);
+// A proof ends proven (the address is exact), not_recoverable (a register of the address
+// was overwritten, or may have been), not_memory (the instruction at the error PC does not
+// access memory), unsupported (an addressing form cudadiag does not read) or no_registers
+// (the dump has no registers for the lane); never not_attempted.
+using report::AddressStatus;
 
 struct AddressProof {
   AddressStatus status = AddressStatus::unsupported;

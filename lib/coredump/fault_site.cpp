@@ -46,7 +46,7 @@ Found find_image(const CoreDump& d, std::uint64_t pc, const Grid* grid) {
 
 void fill_address(FaultSite& s, const CoreDump& d, const Found& found, const std::vector<const Lane*>& lanes,
                   const DisassembleFn& disassemble, const std::string& no_disassembler_reason) {
-  s.address_status = "not_attempted";
+  s.address_status = AddressStatus::not_attempted;
   if (!found.image || !found.lookup.function || !s.pc) {
     s.address_note = "the PC is in no function of the dump's relocated images";
     return;
@@ -69,7 +69,7 @@ void fill_address(FaultSite& s, const CoreDump& d, const Found& found, const std
   s.instruction = at->text();
   const ExceptionInfo info = exception_info(s.exception_code);
   if (!info.memory_access) {
-    s.address_status = "not_attempted";
+    s.address_status = AddressStatus::not_attempted;
     // A dump taken on request (a hang) records no exception: there is no faulting access.
     s.address_note = !s.has_exception ? std::string("no exception was recorded, so no access faulted")
                                          : s.exception + " is not a memory access";
@@ -83,7 +83,7 @@ void fill_address(FaultSite& s, const CoreDump& d, const Found& found, const std
     if (proof->status == AddressStatus::proven) t.address = proof->address;
     if (first) {
       first = false;
-      s.address_status = to_string(proof->status);
+      s.address_status = proof->status;
       if (proof->operand) {
         s.access = proof->operand->kind;
         s.space = proof->operand->space;
@@ -173,7 +173,7 @@ FaultSite analyze_dump(const CoreDump& d, const DisassembleFn& disassemble, cons
   std::vector<const Lane*> warp_lanes;  // the lanes of the first warp the site covers
   if (!faulting.empty()) {
     s.has_exception = true;
-    s.reported_by = "lanes";
+    s.reported_by = ReportedBy::lanes;
     s.exception_code = *faulting.front()->exception;
     warp = &d.warps.at(faulting.front()->warp);
     std::set<std::size_t> warps;
@@ -207,7 +207,7 @@ FaultSite analyze_dump(const CoreDump& d, const DisassembleFn& disassemble, cons
       }
     if (sm != d.sms.end()) {
       s.has_exception = true;
-      s.reported_by = "sm";
+      s.reported_by = ReportedBy::sm;
       s.exception_code = *sm->exception;
       if (warp != nullptr)
         s.notes.push_back(fmt::format("no lane carries the exception: SM {} reports it; the threads shown are the "
@@ -229,12 +229,12 @@ FaultSite analyze_dump(const CoreDump& d, const DisassembleFn& disassemble, cons
   }
   if (s.has_exception) {
     const ExceptionInfo info = exception_info(s.exception_code);
-    s.exception_id = std::string(info.id());
+    s.exception_id = info.kind;
     s.exception = exception_name(s.exception_code);
   }
   if (!s.has_exception) s.waiting = waiting_pcs(d);
   if (warp == nullptr || warp_lanes.empty()) {
-    if (s.reported_by != "sm" || warp != nullptr) s.notes.push_back("the dump holds no warp with lanes");
+    if (s.reported_by != ReportedBy::sm || warp != nullptr) s.notes.push_back("the dump holds no warp with lanes");
     return s;
   }
   const Lane& lane = *warp_lanes.front();

@@ -12,6 +12,8 @@
 #include "coredump/core_dump.h"
 #include "coredump/disassembler.h"
 #include "coredump/dwarf_line.h"
+#include "report/fault_site.h"
+#include "util/choices.h"
 
 namespace cudadiag::coredump {
 
@@ -44,6 +46,11 @@ struct WaitingPc {
   std::uint32_t lanes = 0;
 };
 
+// Who carries the exception code: the faulting lanes, or only the SM (the faulting warp
+// may have left); none: no exception recorded.
+enum class ReportedBy : std::uint8_t { none, lanes, sm };
+inline constexpr ChoiceTable<ReportedBy, 2> kReportedBy{{{ReportedBy::lanes, "lanes"}, {ReportedBy::sm, "sm"}}};
+
 struct FaultSite {
   std::string file;              // the dump, as named on the command line
   std::uint64_t file_bytes = 0;
@@ -54,9 +61,9 @@ struct FaultSite {
 
   bool has_exception = false;    // false: the dump records no exception (taken on request)
   std::uint32_t exception_code = 0;
-  std::string exception_id;      // "warp_illegal_address"
+  report::ExceptionKind exception_id = report::ExceptionKind::none;
   std::string exception;         // "Warp Illegal Address"
-  std::string reported_by;       // "lanes" (lanes carry the code) or "sm" (only the SM does)
+  ReportedBy reported_by = ReportedBy::none;
 
   std::string kernel;            // demangled
   std::string kernel_mangled;
@@ -76,9 +83,10 @@ struct FaultSite {
   std::optional<SiteThread> first;  // the first faulting thread (for an SM report, the first thread of the SM)
 
   std::string instruction;       // at pc, from nvdisasm
-  std::string address_status;    // proven, not_recoverable, not_memory, unsupported, no_registers, not_attempted
-  std::string access;            // read, write, atomic
-  std::string space;             // global, shared, local, generic
+  // nullopt: the address was never looked at (no warp of the site is left in the dump).
+  std::optional<report::AddressStatus> address_status;
+  report::AccessKind access = report::AccessKind::none;
+  report::MemorySpace space = report::MemorySpace::none;
   unsigned access_bytes = 0;
   std::optional<std::uint64_t> address;  // first's address, proven only
   unsigned alignment = 0;        // of the address (power of two, at most 4096)

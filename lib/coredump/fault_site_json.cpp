@@ -11,6 +11,14 @@ namespace {
 using report::json;
 using report::JsonReader;
 
+// The JSON word of an enum; "" for a value the table leaves out (none).
+template <typename E, std::size_t N>
+std::string word(const ChoiceTable<E, N>& table, E value) {
+  for (const auto& c : table)
+    if (c.value == value) return std::string(c.name);
+  return "";
+}
+
 using report::hex;
 using report::read_hex;
 
@@ -70,9 +78,9 @@ json to_json(const FaultSite& s) {
   j["device"] = s.device;
   j["sm_type"] = s.sm_type;
   j["exception"] = s.has_exception ? json{{"code", s.exception_code},
-                                          {"id", s.exception_id},
+                                          {"id", word(report::kExceptionKinds, s.exception_id)},
                                           {"name", s.exception},
-                                          {"reported_by", s.reported_by}}
+                                          {"reported_by", word(kReportedBy, s.reported_by)}}
                                    : json(nullptr);
   json kernel{{"name", s.kernel}, {"mangled", s.kernel_mangled}};
   if (s.grid_dim) kernel["grid"] = dim(*s.grid_dim);
@@ -88,9 +96,10 @@ json to_json(const FaultSite& s) {
   j["faulting"] = json{{"warps", s.faulting_warps}, {"lanes", s.faulting_lanes}, {"blocks", s.faulting_blocks},
                        {"block_list", blocks}};
   if (s.first) j["first"] = thread_json(*s.first);
-  json access{{"instruction", s.instruction}, {"status", s.address_status}};
-  if (!s.access.empty()) access["kind"] = s.access;
-  if (!s.space.empty()) access["space"] = s.space;
+  json access{{"instruction", s.instruction},
+              {"status", s.address_status ? word(report::kAddressStatuses, *s.address_status) : std::string()}};
+  if (s.access != report::AccessKind::none) access["kind"] = word(report::kAccessKinds, s.access);
+  if (s.space != report::MemorySpace::none) access["space"] = word(report::kMemorySpaces, s.space);
   if (s.access_bytes > 0) access["bytes"] = s.access_bytes;
   if (s.address) {
     access["address"] = hex(*s.address);
@@ -123,9 +132,11 @@ FaultSite fault_site_from_json(const json& j, const std::string& source) {
     rd.object(*e, "/exception");
     s.has_exception = true;
     s.exception_code = read_u32(rd, *e, "code", "/exception");
-    s.exception_id = rd.string_or(*e, "id", "/exception");
+    if (const json* id = rd.find(*e, "id", "/exception"))
+      s.exception_id = rd.choice(*id, "/exception/id", report::kExceptionKinds, "exception id");
     s.exception = rd.string_or(*e, "name", "/exception");
-    s.reported_by = rd.string_or(*e, "reported_by", "/exception");
+    if (const json* by = rd.find(*e, "reported_by", "/exception"))
+      s.reported_by = rd.choice(*by, "/exception/reported_by", kReportedBy, "reporter");
   }
   if (const json* k = rd.find(j, "kernel", root)) {
     rd.object(*k, "/kernel");
@@ -159,9 +170,12 @@ FaultSite fault_site_from_json(const json& j, const std::string& source) {
   if (const json* a = rd.find(j, "access", root)) {
     rd.object(*a, "/access");
     s.instruction = rd.string_or(*a, "instruction", "/access");
-    s.address_status = rd.string_or(*a, "status", "/access");
-    s.access = rd.string_or(*a, "kind", "/access");
-    s.space = rd.string_or(*a, "space", "/access");
+    // "": the address was never looked at (what to_json writes for nullopt).
+    if (const json* st = rd.find(*a, "status", "/access"); st && !(st->is_string() && st->get<std::string>().empty()))
+      s.address_status = rd.choice(*st, "/access/status", report::kAddressStatuses, "address status");
+    if (const json* k = rd.find(*a, "kind", "/access")) s.access = rd.choice(*k, "/access/kind", report::kAccessKinds, "access kind");
+    if (const json* sp = rd.find(*a, "space", "/access"))
+      s.space = rd.choice(*sp, "/access/space", report::kMemorySpaces, "memory space");
     s.access_bytes = static_cast<unsigned>(rd.int_or(*a, "bytes", "/access", 0));
     if (const json* ad = rd.find(*a, "address", "/access")) s.address = read_hex(rd, *ad, "/access/address");
     s.alignment = static_cast<unsigned>(rd.int_or(*a, "alignment", "/access", 0));

@@ -22,19 +22,16 @@ std::string pc_basis_words(PcBasis b) {
   return "";
 }
 
-std::string verb(const std::string& kind) {
-  return kind == "read" ? "read" : kind == "write" ? "wrote" : kind == "atomic" ? "accessed atomically" : "accessed";
-}
-
 struct Row {
   std::string key, value;
+  bool code = false;  // Markdown shows the value as code (the instruction)
 };
 
 std::vector<Row> rows_of(const FaultSite& s) {
   std::vector<Row> rows;
   if (s.has_exception) {
     std::string e = fmt::format("{} (code {})", s.exception, s.exception_code);
-    if (s.reported_by == "lanes")
+    if (s.reported_by == ReportedBy::lanes)
       e += fmt::format(": {} lane{} in {} warp{}, {} block{}", s.faulting_lanes, s.faulting_lanes == 1 ? "" : "s",
                        s.faulting_warps, s.faulting_warps == 1 ? "" : "s", s.faulting_blocks,
                        s.faulting_blocks == 1 ? "" : "s");
@@ -66,8 +63,8 @@ std::vector<Row> rows_of(const FaultSite& s) {
   std::string line = s.line ? fmt::format("{}:{}", s.line->file, s.line->line) : s.line_note;
   if (line.empty()) line = s.pc ? "no line information" : "no line information: the dump gives no PC to look up";
   rows.push_back({"line", line});
-  if (s.first) rows.push_back({s.reported_by == "lanes" ? "first" : "thread", who(*s.first)});
-  if (!s.instruction.empty()) rows.push_back({"instruction", s.instruction});
+  if (s.first) rows.push_back({s.reported_by == ReportedBy::lanes ? "first" : "thread", who(*s.first)});
+  if (!s.instruction.empty()) rows.push_back({"instruction", s.instruction, true});
   rows.push_back({"address", describe_access(s)});
   for (const auto& n : s.notes) rows.push_back({"note", n});
   return rows;
@@ -76,19 +73,24 @@ std::vector<Row> rows_of(const FaultSite& s) {
 }  // namespace
 
 std::string describe_access(const FaultSite& s) {
-  if (s.address_status == "proven" && s.address) {
-    std::string d = fmt::format("{} {} {} byte{} at 0x{:x}", s.first ? "the thread" : "the access", verb(s.access),
-                                s.access_bytes, s.access_bytes == 1 ? "" : "s", *s.address);
-    if (!s.space.empty() && s.space != "global") d += " (" + s.space + ")";
+  using report::AccessKind;
+  using report::AddressStatus;
+  using report::MemorySpace;
+  if (s.address_status == AddressStatus::proven && s.address) {
+    std::string d = fmt::format("{} {} {} byte{} at 0x{:x}", s.first ? "the thread" : "the access",
+                                report::access_verb(s.access), s.access_bytes, s.access_bytes == 1 ? "" : "s", *s.address);
+    if (s.space != MemorySpace::none && s.space != MemorySpace::global)
+      d += fmt::format(" ({})", choice_name(report::kMemorySpaces, s.space));
     if (s.alignment < s.access_bytes)
       d += fmt::format(": a {}-byte {} at an address aligned to {} byte{}", s.access_bytes,
-                       s.access == "write" ? "store" : s.access == "read" ? "load" : "access", s.alignment,
-                       s.alignment == 1 ? "" : "s");
+                       s.access == AccessKind::write ? "store" : s.access == AccessKind::read ? "load" : "access",
+                       s.alignment, s.alignment == 1 ? "" : "s");
     return d;
   }
-  if (s.address_status == "not_recoverable") return "not recoverable: " + s.address_note;
-  if (s.address_status.empty()) return "not attempted";
-  return (s.address_status == "not_attempted" ? std::string("not given") : s.address_status) +
+  if (!s.address_status) return "not attempted";
+  if (*s.address_status == AddressStatus::not_recoverable) return "not recoverable: " + s.address_note;
+  return (*s.address_status == AddressStatus::not_attempted ? std::string("not given")
+                                                             : std::string(choice_name(report::kAddressStatuses, *s.address_status))) +
          (s.address_note.empty() ? "" : ": " + s.address_note);
 }
 
@@ -107,7 +109,7 @@ std::string render_site_markdown(const FaultSite& s) {
     std::string v = r.value;
     std::string escaped;
     for (const char c : v) escaped += c == '|' ? std::string("\\|") : std::string(1, c);
-    out += fmt::format("| {} | {} |\n", r.key, r.key == "instruction" ? "`" + escaped + "`" : escaped);
+    out += fmt::format("| {} | {} |\n", r.key, r.code ? "`" + escaped + "`" : escaped);
   }
   return out + "\n";
 }

@@ -39,9 +39,8 @@ report::FaultSite to_report_site(const FaultSite& s) {
     r.thread = triple(s.first->thread);
   }
   r.instruction = s.instruction;
-  // coredump's FaultSite keeps the words its own JSON writes; the report's are enums.
-  r.address_status = parse_choice(report::kAddressStatuses, s.address_status).value_or(report::AddressStatus::not_attempted);
-  r.access = parse_choice(report::kAccessKinds, s.access).value_or(report::AccessKind::none);
+  r.address_status = s.address_status.value_or(report::AddressStatus::not_attempted);
+  r.access = s.access;
   r.access_bytes = s.access_bytes;
   if (r.address_status == report::AddressStatus::proven) r.address = s.address;
   r.alignment = s.alignment;

@@ -114,14 +114,16 @@ std::optional<MemoryOperand> memory_operand(const SassInstruction& insn) {
   const auto parts = split_modifiers(insn.opcode);
   const std::string_view base = parts[0];
   MemoryOperand m;
-  if (base == "LDG" || base == "LDS" || base == "LDL" || base == "LD") m.kind = "read";
-  else if (base == "STG" || base == "STS" || base == "STL" || base == "ST") m.kind = "write";
-  else if (base == "ATOMG" || base == "ATOMS" || base == "ATOM" || base == "RED" || base == "REDG") m.kind = "atomic";
+  using report::AccessKind;
+  using report::MemorySpace;
+  if (base == "LDG" || base == "LDS" || base == "LDL" || base == "LD") m.kind = AccessKind::read;
+  else if (base == "STG" || base == "STS" || base == "STL" || base == "ST") m.kind = AccessKind::write;
+  else if (base == "ATOMG" || base == "ATOMS" || base == "ATOM" || base == "RED" || base == "REDG") m.kind = AccessKind::atomic;
   else return std::nullopt;
-  m.space = base == "LDG" || base == "STG" || base == "ATOMG" || base == "REDG" ? "global"
-            : base == "LDS" || base == "STS" || base == "ATOMS"                 ? "shared"
-            : base == "LDL" || base == "STL"                                    ? "local"
-                                                                                : "generic";
+  m.space = base == "LDG" || base == "STG" || base == "ATOMG" || base == "REDG" ? MemorySpace::global
+            : base == "LDS" || base == "STS" || base == "ATOMS"                 ? MemorySpace::shared
+            : base == "LDL" || base == "STL"                                    ? MemorySpace::local
+                                                                                : MemorySpace::generic;
   m.width_bytes = 4;
   for (std::size_t i = 1; i < parts.size(); ++i) {
     const auto p = parts[i];

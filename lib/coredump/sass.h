@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "report/access_words.h"
+
 namespace cudadiag::coredump {
 
 struct SassInstruction {
@@ -25,8 +27,8 @@ struct SassInstruction {
 std::vector<SassInstruction> parse_disassembly(std::string_view text, std::size_t max_instructions = 1u << 20);
 
 struct MemoryOperand {
-  std::string space;  // "global", "shared", "local", "generic"
-  std::string kind;   // "read", "write", "atomic"
+  report::MemorySpace space = report::MemorySpace::generic;
+  report::AccessKind kind = report::AccessKind::none;
   unsigned width_bytes = 4;
   std::optional<unsigned> base_register;  // R<n>; nullopt for RZ
   bool base_is_pair = false;              // R<n>.64: R<n> low half, R<n+1> high half

@@ -57,9 +57,39 @@ std::string cuda_version_string(int v) {
   return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
 }
 
+std::optional<report::DriverStatus> gpu_unavailable_status(int runtime_code) {
+  switch (runtime_code) {
+    case 3:    // initialization error: driver present but unusable
+    case 34:   // stub libcuda
+    case 35:   // no driver, or too old for this runtime
+    case 127:  // runtime startup failure
+    case 803:  // user-space driver and kernel module differ
+    case 804:  // forward-compat package unsupported
+      return report::DriverStatus::no_driver;
+    case 46:   // devices unavailable (exclusive mode, busy)
+    case 100:  // no device visible
+      return report::DriverStatus::no_device;
+    default:
+      return std::nullopt;
+  }
+}
+
+report::VerdictStatus verdict_of(report::DriverStatus status) {
+  using report::DriverStatus;
+  using report::VerdictStatus;
+  switch (status) {
+    case DriverStatus::ok: return VerdictStatus::ok;
+    case DriverStatus::no_driver: return VerdictStatus::no_driver;
+    case DriverStatus::no_device: return VerdictStatus::no_device;
+    case DriverStatus::cuda_error: return VerdictStatus::cuda_error;
+    case DriverStatus::probe_failed: break;
+  }
+  return VerdictStatus::probe_failed;
+}
+
 ProbeSummary probe_failed(const std::string& what) {
   ProbeSummary s;
-  s.status = "probe_failed";
+  s.status = report::DriverStatus::probe_failed;
   s.reason = "the CUDA probe child " + what;
   return s;
 }
@@ -72,20 +102,19 @@ ProbeSummary summarize_probe(const json& probe) {
   if (probe.contains("device_count_error") && probe["device_count_error"].is_object()) {
     const auto& e = probe["device_count_error"];
     const int code = int_or(e, "code", -1);
-    const auto status = taxonomy::gpu_unavailable_status(code);
-    s.status = status.empty() ? "cuda_error" : std::string(status);
+    s.status = gpu_unavailable_status(code).value_or(report::DriverStatus::cuda_error);
     s.reason = describe_error(e);
     return s;
   }
   const int count = int_or(probe, "device_count", 0);
   s.devices = probe.contains("devices") && probe["devices"].is_array() ? probe["devices"] : json::array();
   if (count <= 0) {
-    s.status = "no_device";
+    s.status = report::DriverStatus::no_device;
     s.reason = "cudaGetDeviceCount succeeded but reported 0 devices; check CUDA_VISIBLE_DEVICES";
     return s;
   }
   s.ran = true;
-  s.status = "ok";
+  s.status = report::DriverStatus::ok;
   s.reason = std::to_string(count) + (count == 1 ? " CUDA device" : " CUDA devices") + " visible";
   return s;
 }

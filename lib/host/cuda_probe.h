@@ -5,6 +5,7 @@
 // Probe line written by the child:
 //   {runtime_version_compiled, runtime_version_loaded, driver_version,
 //    device_count, device_count_error:{code,name,message,api_call}?, devices:[...]}
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,7 +15,7 @@ namespace cudadiag::host {
 
 struct ProbeSummary {
   bool ran = false;             // CUDA works and sees at least one device
-  std::string status;           // ok | no_driver | no_device | cuda_error | probe_failed
+  report::DriverStatus status = report::DriverStatus::probe_failed;
   std::string reason;           // one sentence: what failed and what to do
   report::json driver = report::json::object();  // CUDA-side driver/runtime facts
   report::json devices = nullptr;                // the probe's devices[], null when it did not run
@@ -22,6 +23,14 @@ struct ProbeSummary {
 
 // 13000 -> "13.0", 12080 -> "12.8"; "" for 0 (no driver).
 std::string cuda_version_string(int v);
+
+// For the result of cudaGetDeviceCount/cudaDriverGetVersion when the GPU part cannot run:
+// no_driver (35 insufficient driver, 34 stub library, 3, 127, 803, 804), no_device (100 no
+// device, 46 devices unavailable), or nothing when the code does not mean that.
+std::optional<report::DriverStatus> gpu_unavailable_status(int runtime_code);
+
+// The env verdict of a probe's status (the same words).
+report::VerdictStatus verdict_of(report::DriverStatus status);
 
 // Interprets a probe line. Never throws: a malformed line is "probe_failed".
 ProbeSummary summarize_probe(const report::json& probe);

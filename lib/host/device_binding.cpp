@@ -28,12 +28,12 @@ std::vector<std::string> split_entries(const std::string& value) {
 
 DeviceBinding device_binding(const std::function<const char*(const char*)>& lookup) {
   DeviceBinding b;
-  for (const char* name : {"CUDA_VISIBLE_DEVICES", "SLURM_STEP_GPUS", "SLURM_JOB_GPUS", "GPU_DEVICE_ORDINAL"}) {
-    const char* v = lookup(name);
+  for (const auto& variable : kBindingVariables) {
+    const char* v = lookup(std::string(variable.name).c_str());
     if (!v) continue;
     // Only CUDA_VISIBLE_DEVICES means "no device" when empty; an empty Slurm variable says nothing.
-    if (*v == '\0' && std::string(name) != "CUDA_VISIBLE_DEVICES") continue;
-    b.source = name;
+    if (*v == '\0' && variable.value != BindingSource::cuda_visible_devices) continue;
+    b.source = variable.value;
     b.value = v;
     b.entries = split_entries(b.value);
     break;
@@ -66,7 +66,7 @@ std::string narrowed_visible_devices(const DeviceBinding& b, int ordinal, size_t
 
 report::json to_json(const DeviceBinding& b) {
   if (!b.restricts()) return nullptr;
-  return report::json{{"source", b.source}, {"value", b.value}};
+  return report::json{{"source", b.variable()}, {"value", b.value}};
 }
 
 }  // namespace cudadiag::host

@@ -5,26 +5,40 @@
 // SLURM_JOB_GPUS (PCI-order indices), and GPU_DEVICE_ORDINAL is the generic form.
 // cudadiag tests exactly those devices: the driver probe sees what the binding allows,
 // and each child is narrowed to one entry of it, never widened to a global index.
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "report/report.h"
+#include "util/choices.h"
 
 namespace cudadiag::host {
 
+// The variable a binding came from; none: nothing restricts the devices.
+enum class BindingSource : std::uint8_t { none, cuda_visible_devices, slurm_step_gpus, slurm_job_gpus, gpu_device_ordinal };
+// The variables by name, in the order they win.
+inline constexpr ChoiceTable<BindingSource, 4> kBindingVariables{{
+    {BindingSource::cuda_visible_devices, "CUDA_VISIBLE_DEVICES"},
+    {BindingSource::slurm_step_gpus, "SLURM_STEP_GPUS"},
+    {BindingSource::slurm_job_gpus, "SLURM_JOB_GPUS"},
+    {BindingSource::gpu_device_ordinal, "GPU_DEVICE_ORDINAL"},
+}};
+
 struct DeviceBinding {
-  std::string source;                // "" (none), CUDA_VISIBLE_DEVICES, SLURM_STEP_GPUS, SLURM_JOB_GPUS, GPU_DEVICE_ORDINAL
+  BindingSource source = BindingSource::none;
   std::string value;                 // as the environment gave it
   std::vector<std::string> entries;  // value split at ',', blanks trimmed, in order
 
-  bool restricts() const { return !source.empty(); }
+  bool restricts() const { return source != BindingSource::none; }
   // Entries are relative to the order the user chose (CUDA_DEVICE_ORDER): only for
   // CUDA_VISIBLE_DEVICES; the others name PCI-order indices.
-  bool user_order() const { return source == "CUDA_VISIBLE_DEVICES"; }
+  bool user_order() const { return source == BindingSource::cuda_visible_devices; }
+  // The variable's name; "" when none.
+  std::string variable() const { return restricts() ? std::string(choice_name(kBindingVariables, source)) : std::string(); }
   // "CUDA_VISIBLE_DEVICES=1"; "" when none.
-  std::string describe() const { return restricts() ? source + "=" + value : std::string(); }
+  std::string describe() const { return restricts() ? variable() + "=" + value : std::string(); }
 };
 
 // From an environment lookup (getenv, or a test's map). CUDA_VISIBLE_DEVICES wins, even

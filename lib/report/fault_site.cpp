@@ -20,16 +20,6 @@ namespace {
 
 json triple_json(const Triple& t) { return json::array({t[0], t[1], t[2]}); }
 
-std::string verb(AccessKind access) {
-  switch (access) {
-    case AccessKind::read: return "read";
-    case AccessKind::write: return "wrote";
-    case AccessKind::atomic: return "accessed atomically";
-    case AccessKind::none: break;
-  }
-  return "accessed";
-}
-
 std::string where(const std::string& file, const std::optional<std::uint32_t>& line) {
   return line && !file.empty() ? fmt::format(" at {}:{}", file, *line) : std::string();
 }
@@ -43,7 +33,6 @@ Triple read_triple(const JsonReader& rd, const json& v, const std::string& p) {
   return t;
 }
 
-
 std::optional<std::uint32_t> read_line(const JsonReader& rd, const json& j, const std::string& p) {
   const json* v = rd.find(j, "line", p);
   if (!v || v->is_null()) return std::nullopt;
@@ -51,6 +40,16 @@ std::optional<std::uint32_t> read_line(const JsonReader& rd, const json& j, cons
 }
 
 }  // namespace
+
+std::string access_verb(AccessKind access) {
+  switch (access) {
+    case AccessKind::read: return "read";
+    case AccessKind::write: return "wrote";
+    case AccessKind::atomic: return "accessed atomically";
+    case AccessKind::none: break;
+  }
+  return "accessed";
+}
 
 std::string waiting_line(const FaultSite& s) {
   if (s.waiting.empty()) return "";
@@ -79,7 +78,7 @@ std::string site_line(const FaultSite& s) {
   if (s.faulting_warps > 1 || s.faulting_blocks > 1)
     h += fmt::format(" ({} lanes in {} warps, {} blocks)", s.faulting_lanes, s.faulting_warps, s.faulting_blocks);
   if (s.address_status == AddressStatus::proven && s.address) {
-    h += fmt::format(": {} {} byte{} at {}", verb(s.access), s.access_bytes, s.access_bytes == 1 ? "" : "s",
+    h += fmt::format(": {} {} byte{} at {}", access_verb(s.access), s.access_bytes, s.access_bytes == 1 ? "" : "s",
                      hex(*s.address));
     if (s.alignment && s.alignment < s.access_bytes)
       h += fmt::format(" (a {}-byte access at an address aligned to {} byte{})", s.access_bytes, s.alignment,
@@ -179,20 +178,11 @@ FaultSite read_fault_site(const JsonReader& rd, const json& j, const std::string
   if (const json* a = rd.find(j, "access", p)) {
     const std::string ap = mp("access");
     rd.object(*a, ap);
-    {
-      const std::string text = rd.string_or(*a, "status", ap, "not_attempted");
-      const auto status = parse_choice(kAddressStatuses, text);
-      if (!status) rd.fail(JsonReader::member_pointer(ap, "status"), "unknown address status '" + text + "' (" + choice_list(kAddressStatuses) + ")");
-      s.address_status = *status;
-    }
+    if (const json* v = rd.find(*a, "status", ap))
+      s.address_status = rd.choice(*v, JsonReader::member_pointer(ap, "status"), kAddressStatuses, "address status");
     s.instruction = rd.string_or(*a, "instruction", ap);
-    if (const json* k = rd.find(*a, "kind", ap)) {
-      const std::string kp = JsonReader::member_pointer(ap, "kind");
-      const std::string text = rd.string(*k, kp);
-      const auto kind = parse_choice(kAccessKinds, text);
-      if (!kind) rd.fail(kp, "unknown access kind '" + text + "' (" + choice_list(kAccessKinds) + ")");
-      s.access = *kind;
-    }
+    if (const json* k = rd.find(*a, "kind", ap))
+      s.access = rd.choice(*k, JsonReader::member_pointer(ap, "kind"), kAccessKinds, "access kind");
     s.access_bytes = static_cast<unsigned>(rd.unsigned_or(*a, "bytes", ap, 0));
     if (const json* v = rd.find(*a, "address", ap)) s.address = read_hex(rd, *v, JsonReader::member_pointer(ap, "address"));
     s.alignment = static_cast<unsigned>(rd.unsigned_or(*a, "alignment", ap, 0));

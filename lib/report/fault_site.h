@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "report/access_words.h"
 #include "report/allocation_origin.h"
 #include "util/choices.h"
 
@@ -73,25 +74,6 @@ inline constexpr ChoiceTable<ExceptionKind, 24> kExceptionKinds{{
     {ExceptionKind::warp_tmem_leak, "warp_tmem_leak"},
     {ExceptionKind::warp_call_requires_newer_driver, "warp_call_requires_newer_driver"},
     {ExceptionKind::unknown, "unknown"},
-}};
-
-// Whether the faulting address was proven (coredump/fault_address.h says how).
-enum class AddressStatus : std::uint8_t { not_attempted, proven, not_recoverable, not_memory, unsupported, no_registers };
-inline constexpr ChoiceTable<AddressStatus, 6> kAddressStatuses{{
-    {AddressStatus::not_attempted, "not_attempted"},
-    {AddressStatus::proven, "proven"},
-    {AddressStatus::not_recoverable, "not_recoverable"},
-    {AddressStatus::not_memory, "not_memory"},
-    {AddressStatus::unsupported, "unsupported"},
-    {AddressStatus::no_registers, "no_registers"},
-}};
-
-// What the faulting instruction does with memory; none: not decoded.
-enum class AccessKind : std::uint8_t { none, read, write, atomic };
-inline constexpr ChoiceTable<AccessKind, 3> kAccessKinds{{
-    {AccessKind::read, "read"},
-    {AccessKind::write, "write"},
-    {AccessKind::atomic, "atomic"},
 }};
 
 using Triple = std::array<std::uint32_t, 3>;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "report/report.h"
+#include "util/choices.h"
 
 namespace cudadiag::report {
 
@@ -35,6 +36,13 @@ class JsonReader {
   long long integer(const json& v, const std::string& pointer, long long lo, long long hi) const;
   std::uint64_t unsigned_integer(const json& v, const std::string& pointer) const;
   std::vector<std::string> strings(const json& v, const std::string& pointer) const;
+  // A word of `table`; another word fails naming it, what it is ("access kind") and the words.
+  template <typename E, std::size_t N>
+  E choice(const json& v, const std::string& pointer, const ChoiceTable<E, N>& table, const char* what) const {
+    const std::string text = string(v, pointer);
+    if (const auto value = parse_choice(table, text)) return *value;
+    fail(pointer, std::string("unknown ") + what + " '" + text + "' (" + choice_list(table) + ")");
+  }
 
   // A member of `object` (which must be an object): nullptr when absent.
   const json* find(const json& object, std::string_view key, const std::string& pointer) const;

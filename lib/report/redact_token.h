@@ -11,6 +11,8 @@
 #include <string>
 #include <string_view>
 
+#include "report/redaction_mode.h"
+
 namespace cudadiag::report {
 
 inline constexpr const char* kTokenPrefix = "redacted:";
@@ -29,8 +31,8 @@ class RedactionTokens {
   // "redacted:" + the first 64 bits of HMAC-SHA-256(key, value), in hex.
   std::string token(std::string_view value) const;
   bool is_keyed() const { return keyed_; }
-  // "keyed" or "per_report" (report.redaction.mode).
-  const char* mode() const { return keyed_ ? "keyed" : "per_report"; }
+  // report.redaction.mode.
+  RedactionMode mode() const { return keyed_ ? RedactionMode::keyed : RedactionMode::per_report; }
   // Keyed: the first 64 bits of HMAC-SHA-256(key, "cudadiag-key-id") in hex, which names
   // the key without giving it away; "" per report.
   const std::string& key_id() const { return key_id_; }

@@ -226,7 +226,7 @@ std::string detail_title(const Result& r) {
 
 std::vector<Fact> detail_facts(const Result& r) {
   std::vector<Fact> out;
-  if (!r.reason.empty()) out.push_back({"reason", r.reason});
+  if (!r.reason.empty()) out.push_back({"reason", r.reason, Fact::Role::reason});
   // The GPU's own core dump is the first evidence: kernel, line, thread, address.
   for (const auto& s : r.fault_sites) {
     out.push_back({"fault site", site_line(s)});
@@ -361,7 +361,10 @@ std::vector<Fact> flatten_section(const json& section, size_t max_facts) {
   std::vector<Fact> kept;
   for (auto& f : all) {
     if (f.value.empty()) continue;
-    if (f.label.empty()) f.label = "value";
+    if (f.label.empty()) {
+      f.label = "value";
+      f.role = Fact::Role::lone_value;
+    }
     kept.push_back(std::move(f));
   }
   return kept;

@@ -2,6 +2,7 @@
 // What the text and Markdown renderers show, decided once: header facts, table rows,
 // which results get a detail block and what it says, summary and extra sections.
 // The two renderers differ only in layout.
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,6 +14,10 @@ namespace cudadiag::report::facts {
 struct Fact {
   std::string label;
   std::string value;
+  // What renderers treat apart: a result's reason (said once for a run of equal ones),
+  // the one value of a section without a label of its own.
+  enum class Role : std::uint8_t { other, reason, lone_value };
+  Role role = Role::other;
 };
 
 // host, gpu(s), driver, GPU part not run, tool, started.

@@ -144,8 +144,8 @@ void write_details(std::ostringstream& out, const Report& r, const Painter& pain
     // missing driver) is not said again.
     auto detail = facts::detail_facts(res);
     for (auto& f : detail)
-      if (f.label == "reason" && !f.value.empty() && f.value == last_reason) f.value = "the same as above";
-      else if (f.label == "reason") last_reason = f.value;
+      if (f.role == facts::Fact::Role::reason && !f.value.empty() && f.value == last_reason) f.value = "the same as above";
+      else if (f.role == facts::Fact::Role::reason) last_reason = f.value;
     write_facts(out, detail, "  ");
     if (res.child && !res.child->stderr_excerpt.text.empty()) {
       size_t omitted = 0;
@@ -178,7 +178,7 @@ std::string render_text(const Report& r, bool color) {
     out << "\n" << paint(printable(facts::section_title(section.name)), kBold) << "\n";
     const auto section_facts = facts::flatten_section(to_json(section.value));
     // A section that is one list or one value has no label of its own to show.
-    if (section_facts.size() == 1 && section_facts.front().label == "value")
+    if (section_facts.size() == 1 && section_facts.front().role == facts::Fact::Role::lone_value)
       out << text::hanging("  ", printable(section_facts.front().value));
     else
       write_facts(out, section_facts, "  ");

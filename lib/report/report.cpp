@@ -278,7 +278,8 @@ json to_json(const Report& r) {
   }
   if (r.redaction) {
     j["redaction"] = json{{"applied", r.redaction->applied}, {"covers", r.redaction->covers}};
-    if (!r.redaction->mode.empty()) j["redaction"]["mode"] = r.redaction->mode;
+    if (r.redaction->mode != RedactionMode::unkeyed)
+      j["redaction"]["mode"] = std::string(choice_name(kRedactionModes, r.redaction->mode));
     if (!r.redaction->key_id.empty()) j["redaction"]["key_id"] = r.redaction->key_id;
   }
   for (const auto& m : r.extra.items()) j[m.name] = to_json(m.value);
@@ -747,7 +748,8 @@ Report report_from_json(const json& j, const std::string& source) {
     Redaction red;
     if (const json* applied = rd.find(*v, "applied", "/redaction")) red.applied = rd.boolean(*applied, "/redaction/applied");
     if (const json* covers = rd.find(*v, "covers", "/redaction")) red.covers = rd.strings(*covers, "/redaction/covers");
-    if (const json* mode = rd.find(*v, "mode", "/redaction")) red.mode = rd.string(*mode, "/redaction/mode");
+    if (const json* mode = rd.find(*v, "mode", "/redaction"))
+      red.mode = rd.choice(*mode, "/redaction/mode", kRedactionModes, "redaction mode");
     if (const json* id = rd.find(*v, "key_id", "/redaction")) red.key_id = rd.string(*id, "/redaction/key_id");
     r.redaction = std::move(red);
   }

@@ -19,6 +19,7 @@
 #include "profiles/allocator.h"
 #include "report/fault_site.h"
 #include "report/host_sections.h"
+#include "report/redaction_mode.h"
 #include "report/value.h"
 #include "report/vocabulary.h"
 #include "sanitizer/memcheck.h"
@@ -256,10 +257,9 @@ struct Verdict {
 struct Redaction {
   bool applied = true;
   std::vector<std::string> covers;
-  // How the tokens were made (report/redact_token.h): "keyed" (a site key, named by
-  // key_id) or "per_report" (a random key: tokens pair up within this report only);
-  // "" in reports written before tokens were keyed.
-  std::string mode;
+  // How the tokens were made (report/redaction_mode.h); keyed tokens name their key by
+  // key_id.
+  RedactionMode mode = RedactionMode::unkeyed;
   std::string key_id;
 };
 

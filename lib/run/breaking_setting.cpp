@@ -35,6 +35,7 @@ std::vector<RungSetting> settings_between(const PlannedRun& below, const Planned
   std::vector<RungSetting> out;
   RungSetting interposer;
   interposer.text = "the fence interposer";
+  interposer.interposer = true;
   for (const auto& [name, value] : rung.env_set) {
     const auto b = below.env_set.find(name);
     if (b != below.env_set.end() && b->second == value) continue;

@@ -23,6 +23,7 @@ struct RungSetting {
   std::vector<std::string> set_names;   // set to the rung's values
   std::vector<std::string> unset_names; // removed
   std::string text;                     // "PYTORCH_NO_CUDA_MEMORY_CACHING=1", "PYTORCH_CUDA_ALLOC_CONF unset", "the fence interposer"
+  bool interposer = false;              // the fence interposer itself (LD_PRELOAD, CUDADIAG_*)
 };
 std::vector<RungSetting> settings_between(const PlannedRun& below, const PlannedRun& rung);
 

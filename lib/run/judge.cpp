@@ -1,5 +1,7 @@
 #include "run/judge.h"
 
+#include <csignal>
+
 #include <fmt/format.h>
 
 #include "run/site_evidence.h"
@@ -37,7 +39,7 @@ CudaErrorEvidence from_finding(const ErrorFinding& f) {
 // The first memcheck record that says something went wrong.
 std::optional<CudaErrorEvidence> from_memcheck(const sanitizer::MemcheckReport& r) {
   for (const auto& f : r.findings) {
-    if (f.level == "Warning") continue;
+    if (f.is_warning()) continue;
     CudaErrorEvidence e;
     e.source = EvidenceSource::sanitizer;
     e.framework = Framework::compute_sanitizer;
@@ -164,7 +166,7 @@ void judge_fence(const RunObservation& obs, RunJudgement& j) {
 // file system has no room for, raises: with a ring cut short or not reserved, the signal
 // may be the interposer's own.
 std::optional<std::string> ring_suspicion(const RingHealth& ring, const RunJudgement& j) {
-  if (j.outcome != RunOutcome::crashed || j.signal_name != "SIGBUS") return std::nullopt;
+  if (j.outcome != RunOutcome::crashed || j.signal != SIGBUS) return std::nullopt;
   if (!ring.cut_short && !ring.unreserved) return std::nullopt;
   return std::string("killed by SIGBUS while the interposer's ring file ") +
          (ring.cut_short ? "was shorter than its header says" : "had no reserved blocks") +

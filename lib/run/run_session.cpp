@@ -200,7 +200,7 @@ void find_breaking_setting(SessionOutcome& out, std::size_t plan_index, const Se
   const PlannedRun below_planned = below->planned;  // `below` points into out.runs
   for (std::size_t p = plan_index + 1; p < out.plan.size(); ++p) {
     auto& plan = out.plan[p];
-    const bool needs_it = is_fence(plan.rung) && found.setting.text == "the fence interposer";
+    const bool needs_it = is_fence(plan.rung) && found.setting.interposer;
     if (needs_it && plan.skip_reason.empty()) {
       plan.skip_reason = found.text;
       plan.runs.clear();

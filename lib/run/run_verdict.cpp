@@ -84,7 +84,7 @@ std::pair<int, std::string> evidence_of(const RunJudgement& j) {
   }
   if (j.sanitizer)
     for (const auto& f : j.sanitizer->findings)
-      if (!f.api && f.level != "Warning") return {5, rung + memcheck_line(f)};
+      if (!f.api && !f.is_warning()) return {5, rung + memcheck_line(f)};
   if (const auto* f = j.text.first_of(FindingKind::sanitizer); f && f->access) return {4, rung + memcheck_line(*f)};
   if (j.attribution && j.attribution->allocation) return {3, rung + j.attribution->summary};
   if (const auto* f = j.text.first_of(FindingKind::device_assert); f && f->assertion) return {2, rung + assert_line(*f)};

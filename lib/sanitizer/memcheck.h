@@ -40,6 +40,8 @@ struct ApiError {
 struct Finding {
   std::string record_kind;  // Precise | Imprecise | Api | Leak | ... (as written)
   std::string level;        // Error | Warning
+  // memcheck's word is kept as written (the report carries it); this is the one place it is read.
+  bool is_warning() const { return level == "Warning"; }
   std::string message;      // "Invalid __global__ write of size 4 bytes"
   std::string space;        // __global__ | __shared__ | __local__ | ...
   std::string direction;    // read | write

@@ -55,16 +55,18 @@ class Reader : public report::JsonReader {
     return out;
   }
 
-  // expected: {"<profile>|*": "<expectation>"}; keys canonicalised.
-  std::map<std::string, std::string> expected_at(const json& j, const std::string& path) const {
+  // expected: {"<profile>|*": "<expectation>"}; keys canonicalised, "*" (every other
+  // profile) read as ProfileExpectations::otherwise.
+  cases::ProfileExpectations expected_at(const json& j, const std::string& path) const {
     const std::string p = path + "/expected";
     const json& v = j.at("expected");
     if (!v.is_object()) fail(p, std::string("expected an object {profile: expectation}, got ") + v.type_name());
-    std::map<std::string, std::string> out;
+    cases::ProfileExpectations out;
     for (const auto& [k, e] : v.items()) {
       const std::string kp = p + "/" + k;
+      const bool every_other = k == "*";
       std::string key = k;
-      if (k != "*") {
+      if (!every_other) {
         try {
           key = profiles::parse_profile(k).name;
         } catch (const std::invalid_argument& ex) {
@@ -77,7 +79,7 @@ class Reader : public report::JsonReader {
       } catch (const std::invalid_argument& ex) {
         fail(kp, ex.what());
       }
-      out[key] = e.get<std::string>();
+      (every_other ? out.otherwise : out.by_profile[key]) = e.get<std::string>();
     }
     return out;
   }
@@ -140,7 +142,9 @@ SuiteCase parse_case(const Reader& rd, const json& cj, const std::string& path, 
   }
   if (cj.contains("title")) sc.def.title = rd.string_at(cj, "title", path);
   if (cj.contains("expected")) {
-    for (const auto& [k, v] : rd.expected_at(cj, path)) sc.def.expected[k] = v;
+    auto given = rd.expected_at(cj, path);
+    if (!given.otherwise.empty()) sc.def.expected.otherwise = std::move(given.otherwise);
+    for (auto& [k, v] : given.by_profile) sc.def.expected.by_profile[k] = std::move(v);
   }
   if (cj.contains("expects_fault")) {
     if (!cj["expects_fault"].is_boolean()) rd.fail(path + "/expects_fault", "expected true or false");
@@ -148,8 +152,9 @@ SuiteCase parse_case(const Reader& rd, const json& cj, const std::string& path, 
   }
   if (cj.contains("fence_allocator")) {
     const std::string fa = rd.string_at(cj, "fence_allocator", path);
-    const auto side = profiles::parse_allocator(fa);
-    if (!side || !profiles::is_fence(*side) || fa == "fence")
+    // The side by its own name: "fence" (fence-back on the command line) is refused here.
+    const auto side = parse_choice(profiles::kAllocators, fa);
+    if (!side || !profiles::is_fence(*side))
       rd.fail(path + "/fence_allocator", "'" + fa + "' is not fence-back or fence-front");
     sc.def.fence_allocator = *side;
   }

@@ -313,23 +313,4 @@ std::vector<std::string> classes() { return choice_names(kErrorClasses); }
 
 bool is_known_class(std::string_view c) { return parse_error_class(c).has_value(); }
 
-std::string_view gpu_unavailable_status(int runtime_code) {
-  switch (runtime_code) {
-    case 3:    // initialization error: driver present but unusable
-    case 34:   // stub libcuda
-    case 35:   // no driver, or too old for this runtime
-    case 127:  // runtime startup failure
-    case 803:  // user-space driver and kernel module differ
-    case 804:  // forward-compat package unsupported
-      return "no_driver";
-    case 46:   // devices unavailable (exclusive mode, busy)
-    case 100:  // no device visible
-      return "no_device";
-    default:
-      return "";
-  }
-}
-
-bool means_no_gpu(int runtime_code) { return !gpu_unavailable_status(runtime_code).empty(); }
-
 }  // namespace cudadiag::taxonomy

@@ -89,10 +89,4 @@ const ErrorEntry* find(int code, ErrorSource source);
 std::vector<std::string> classes();
 bool is_known_class(std::string_view error_class);
 
-// For the result of cudaGetDeviceCount/cudaDriverGetVersion when the GPU part cannot run:
-// "no_driver" (35 insufficient driver, 34 stub library, 3, 127, 803, 804), "no_device"
-// (100 no device, 46 devices unavailable), or "" when the code does not mean that.
-std::string_view gpu_unavailable_status(int runtime_code);
-bool means_no_gpu(int runtime_code);
-
 }  // namespace cudadiag::taxonomy

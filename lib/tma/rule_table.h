@@ -16,8 +16,8 @@ struct TableRow {
   std::vector<std::string> errors;     // expected error rule ids (exactly these)
   std::vector<std::string> warnings;   // warning rule ids expected among the findings
   std::string note;                    // e.g. why the driver may differ on some devices
-  bool needs_sm100 = false;            // a packed 16U4/16U6 type: errors/warnings above
-                                       // are for an unknown target; see expected_*()
+  bool needs_sm100 = false;            // a packed 16U4/16U6 type: the target decides an
+                                       // error or a warning more; see expected_*()
 };
 
 // The error rule ids a row expects for a target compute capability (major*10+minor;

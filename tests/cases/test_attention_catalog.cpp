@@ -27,7 +27,8 @@ TEST_CASE("attention catalog cases are normalised, valid where expected ok, and 
     INFO(c.id);
     CHECK(c.family == Family::attention);
     CHECK(fam.normalize_params(c.params) == c.params);
-    for (const auto& [profile, expr] : c.expected) CHECK_NOTHROW(Expectation::parse(expr));
+    for (const auto& [profile, expr] : c.expected.by_profile) CHECK_NOTHROW(Expectation::parse(expr));
+    CHECK_NOTHROW(Expectation::parse(c.expected.otherwise));
     const auto why = validate_attention(attention_config_from_json(c.params), kSmemOptinA100);
     if (c.id == "fa.invalid-config") {
       CHECK_FALSE(why.empty());

@@ -145,9 +145,13 @@ TEST_CASE("profile names for an allocator and CUDA_LAUNCH_BLOCKING") {
 }
 
 TEST_CASE("blocking variants copy their plain entries without overriding explicit ones") {
-  std::map<std::string, std::string> e = {{"default", "silent"}, {"fence", "error:700"}, {"blocking+fence", "error"}};
-  add_blocking_variants(e);
+  ProfileExpectations x{"ok", {{"default", "silent"}, {"fence", "error:700"}, {"blocking+fence", "error"}, {"fence-front", "silent"}}};
+  add_blocking_variants(x);
+  auto& e = x.by_profile;
   CHECK(e["blocking"] == "silent");
   CHECK(e["blocking+fence"] == "error");
+  CHECK(e["blocking+fence-front"] == "silent");
   CHECK(e.count("blocking+blocking") == 0);
+  CHECK(x.otherwise == "ok");  // every other profile: not copied, found through otherwise
+  CHECK(x.text_for("blocking+sanitizer") == "ok");
 }

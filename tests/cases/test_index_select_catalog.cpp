@@ -26,3 +26,15 @@ TEST_CASE("the index_select catalog covers the seed's layouts with derived expec
         "error:memory_fault");
   CHECK(find_case("index_select.negative-index-unchecked")->fence_allocator == profiles::Allocator::fence_front);
 }
+
+TEST_CASE("an expectation says whether it allows or requires a CUDA error from its alternatives, not its spelling") {
+  using cases::Expectation;
+  CHECK(Expectation::parse("error:710").requires_error());
+  CHECK(Expectation::parse("error|cuda_error|error:memory_fault").requires_error());
+  CHECK_FALSE(Expectation::parse("silent|error:memory_fault").requires_error());
+  CHECK(Expectation::parse("silent|error:memory_fault").allows_error());
+  CHECK_FALSE(Expectation::parse("silent").allows_error());
+  CHECK_FALSE(Expectation::parse("ok|mismatch").allows_error());
+  CHECK_FALSE(Expectation::parse("").requires_error());
+  CHECK_FALSE(Expectation::parse("any").allows_error());
+}

@@ -36,7 +36,7 @@ TEST_CASE("use_after_free: Warp Illegal Address in touch at use_after_free.cu:5,
   CHECK(s.sm_type == "sm_90");
   CHECK(s.exception == "Warp Illegal Address");
   CHECK(s.exception_code == 14);
-  CHECK(s.reported_by == "lanes");
+  CHECK(s.reported_by == ReportedBy::lanes);
   CHECK(s.kernel == "touch(float*, int)");
   CHECK(s.grid_dim == Dim3{1, 1, 1});
   CHECK(s.block_dim == Dim3{64, 1, 1});
@@ -55,8 +55,8 @@ TEST_CASE("use_after_free: Warp Illegal Address in touch at use_after_free.cu:5,
   CHECK(s.first->thread == Dim3{0, 0, 0});
   CHECK(s.first->sm == 124);
   CHECK(s.instruction == "LDG.E R0, desc[UR4][R2.64]");
-  CHECK(s.address_status == "proven");
-  CHECK(s.access == "read");
+  CHECK(s.address_status == report::AddressStatus::proven);
+  CHECK(s.access == report::AccessKind::read);
   CHECK(s.access_bytes == 4);
   // The freed pointer the program printed; thread t reads element 34 * t.
   const std::uint64_t freed = printed_address("use_after_free", "freed");
@@ -73,7 +73,7 @@ TEST_CASE("far_write: the SM reports the exception; every thread's store address
   const auto s = site_of("far_write");
   REQUIRE(s.unreadable.empty());
   CHECK(s.exception == "Warp Illegal Address");
-  CHECK(s.reported_by == "sm");  // no lane carries the code in this dump (cuda-gdb crashed on it)
+  CHECK(s.reported_by == ReportedBy::sm);  // no lane carries the code in this dump (cuda-gdb crashed on it)
   CHECK(s.faulting_lanes == 0);
   CHECK(s.kernel == "far_write(float*, long long)");
   REQUIRE(s.pc);
@@ -83,8 +83,8 @@ TEST_CASE("far_write: the SM reports the exception; every thread's store address
   REQUIRE(s.line);
   CHECK(s.line->line == 6);  // (far_write.cu:6)
   CHECK(s.instruction == "STG.E desc[UR4][R2.64], R5");
-  CHECK(s.address_status == "proven");
-  CHECK(s.access == "write");
+  CHECK(s.address_status == report::AddressStatus::proven);
+  CHECK(s.access == report::AccessKind::write);
   const std::uint64_t buffer = printed_address("far_write", "buffer");
   REQUIRE(s.threads.size() == 32);  // the warp left on the SM: threads 32..63
   for (const auto& t : s.threads) {
@@ -111,7 +111,7 @@ TEST_CASE("gather_bad_index: block (2,0,0); the load overwrote R9, its own addre
   CHECK(s.first->block == Dim3{2, 0, 0});
   CHECK(s.first->pc == 0x7f41a77ac350);  // three instructions past the error PC
   CHECK(s.instruction == "LDG.E R9, desc[UR4][R8.64]");
-  CHECK(s.address_status == "not_recoverable");
+  CHECK(s.address_status == report::AddressStatus::not_recoverable);
   CHECK_FALSE(s.address);
   for (const auto& t : s.threads) CHECK_FALSE(t.address);
   CHECK(s.address_note.find("R9 is written by LDG.E R9") != std::string::npos);
@@ -133,7 +133,7 @@ TEST_CASE("misaligned16: a 16-byte load at an address aligned to 4 bytes") {
   CHECK(s.line->line == 4);
   CHECK(s.faulting_lanes == 32);
   CHECK(s.instruction == "LDG.E.128 R8, desc[UR4][R2.64+0x4]");
-  CHECK(s.address_status == "proven");
+  CHECK(s.address_status == report::AddressStatus::proven);
   CHECK(s.access_bytes == 16);
   CHECK(s.alignment == 4);
   const std::uint64_t in = printed_address("misaligned16", "in");
@@ -159,7 +159,7 @@ TEST_CASE("device_assert: Warp Assert on thread 17 names the assert's own line (
   REQUIRE(s.line);
   CHECK(s.line->line == 6);  // the assert; cuda-gdb showed 7
   CHECK(s.instruction == "CALL.ABS.NOINC R2");
-  CHECK(s.address_status == "not_attempted");
+  CHECK(s.address_status == report::AddressStatus::not_attempted);
   CHECK_FALSE(s.address);
 }
 
@@ -238,7 +238,7 @@ TEST_CASE("guard_store: a store onto a fence guard after its kernel finished: th
   const auto s = read_fault_site(coredump_data("slim/guard_store.nvcudmp"), DisassembleFn{}, "no nvdisasm in this test");
   REQUIRE(s.unreadable.empty());
   CHECK(s.exception == "Warp Illegal Address");
-  CHECK(s.reported_by == "sm");
+  CHECK(s.reported_by == ReportedBy::sm);
   CHECK(s.faulting_lanes == 0);
   CHECK(s.kernel.empty());
   CHECK_FALSE(s.line);

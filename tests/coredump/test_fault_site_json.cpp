@@ -57,3 +57,41 @@ TEST_CASE("malformed site JSON is an input error naming the member") {
   j["kernel"]["grid"] = report::json::array({1, 2});
   CHECK_THROWS_AS(fault_site_from_json(j, "site.json"), InputError);
 }
+
+TEST_CASE("a site whose address was never looked at writes an empty status and reads it back as such") {
+  // guard_store: the SM's exception and no warp left, so no address was looked at.
+  const auto s = read_fault_site(coredump_data("slim/guard_store.nvcudmp"), DisassembleFn{}, "none");
+  REQUIRE(s.unreadable.empty());
+  CHECK_FALSE(s.address_status);
+  const auto j = to_json(s);
+  CHECK(j["access"]["status"] == "");
+  CHECK(j["exception"]["reported_by"] == "sm");
+  CHECK_FALSE(j["access"].contains("kind"));
+  const auto back = fault_site_from_json(j, "t");
+  CHECK_FALSE(back.address_status);
+  CHECK(back.reported_by == ReportedBy::sm);
+  CHECK(to_json(back) == j);
+}
+
+TEST_CASE("the site's words are read as words: an unknown one is an input error naming the member and the words") {
+  const auto good = to_json(read_fault_site(coredump_data("misaligned16.nvcudmp"), stored_listing("misaligned16"), "none"));
+  const auto back = fault_site_from_json(good, "t");
+  CHECK(back.address_status == report::AddressStatus::proven);
+  CHECK(back.access == report::AccessKind::read);
+  CHECK(back.space == report::MemorySpace::global);
+  CHECK(back.reported_by == ReportedBy::lanes);
+  CHECK(back.exception_id == report::ExceptionKind::warp_misaligned_address);
+  struct Bad {
+    const char* pointer;
+    const char* words;
+  };
+  for (const Bad& b : {Bad{"/access/status", "proven|not_recoverable"}, Bad{"/access/kind", "read|write|atomic"},
+                       Bad{"/access/space", "global|shared|local|generic"}, Bad{"/exception/reported_by", "lanes|sm"},
+                       Bad{"/exception/id", "warp_illegal_address"}}) {
+    INFO(b.pointer);
+    auto j = good;
+    j[report::json::json_pointer(b.pointer)] = "sideways";
+    CHECK_THROWS_WITH(fault_site_from_json(j, "site.json"),
+                      Catch::Contains(b.pointer) && Catch::Contains("'sideways'") && Catch::Contains(b.words));
+  }
+}

@@ -117,15 +117,15 @@ TEST_CASE("driver: nothing visible, a failing cuInit and a missing library are r
 TEST_CASE("binding: CUDA_VISIBLE_DEVICES wins, then Slurm's step and job GPUs, then GPU_DEVICE_ORDINAL", "[binding]") {
   CHECK_FALSE(binding_of({}).restricts());
   auto b = binding_of({{"CUDA_VISIBLE_DEVICES", "2, GPU-ab"}, {"SLURM_STEP_GPUS", "5"}});
-  CHECK(b.source == "CUDA_VISIBLE_DEVICES");
+  CHECK(b.source == BindingSource::cuda_visible_devices);
   CHECK(b.entries == std::vector<std::string>{"2", "GPU-ab"});
   CHECK(b.describe() == "CUDA_VISIBLE_DEVICES=2, GPU-ab");
   CHECK(binding_env(b).empty());  // already in the environment, in the user's order
   b = binding_of({{"SLURM_JOB_GPUS", "4,5"}, {"SLURM_STEP_GPUS", "5"}});
-  CHECK(b.source == "SLURM_STEP_GPUS");
+  CHECK(b.source == BindingSource::slurm_step_gpus);
   CHECK(binding_env(b) == std::map<std::string, std::string>{{"CUDA_DEVICE_ORDER", "PCI_BUS_ID"},
                                                                {"CUDA_VISIBLE_DEVICES", "5"}});
-  CHECK(binding_of({{"SLURM_JOB_GPUS", ""}, {"GPU_DEVICE_ORDINAL", "3"}}).source == "GPU_DEVICE_ORDINAL");
+  CHECK(binding_of({{"SLURM_JOB_GPUS", ""}, {"GPU_DEVICE_ORDINAL", "3"}}).source == BindingSource::gpu_device_ordinal);
   b = binding_of({{"CUDA_VISIBLE_DEVICES", ""}});  // set and empty: no device at all
   CHECK(b.restricts());
   CHECK(b.entries.empty());

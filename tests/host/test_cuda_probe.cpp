@@ -23,7 +23,7 @@ TEST_CASE("no driver: cudaGetDeviceCount returns cudaErrorInsufficientDriver") {
                    {"devices", json::array()}};
   const auto s = summarize_probe(probe);
   CHECK_FALSE(s.ran);
-  CHECK(s.status == "no_driver");
+  CHECK(s.status == report::DriverStatus::no_driver);
   CHECK(s.reason.find("cudaGetDeviceCount returned cudaErrorInsufficientDriver (35)") != std::string::npos);
   CHECK(s.reason.find("next:") != std::string::npos);
   CHECK(s.driver["cuda_driver_version"].is_null());
@@ -37,7 +37,7 @@ TEST_CASE("driver but no device: cudaErrorNoDevice") {
                    {"device_count_error", {{"code", 100}, {"name", "cudaErrorNoDevice"}}}};
   const auto s = summarize_probe(probe);
   CHECK_FALSE(s.ran);
-  CHECK(s.status == "no_device");
+  CHECK(s.status == report::DriverStatus::no_device);
   CHECK(s.driver["cuda_driver_version_string"] == "13.0");
 }
 
@@ -45,7 +45,7 @@ TEST_CASE("another error is a cuda_error, not a missing GPU") {
   const json probe{{"device_count", 0}, {"device_count_error", {{"code", 999}, {"name", "cudaErrorUnknown"}}}};
   const auto s = summarize_probe(probe);
   CHECK_FALSE(s.ran);
-  CHECK(s.status == "cuda_error");
+  CHECK(s.status == report::DriverStatus::cuda_error);
 }
 
 TEST_CASE("devices seen: ok, with the devices passed through") {
@@ -54,14 +54,14 @@ TEST_CASE("devices seen: ok, with the devices passed through") {
                    {"devices", json::array({json{{"index", 0}}, json{{"index", 1}}})}};
   const auto s = summarize_probe(probe);
   CHECK(s.ran);
-  CHECK(s.status == "ok");
+  CHECK(s.status == report::DriverStatus::ok);
   CHECK(s.reason == "2 CUDA devices visible");
   CHECK(s.devices.size() == 2);
 }
 
 TEST_CASE("malformed probe answers are probe_failed") {
-  CHECK(summarize_probe(json::array()).status == "probe_failed");
-  CHECK(summarize_probe(json{{"driver_version", 1}}).status == "probe_failed");
+  CHECK(summarize_probe(json::array()).status == report::DriverStatus::probe_failed);
+  CHECK(summarize_probe(json{{"driver_version", 1}}).status == report::DriverStatus::probe_failed);
   CHECK_FALSE(summarize_probe(nullptr).ran);
 }
 
@@ -79,4 +79,22 @@ TEST_CASE("health findings from NVML counters") {
   CHECK(f[0].find("device 1 (0000:86:00.0): 2 uncorrectable ECC errors") == 0);
   CHECK(f[1].find("row remapping failed") != std::string::npos);
   CHECK(f[2].find("pending") != std::string::npos);
+}
+
+TEST_CASE("no-GPU codes are told apart from other errors") {
+  using report::DriverStatus;
+  CHECK(gpu_unavailable_status(35) == DriverStatus::no_driver);
+  CHECK(gpu_unavailable_status(34) == DriverStatus::no_driver);
+  CHECK(gpu_unavailable_status(803) == DriverStatus::no_driver);
+  CHECK(gpu_unavailable_status(100) == DriverStatus::no_device);
+  CHECK(gpu_unavailable_status(46) == DriverStatus::no_device);
+  CHECK_FALSE(gpu_unavailable_status(700));
+  CHECK_FALSE(gpu_unavailable_status(0));
+}
+
+TEST_CASE("the env verdict of a probe is its status, word for word") {
+  for (const auto& c : report::kDriverStatuses) {
+    INFO(c.name);
+    CHECK(report::to_string(verdict_of(c.value)) == c.name);
+  }
 }

@@ -18,6 +18,7 @@
 #include "report/json_document.h"
 #include "report/redact.h"
 #include "report/render.h"
+#include "redaction_keys.h"
 #include "sample_report.h"
 #include "tests/support/golden.h"
 
@@ -34,8 +35,7 @@ void check_outputs(const report::Report& r, const fs::path& dir, const std::stri
   check_golden(dir / (stem + ".out.md"), report::render(r, report::Format::md));
   report::Report redacted = r;
   report::RedactionInputs secrets{{{"TOKEN", "s3cret-value"}}};
-  secrets.tokens = std::make_shared<const report::RedactionTokens>(
-      report::RedactionTokens::keyed("a test site key, not a secret"));
+  secrets.tokens = test::test_tokens();
   report::redact(redacted, secrets);
   check_golden(dir / (stem + ".redacted.json"), report::dump_json(report::to_json(redacted), 2) + "\n");
 }

@@ -7,27 +7,15 @@
 #include "report/json_reader.h"
 #include "report/redact.h"
 #include "report/report.h"
+#include "redaction_keys.h"
 #include "sample_report.h"
 #include "util/errors.h"
 
 using namespace cudadiag;
 using report::json;
+using namespace cudadiag::test;  // the test key: keyed(), tok(), test_tokens()
 
 namespace {
-
-const std::shared_ptr<const report::RedactionTokens>& test_tokens() {
-  static const auto t = std::make_shared<const report::RedactionTokens>(
-      report::RedactionTokens::keyed("a test site key, not a secret"));
-  return t;
-}
-
-std::string tok(const std::string& value) { return test_tokens()->token(value); }
-
-report::RedactionInputs keyed() {
-  report::RedactionInputs in;
-  in.tokens = test_tokens();
-  return in;
-}
 
 json env_device() {
   return json{{"index", 0},

@@ -9,29 +9,17 @@
 #include "report/redact.h"
 #include "report/render.h"
 #include "report/schema.h"
+#include "redaction_keys.h"
 #include "sample_report.h"
 #include "tests/support/unwrap.h"
 
 using namespace cudadiag;
 using report::json;
+using namespace cudadiag::test;  // the test key: keyed(), tok(), test_tokens()
 
 namespace {
 
 const std::string kUuid = "GPU-8d2c3b1a-55e6-4f70-9a1b-2c3d4e5f6a7b";
-
-const std::shared_ptr<const report::RedactionTokens>& test_tokens() {
-  static const auto t = std::make_shared<const report::RedactionTokens>(
-      report::RedactionTokens::keyed("a test site key, not a secret"));
-  return t;
-}
-
-std::string tok(const std::string& value) { return test_tokens()->token(value); }
-
-report::RedactionInputs keyed() {
-  report::RedactionInputs in;
-  in.tokens = test_tokens();
-  return in;
-}
 
 json sample_with_leaks() {
   auto doc = report::to_json(test::sample_report());
@@ -263,7 +251,7 @@ TEST_CASE("the report says what was redacted, in JSON, text and Markdown", "[red
   const auto back = report::report_from_json(j);
   REQUIRE(back.redaction);
   CHECK(back.redaction->covers == r.redaction->covers);
-  CHECK(back.redaction->mode == "keyed");
+  CHECK(back.redaction->mode == report::RedactionMode::keyed);
   CHECK(back.redaction->key_id == test_tokens()->key_id());
   CHECK_FALSE(back.extra.contains("redaction"));
   const std::string covers = "hostname, short hostname, GPU UUIDs, serials, PCI ids, --env values (2)";

@@ -10,6 +10,7 @@
 #include <memory>
 #include <sstream>
 
+#include "redaction_keys.h"
 #include "report/redact.h"
 #include "report/report.h"
 
@@ -29,9 +30,7 @@ std::string slurp(const std::string& path) {
 
 // One fixed key: the expected files hold its tokens.
 report::RedactionInputs inputs_of(const std::string& name) {
-  report::RedactionInputs in;
-  in.tokens = std::make_shared<const report::RedactionTokens>(
-      report::RedactionTokens::keyed("a test site key, not a secret"));
+  report::RedactionInputs in = test::keyed();
   if (name == "run") in.env = {{"HF_TOKEN", "hf_abc123"}, {"CUDA_MODULE_LOADING", "ab1"}};
   return in;
 }

@@ -64,7 +64,7 @@ TEST_CASE("tokens: the same key gives the same token, another key another", "[re
   CHECK(a.token("gpu-node-17") != c.token("gpu-node-17"));
   CHECK(std::regex_match(a.token("x"), std::regex("redacted:[0-9a-f]{16}")));
   CHECK(a.is_keyed());
-  CHECK(std::string(a.mode()) == "keyed");
+  CHECK(a.mode() == report::RedactionMode::keyed);
   CHECK(a.key_id() == b.key_id());
   CHECK(a.key_id() != c.key_id());
   CHECK(std::regex_match(a.key_id(), std::regex("[0-9a-f]{16}")));
@@ -85,7 +85,7 @@ TEST_CASE("tokens: without a key, each report has its own; one report keeps one 
   const auto two = RedactionTokens::per_report();
   CHECK(one.token("vm") == one.token("vm"));
   CHECK(one.token("vm") != two.token("vm"));
-  CHECK(std::string(one.mode()) == "per_report");
+  CHECK(one.mode() == report::RedactionMode::per_report);
   CHECK(one.key_id().empty());
 
   // Two redactions without a key: the host differs between the reports, and within one
@@ -101,7 +101,7 @@ TEST_CASE("tokens: without a key, each report has its own; one report keeps one 
   CHECK(ta != *b.host.hostname);
   CHECK(a.invocation.argv.back() == "--log=/scratch/" + ta + "/x");
   REQUIRE(a.redaction);
-  CHECK(a.redaction->mode == "per_report");
+  CHECK(a.redaction->mode == report::RedactionMode::per_report);
   CHECK(a.redaction->key_id.empty());
 }
 

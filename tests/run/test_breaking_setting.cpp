@@ -51,6 +51,8 @@ TEST_CASE("breaking setting: one setting at a time, the interposer as one", "[br
   const auto fence_only = settings_between(blocking, fence);
   REQUIRE(fence_only.size() == 1);
   CHECK(fence_only[0].text == "the fence interposer");
+  CHECK(fence_only[0].interposer);
+  CHECK(std::none_of(between.begin(), between.end(), [](const RungSetting& s) { return s.interposer; }));
 
   // The rung above runs without the breaking setting.
   PlannedRun above = fence;

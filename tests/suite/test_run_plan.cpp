@@ -29,7 +29,7 @@ SuiteCase fake_case(const std::string& id, const std::string& behaviour, const s
   sc.def.id = id;
   sc.def.family = cases::Family::fault;
   sc.def.params = report::json{{"fake", behaviour}};
-  sc.def.expected = {{"*", expected}};
+  sc.def.expected.otherwise = expected;
   sc.profiles = {profiles::parse_profile("default")};
   return sc;
 }

@@ -64,8 +64,8 @@ TEST_CASE("suite: catalog cases with overrides and kernel cases", "[suite]") {
   CHECK(b.def.id == "oob-far");
   CHECK(b.def.params["k"] == 64);
   CHECK(b.def.params["reproducer"] == "oob-write");  // catalog parameters kept
-  CHECK(b.def.expected.at("fence") == "error:700");
-  CHECK(b.def.expected.at("default") == cases::find_case("fault.oob-write")->expected.at("default"));
+  CHECK(b.def.expected.by_profile.at("fence") == "error:700");
+  CHECK(b.def.expected.by_profile.at("default") == cases::find_case("fault.oob-write")->expected.by_profile.at("default"));
   CHECK(names_of(b.profiles) == std::vector<std::string>{"fence"});
   CHECK(b.repeat == 3);
 
@@ -82,7 +82,7 @@ TEST_CASE("suite: name defaults to the file stem; profile names are canonicalise
                              "/x/y/my-scenario.json");
   CHECK(s.name == "my-scenario");
   CHECK(names_of(s.cases[0].profiles) == std::vector<std::string>{"fence"});
-  CHECK(s.cases[0].def.expected.at("fence") == "ok");
+  CHECK(s.cases[0].def.expected.by_profile.at("fence") == "ok");
 }
 
 TEST_CASE("suite: every malformed kind is rejected with the file and JSON path", "[suite]") {

@@ -113,19 +113,6 @@ TEST_CASE("key classes") {
   CHECK(tx::find_runtime(999)->error_class == cudadiag::taxonomy::ErrorClass::unknown);
 }
 
-TEST_CASE("no-GPU codes are told apart from other errors") {
-  CHECK(tx::gpu_unavailable_status(35) == "no_driver");
-  CHECK(tx::gpu_unavailable_status(34) == "no_driver");
-  CHECK(tx::gpu_unavailable_status(803) == "no_driver");
-  CHECK(tx::gpu_unavailable_status(100) == "no_device");
-  CHECK(tx::gpu_unavailable_status(46) == "no_device");
-  CHECK(tx::gpu_unavailable_status(700) == "");
-  CHECK(tx::gpu_unavailable_status(0) == "");
-  CHECK(tx::means_no_gpu(35));
-  CHECK(tx::means_no_gpu(100));
-  CHECK_FALSE(tx::means_no_gpu(2));
-}
-
 TEST_CASE("class vocabulary is stable") {
   const auto c = tx::classes();
   REQUIRE(c.size() == 15);
