@@ -388,7 +388,7 @@ void read_sites(Bytes& bytes, const ring::Header& h, RingRead& r) {
     switch (static_cast<ring::PythonState>(s.python_state)) {
       case ring::PythonState::lock_released:
         site.python_note =
-            "no Python line: the allocating thread had released the interpreter's lock (PyTorch does around its "
+            "no Python line: the allocating thread had released the interpreter's lock (PyTorch and CuPy do around their "
             "operators), and its frames are read only under the lock";
         break;
       case ring::PythonState::error_pending:
