@@ -19,6 +19,7 @@
 #include "coredump/report_site.h"
 #include "util/atomic_file.h"
 #include "util/errors.h"
+#include "util/path_name.h"
 
 namespace cudadiag::coredump {
 namespace {
@@ -50,11 +51,6 @@ std::vector<std::string> entries(const DumpNames& n, std::string_view prefix, st
   ::closedir(d);
   std::sort(out.begin(), out.end());
   return out;
-}
-
-std::string base_name(const std::string& path) {
-  const auto slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
 }  // namespace

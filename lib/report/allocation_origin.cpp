@@ -4,6 +4,7 @@
 
 #include "report/fault_site.h"
 #include "report/json_reader.h"
+#include "util/path_name.h"
 
 namespace cudadiag::report {
 namespace {
@@ -11,11 +12,6 @@ namespace {
 using json = nlohmann::ordered_json;
 
 constexpr std::size_t kHostFramesShown = 4;
-
-std::string base_name(const std::string& path) {
-  const auto slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
 
 // A frame of the CUDA driver or runtime: in their libraries, the runtime linked into the
 // program (its local symbols are named libcudart_static_<hash>), or an allocating entry point.

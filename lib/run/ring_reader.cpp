@@ -438,7 +438,7 @@ void read_process_events(const ring::Header& h, RingRead& r) {
     }
     const auto kind = static_cast<ring::EventKind>(e.kind);
     r.log.process_events.push_back(ProcessEventRecord{
-        e.pid, ring::event_text(kind), std::string(e.program, strnlen(e.program, sizeof e.program)),
+        e.pid, ring::event_text(kind), bounded(e.program, sizeof e.program),
         ring::event_escapes(kind)});
   }
   r.log.process_events_lost += h.process_events - n;

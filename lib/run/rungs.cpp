@@ -7,6 +7,7 @@
 #include "coredump/arming.h"
 #include "profiles/sanitizer_tool.h"
 #include "util/errors.h"
+#include "util/path_name.h"
 
 namespace cudadiag::run {
 namespace {
@@ -71,11 +72,6 @@ std::vector<std::string> split(std::string_view s, std::string_view separators) 
     }
   }
   return out;
-}
-
-std::string basename(std::string_view path) {
-  const auto slash = path.rfind('/');
-  return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
 }
 
 void set_blocking_env(PlannedRun& run) {
@@ -239,9 +235,9 @@ std::vector<std::string> interposer_candidates(std::string_view executable_path)
 std::string compose_ld_preload(std::string_view ours, const std::optional<std::string>& user) {
   std::string out(ours);
   if (!user) return out;
-  const std::string our_name = basename(ours);
+  const std::string our_name = base_name(ours);
   for (const auto& entry : split(*user, ": ")) {
-    if (entry.empty() || entry == ours || basename(entry) == our_name) continue;
+    if (entry.empty() || entry == ours || base_name(entry) == our_name) continue;
     out += ':';
     out += entry;
   }
