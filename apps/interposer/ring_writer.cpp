@@ -63,7 +63,7 @@ void SpinLock::lock() noexcept {
   }
 }
 
-bool RingWriter::attach(const char* path, const RingLimits& limits, const RingSettings& settings, RingOpen how,
+bool RingWriter::attach(const char* path, const ring::Capacities& limits, const RingSettings& settings, RingOpen how,
                         const char** why) noexcept {
   detach();
   const int flags = O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK |
@@ -116,8 +116,8 @@ bool RingWriter::attach(const char* path, const RingLimits& limits, const RingSe
   return true;
 }
 
-bool RingWriter::lay_out(int fd, const RingLimits& limits, const RingSettings& settings, const char** why) noexcept {
-  const ring::Layout l = ring::layout_for(limits.capacities());
+bool RingWriter::lay_out(int fd, const ring::Capacities& limits, const RingSettings& settings, const char** why) noexcept {
+  const ring::Layout l = ring::layout_for(limits);
   // Blocks first: a shared mapping of a sparse file raises SIGBUS in the program at the
   // first write the file system has no room for.
   const int rc = posix_fallocate(fd, 0, static_cast<off_t>(l.file_bytes));
@@ -134,29 +134,29 @@ bool RingWriter::lay_out(int fd, const RingLimits& limits, const RingSettings& s
     return false;
   }
   if (!map(fd, ring::kHeaderBytes, why)) return false;
-  write_header(RingLimits{0, 0, 0, 0, 0, 0}, settings, ring::kRingReserved | ring::kRingNoRoom, rc, l.file_bytes);
+  write_header(ring::Capacities{}, settings, ring::kRingReserved | ring::kRingNoRoom, rc, l.file_bytes);
   *why = "no room for the ring's records: a header only";
   return true;
 }
 
-void RingWriter::write_header(const RingLimits& limits, const RingSettings& settings, std::uint32_t flags, int error,
+void RingWriter::write_header(const ring::Capacities& limits, const RingSettings& settings, std::uint32_t flags, int error,
                               std::uint64_t wanted) noexcept {
-  const ring::Layout l = ring::layout_for(limits.capacities());
+  const ring::Layout l = ring::layout_for(limits);
   ring::Header& h = *header_;
   h.version = ring::kVersion;
   h.header_bytes = ring::kHeaderBytes;
   h.allocation_slot_bytes = sizeof(ring::AllocationSlot);
   h.launch_slot_bytes = sizeof(ring::LaunchSlot);
-  h.allocation_capacity = limits.allocation_slots;
-  h.launch_capacity = limits.launch_slots;
+  h.allocation_capacity = limits.allocations;
+  h.launch_capacity = limits.launches;
   h.allocations_offset = l.allocations_offset;
   h.launches_offset = l.launches_offset;
-  h.tma_capacity = limits.tma_slots;
+  h.tma_capacity = limits.tma_maps;
   h.tma_offset = l.tma_offset;
   h.names_offset = l.names_offset;
   h.names_capacity = limits.name_bytes;
-  h.site_capacity = limits.site_slots;
-  h.module_capacity = limits.module_slots;
+  h.site_capacity = limits.sites;
+  h.module_capacity = limits.modules;
   h.sites_offset = l.sites_offset;
   h.modules_offset = l.modules_offset;
   h.fence_align = settings.fence_align;

@@ -12,18 +12,6 @@
 
 namespace cudadiag::interposer {
 
-struct RingLimits {
-  std::uint32_t allocation_slots = ring::kDefaultAllocationSlots;
-  std::uint32_t launch_slots = ring::kDefaultLaunchSlots;
-  std::uint32_t tma_slots = ring::kDefaultTmaSlots;
-  std::uint32_t name_bytes = ring::kDefaultNameBytes;
-  std::uint32_t site_slots = ring::kDefaultSiteSlots;
-  std::uint32_t module_slots = ring::kDefaultModuleSlots;
-  ring::Capacities capacities() const {
-    return ring::Capacities{allocation_slots, launch_slots, tma_slots, name_bytes, site_slots, module_slots};
-  }
-};
-
 // Written into the header of a file this writer lays out.
 struct RingSettings {
   std::uint32_t fence_align = 16;
@@ -146,7 +134,7 @@ class RingWriter {
   // kRingNoRoom; the counters still count). A file that already holds a ring of this
   // version is attached to as it is (another process laid it out); anything else is left
   // untouched and false is returned with *why saying what was wrong.
-  bool attach(const char* path, const RingLimits& limits, const RingSettings& settings, RingOpen how,
+  bool attach(const char* path, const ring::Capacities& limits, const RingSettings& settings, RingOpen how,
               const char** why) noexcept;
   // Unmaps the file (it stays on disk with everything written so far).
   void detach() noexcept;
@@ -200,8 +188,8 @@ class RingWriter {
   void unlock_all() noexcept;
 
  private:
-  bool lay_out(int fd, const RingLimits& limits, const RingSettings& settings, const char** why) noexcept;
-  void write_header(const RingLimits& limits, const RingSettings& settings, std::uint32_t flags, int error,
+  bool lay_out(int fd, const ring::Capacities& limits, const RingSettings& settings, const char** why) noexcept;
+  void write_header(const ring::Capacities& limits, const RingSettings& settings, std::uint32_t flags, int error,
                     std::uint64_t wanted) noexcept;
   bool check_existing(int fd, std::uint64_t file_size, const char** why) noexcept;
   bool map(int fd, std::uint64_t bytes, const char** why) noexcept;

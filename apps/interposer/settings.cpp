@@ -81,15 +81,15 @@ Settings read_settings(EnvLookup lookup) noexcept {
   read_number(s, lookup, "CUDADIAG_FENCE_RECYCLE_MB", 0, fence::kMaxRecycleMb, recycle_mb);
   s.recycle_bytes = recycle_mb << 20;
 
-  read_number(s, lookup, "CUDADIAG_RING_ALLOCATIONS", 1, ring::kMaxSlots, s.limits.allocation_slots);
-  read_number(s, lookup, "CUDADIAG_RING_LAUNCHES", 1, ring::kMaxSlots, s.limits.launch_slots);
-  read_number(s, lookup, "CUDADIAG_RING_TMA_MAPS", 1, ring::kMaxSlots, s.limits.tma_slots);
+  read_number(s, lookup, "CUDADIAG_RING_ALLOCATIONS", 1, ring::kMaxSlots, s.limits.allocations);
+  read_number(s, lookup, "CUDADIAG_RING_LAUNCHES", 1, ring::kMaxSlots, s.limits.launches);
+  read_number(s, lookup, "CUDADIAG_RING_TMA_MAPS", 1, ring::kMaxSlots, s.limits.tma_maps);
   std::uint32_t names_kb = s.limits.name_bytes >> 10;
   read_number(s, lookup, "CUDADIAG_RING_NAMES_KB", 1, ring::kMaxNameBytes >> 10, names_kb);
   s.limits.name_bytes = names_kb << 10;
   // 0 sites: no call stack is captured at allocation (nothing of its cost either).
-  read_number(s, lookup, "CUDADIAG_RING_SITES", 0, ring::kMaxSiteSlots, s.limits.site_slots);
-  read_number(s, lookup, "CUDADIAG_RING_MODULES", 1, ring::kMaxModuleSlots, s.limits.module_slots);
+  read_number(s, lookup, "CUDADIAG_RING_SITES", 0, ring::kMaxSiteSlots, s.limits.sites);
+  read_number(s, lookup, "CUDADIAG_RING_MODULES", 1, ring::kMaxModuleSlots, s.limits.modules);
 
   const char* debug = lookup("CUDADIAG_FENCE_DEBUG");
   s.debug = debug && std::strcmp(debug, "1") == 0;

@@ -16,7 +16,8 @@ struct Settings {
   std::uint64_t quarantine_bytes = 1024ull << 20;  // CUDADIAG_FENCE_QUARANTINE_MB
   std::uint64_t reuse_bytes = 256ull << 20;  // CUDADIAG_FENCE_REUSE_MB: freed physical memory kept for reuse
   std::uint64_t recycle_bytes = 0;           // CUDADIAG_FENCE_RECYCLE_MB: freed buffers kept mapped (0: none)
-  RingLimits limits;                         // CUDADIAG_RING_ALLOCATIONS / _LAUNCHES / _TMA_MAPS / _NAMES_KB / _SITES / _MODULES
+  // CUDADIAG_RING_ALLOCATIONS / _LAUNCHES / _TMA_MAPS / _NAMES_KB / _SITES / _MODULES
+  ring::Capacities limits = ring::kDefaultCapacities;
   bool debug = false;                        // CUDADIAG_FENCE_DEBUG=1: log to stderr
 
   // Variables whose value was rejected (name and value kept for the debug log).

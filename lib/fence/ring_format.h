@@ -557,6 +557,7 @@ struct Layout {
   std::uint64_t file_bytes;
 };
 
+// Record counts of a ring: what the writer lays out, what a header declares.
 struct Capacities {
   std::uint32_t allocations = 0;
   std::uint32_t launches = 0;
@@ -565,6 +566,8 @@ struct Capacities {
   std::uint32_t sites = 0;
   std::uint32_t modules = 0;
 };
+inline constexpr Capacities kDefaultCapacities{kDefaultAllocationSlots, kDefaultLaunchSlots, kDefaultTmaSlots,
+                                               kDefaultNameBytes,       kDefaultSiteSlots,   kDefaultModuleSlots};
 
 constexpr Layout layout_for(const Capacities& c) {
   Layout l{};

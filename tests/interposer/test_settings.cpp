@@ -31,9 +31,9 @@ TEST_CASE("interposer settings: defaults without any variable", "[settings]") {
   CHECK(s.side == ring::Side::back);
   CHECK(s.quarantine_bytes == 1024ull << 20);
   CHECK(s.reuse_bytes == 256ull << 20);
-  CHECK(s.limits.allocation_slots == ring::kDefaultAllocationSlots);
-  CHECK(s.limits.launch_slots == ring::kDefaultLaunchSlots);
-  CHECK(s.limits.tma_slots == ring::kDefaultTmaSlots);
+  CHECK(s.limits.allocations == ring::kDefaultAllocationSlots);
+  CHECK(s.limits.launches == ring::kDefaultLaunchSlots);
+  CHECK(s.limits.tma_maps == ring::kDefaultTmaSlots);
   CHECK(s.limits.name_bytes == ring::kDefaultNameBytes);
   CHECK_FALSE(s.debug);
   CHECK(s.rejected == 0);
@@ -55,9 +55,9 @@ TEST_CASE("interposer settings: every variable read", "[settings]") {
   CHECK(s.side == ring::Side::front);
   CHECK(s.quarantine_bytes == 0);
   CHECK(s.reuse_bytes == 0);
-  CHECK(s.limits.allocation_slots == 100);
-  CHECK(s.limits.launch_slots == 50);
-  CHECK(s.limits.tma_slots == 7);
+  CHECK(s.limits.allocations == 100);
+  CHECK(s.limits.launches == 50);
+  CHECK(s.limits.tma_maps == 7);
   CHECK(s.limits.name_bytes == 64 * 1024);
   CHECK(s.debug);
   CHECK(s.rejected == 0);
@@ -77,7 +77,7 @@ TEST_CASE("interposer settings: bad values keep the default and are named", "[se
   CHECK(s.side == ring::Side::back);
   CHECK(s.quarantine_bytes == 1024ull << 20);
   CHECK(s.reuse_bytes == 256ull << 20);
-  CHECK(s.limits.launch_slots == ring::kDefaultLaunchSlots);
+  CHECK(s.limits.launches == ring::kDefaultLaunchSlots);
   CHECK(s.ring_path == nullptr);
   CHECK_FALSE(s.debug);
   REQUIRE(s.rejected == 5);

@@ -40,7 +40,7 @@ class TempDir {
 // long as the process and have no destructor).
 class ScopedWriter {
  public:
-  ScopedWriter(const std::filesystem::path& file, const interposer::RingLimits& limits) {
+  ScopedWriter(const std::filesystem::path& file, const ring::Capacities& limits) {
     const char* why = "";
     attached_ = w_.attach(file.c_str(), limits, interposer::RingSettings{}, interposer::RingOpen::shared, &why);
     why_ = why;
@@ -59,15 +59,15 @@ class ScopedWriter {
   std::string why_;
 };
 
-inline interposer::RingLimits small_limits(std::uint32_t allocations, std::uint32_t launches,
+inline ring::Capacities small_limits(std::uint32_t allocations, std::uint32_t launches,
                                            std::uint32_t names = 4096, std::uint32_t tma_maps = 4) {
-  interposer::RingLimits l;
-  l.allocation_slots = allocations;
-  l.launch_slots = launches;
-  l.tma_slots = tma_maps;
+  ring::Capacities l = ring::kDefaultCapacities;
+  l.allocations = allocations;
+  l.launches = launches;
+  l.tma_maps = tma_maps;
   l.name_bytes = names;
-  l.site_slots = 8;
-  l.module_slots = 8;
+  l.sites = 8;
+  l.modules = 8;
   return l;
 }
 

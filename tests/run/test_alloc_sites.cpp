@@ -107,7 +107,7 @@ TEST_CASE("alloc sites: equal sites share one record, others get their own, and 
 TEST_CASE("alloc sites: a full table counts the sites it could not keep", "[sites]") {
   test::TempDir dir;
   auto limits = test::small_limits(8, 4);
-  limits.site_slots = 2;
+  limits.sites = 2;
   {
     test::ScopedWriter w(dir / "ring", limits);
     CHECK(w->add_site(site_of({1})) == 0);
