@@ -39,7 +39,7 @@ string(JSON cuda_version ERROR_VARIABLE jerr GET "${doc}" driver cuda_driver_ver
 if(jerr OR NOT cuda_version GREATER 0)
   message(FATAL_ERROR "driver.cuda_driver_version is '${cuda_version}' ${jerr}")
 endif()
-string(JSON nvml_available GET "${doc}" driver nvml available)
+string(JSON nvml_available ERROR_VARIABLE jerr GET "${doc}" driver nvml available)
 if(nvml_available)
   string(JSON version ERROR_VARIABLE jerr GET "${doc}" driver version)
   if(jerr OR NOT version MATCHES "^[0-9]+\\.[0-9]+")
