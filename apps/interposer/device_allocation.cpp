@@ -37,7 +37,7 @@ ring::Unfenced stream_ordered_decision(const DriverCalls& d, const AllocationReq
     return ring::Unfenced::custom_pool;
   if (!pool && (!d.device_get_mem_pool || d.device_get_mem_pool(&pool, device) != CUDA_SUCCESS))
     return ring::Unfenced::custom_pool;
-  return pool == default_pool ? ring::Unfenced::fenced : ring::Unfenced::custom_pool;
+  return pool == default_pool ? ring::Unfenced::none : ring::Unfenced::custom_pool;
 }
 
 void record_free(const FreeRequest& r, const Tracked& t, ring::State state) {
@@ -55,7 +55,7 @@ ring::Unfenced fence_decision(const AllocationRequest& r, int& device) noexcept 
   CUdevice dev = 0;
   if (!d || !d->can_fence() || d->ctx_get_device(&dev) != CUDA_SUCCESS) return ring::Unfenced::no_context;
   device = dev;
-  return r.stream_ordered ? stream_ordered_decision(*d, r, dev) : ring::Unfenced::fenced;
+  return r.stream_ordered ? stream_ordered_decision(*d, r, dev) : ring::Unfenced::none;
 }
 
 bool allocate_fenced(const AllocationRequest& r, int device, CUdeviceptr& out, FenceFailure& why) noexcept {

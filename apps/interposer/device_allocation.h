@@ -26,7 +26,7 @@ struct AllocationRequest {
 // Larger requests go to the driver's own call (which refuses them) as they are.
 inline constexpr std::uint64_t kMaxFencedBytes = 1ull << 62;
 
-// Whether to fence this request: Unfenced::fenced (and the device) when the interposer
+// Whether to fence this request: Unfenced::none (and the device) when the interposer
 // should try, else why not.
 ring::Unfenced fence_decision(const AllocationRequest& r, int& device) noexcept;
 // Places the request against a guard, tracks and records it; false (and why) on failure.
@@ -43,7 +43,7 @@ CUresult allocate_device(const AllocationRequest& r, CUdeviceptr* dptr, DriverAl
   FenceFailure failure;
   ring::Unfenced why = ring::Unfenced::zero_bytes;
   if (dptr && r.bytes != 0) why = fence_decision(r, device);
-  if (why == ring::Unfenced::fenced) {
+  if (why == ring::Unfenced::none) {
     if (allocate_fenced(r, device, *dptr, failure)) return CUDA_SUCCESS;
     why = ring::Unfenced::vmm_failed;
   }

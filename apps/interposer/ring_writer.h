@@ -30,7 +30,7 @@ struct AllocationEvent {
   std::uint64_t stream = 0;
   ring::Api api = ring::Api::unknown;
   ring::Side side = ring::Side::none;
-  ring::Unfenced reason = ring::Unfenced::fenced;
+  ring::Unfenced reason = ring::Unfenced::none;
   ring::VmmCall failed_call = ring::VmmCall::none;
   std::int32_t failed_result = 0;
   std::int32_t device = -1;

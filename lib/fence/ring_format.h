@@ -4,51 +4,25 @@
 // however it ended. Plain structs and code tables, no dependencies: the writer is a
 // preloaded library without the C++ library, the reader a host tool.
 //
-// File layout (host byte order; written and read on the same machine):
+// File layout (host byte order; written and read on the same machine). kVersion changes
+// with the layout, and a reader reads its own version only:
 //
-//   [0, kHeaderBytes)                          Header
+//   [0, kHeaderBytes)                          Header: counters, process events, slack writes
 //   [allocations_offset, + capacity * 128)     AllocationSlot: live allocations are kept;
 //                                              freed ones are overwritten oldest first
 //   [launches_offset, + capacity * 256)        LaunchSlot: a ring of the latest launches
 //   [tma_offset, + capacity * 96)              TmaSlot: a ring of the latest encoded TMA
 //                                              descriptors (cuTensorMapEncode*)
 //   [names_offset, + names_capacity)           kernel names, each followed by a NUL
-//   [sites_offset, + site_capacity * 496)      SiteSlot: where allocations were made (v6)
-//   [modules_offset, + module_capacity * 256)  ModuleSlot: the modules their return
-//                                              addresses lie in (v6)
+//   [sites_offset, + site_capacity * 496)      SiteSlot: where allocations were made,
+//                                              filled once, never overwritten
+//   [modules_offset, + module_capacity * 256)  ModuleSlot: the loaded objects the sites'
+//                                              return addresses lie in
 //
 // The writer reserves the file's blocks (posix_fallocate) before it maps them, so that a
-// write into the mapping never meets a full file system (SIGBUS). When there is no room,
-// the file is a header only (every capacity 0, kRingNoRoom set, the errno and the bytes
-// it needed kept): the fence stays on and the counters count, but no record is kept.
-//
-// The header also keeps what happened to the processes of the run (ProcessEvent): an
-// exec or spawn whose environment had lost the interposer (restored), one the
-// interposer cannot follow (a set-user-ID or static program: it escaped the fence), and
-// CUDA that a process used without the interposer seeing it (RTLD_DEEPBIND). Any process
-// of the run records these into the file CUDADIAG_RING names.
-//
-// Since version 4 the header also keeps the writes the interposer found in the slack of a
-// fenced buffer (SlackWrite: the bytes between its end and its guard, which the fence's
-// alignment leaves mapped): it fills them with kSlackCanary when it places the buffer and
-// checks them when the buffer is freed and when the process exits. And a launch slot says
-// whether the driver's launch call returned (`returned`): under CUDA_LAUNCH_BLOCKING a
-// launch whose call never returned is a kernel that never finished.
-//
-// Since version 5 the header says how much freed memory the interposer kept mapped for
-// recycling (CUDADIAG_FENCE_RECYCLE_MB: a freed buffer's mapping serves the next fenced
-// allocation of its mapped size without a driver call, still flush against its guard; a
-// use after free of such a buffer does not fault) and how many allocations it served.
-//
-// Since version 6 an allocation's record names the site it was made at (`site`, an index
-// into the table of sites; kNoSite: none recorded). A site is the host call stack of the
-// allocating thread as return addresses, and for a Python program the innermost Python
-// frame and the innermost one outside the interpreter's own and installed packages (the
-// user's line), read only while the allocating thread holds the interpreter's lock.
-// Sites are kept once (equal stacks share one record) in a table that is filled, never
-// overwritten: an allocation whose site finds the table full counts in `sites_dropped`.
-// The return addresses are placed by the table of modules (ModuleSlot: each loaded
-// object's address range, load bias and file), which the parent reads the symbols of.
+// write into the mapping never meets a full file system (SIGBUS in the program). When
+// there is no room, the file is a header only (every capacity 0, kRingNoRoom set, the
+// errno and the bytes it needed kept): the fence stays on and the counters count.
 //
 // A slot is complete when its stamp is 2 * seq + 2; the writer sets 2 * seq + 1 before it
 // writes the fields, so a record that was being written when the process died is told
@@ -222,7 +196,7 @@ constexpr const char* api_name(Api a) {
 
 // Why an allocation was not fenced (slot field `unfenced_reason`).
 enum class Unfenced : std::uint8_t {
-  fenced = 0,
+  none = 0,          // nothing kept it from being fenced
   fence_off,         // CUDADIAG_FENCE_SIDE=none: recorded only
   managed_memory,
   host_memory,
@@ -238,7 +212,7 @@ enum class Unfenced : std::uint8_t {
 
 constexpr const char* unfenced_text(Unfenced u) {
   switch (u) {
-    case Unfenced::fenced: return "";
+    case Unfenced::none: return "";
     case Unfenced::fence_off: return "fence off (CUDADIAG_FENCE_SIDE=none)";
     case Unfenced::managed_memory: return "managed memory";
     case Unfenced::host_memory: return "host memory";
@@ -385,7 +359,7 @@ struct Header {
   std::uint64_t tma_encodes;            // cuTensorMapEncode* calls
   std::uint64_t dropped_allocations;    // allocation records overwritten or never written
   std::uint64_t names_used;             // bytes of the names region in use
-  // Since version 2.
+  // TMA descriptors; what the fence cost.
   std::uint32_t tma_capacity;           // TmaSlot records
   std::uint32_t reserved2;
   std::uint64_t tma_offset;
@@ -394,7 +368,7 @@ struct Header {
   std::uint64_t reservations_reused;    // fenced allocations placed in an address range that left quarantine
   std::uint64_t driver_calls[kDriverCallKinds];  // the interposer's own driver calls, by DriverCall
   std::uint64_t driver_ns[kDriverCallKinds];     // nanoseconds spent in them
-  // Since version 3.
+  // The file itself; the processes of the run.
   std::uint32_t ring_flags;             // kRing*
   std::int32_t layout_errno;            // kRingNoRoom: the errno of the reservation
   std::uint64_t wanted_bytes;           // kRingNoRoom: the bytes the records needed
@@ -403,15 +377,15 @@ struct Header {
   std::uint32_t escapes;                // events for which event_escapes()
   std::uint32_t reserved3;
   ProcessEvent events[kMaxProcessEvents];
-  // Since version 4.
+  // Writes into the slack of fenced buffers (filled with kSlackCanary when placed, checked at free and exit).
   std::uint64_t slack_watched;          // fenced buffers whose slack holds canaries
   std::uint64_t slack_writes;           // slack writes found (next SlackWrite seq); past kMaxSlackWrites counted only
   SlackWrite slack[kMaxSlackWrites];
-  // Since version 5.
+  // Freed memory kept mapped for recycling (CUDADIAG_FENCE_RECYCLE_MB).
   std::uint64_t recycle_limit_bytes;    // freed buffers kept mapped for the next of their size, up to this (0: none)
   std::uint64_t recycled;               // fenced allocations given a freed buffer's mapping (no driver call)
   std::uint64_t recycled_bytes;         // mapped bytes kept for recycling now
-  // Since version 6.
+  // Allocation sites and the loaded objects their return addresses lie in.
   std::uint32_t site_capacity;          // SiteSlot records
   std::uint32_t module_capacity;        // ModuleSlot records
   std::uint64_t sites_offset;
@@ -442,7 +416,7 @@ struct AllocationSlot {
   std::uint8_t failed_call;   // VmmCall
   std::int32_t failed_result; // CUresult of failed_call
   std::int32_t device;        // device ordinal (-1: unknown)
-  std::uint32_t site;         // index into the sites (kNoSite: none recorded); version 6
+  std::uint32_t site;         // index into the sites (kNoSite: none recorded)
   std::uint32_t reserved0;
   std::uint64_t reserved[4];
 };
@@ -490,7 +464,7 @@ struct LaunchSlot {
   std::uint32_t dynamic_smem;
   std::uint16_t api;          // Api
   std::uint8_t pointer_count;
-  std::uint8_t returned;      // 1 once the driver's launch call returned (version 4)
+  std::uint8_t returned;      // 1 once the driver's launch call returned
   std::uint32_t name_offset;  // into the names region; kNoName: see name_prefix
   std::uint32_t name_length;
   std::uint64_t pointer_args[kMaxPointerArgs];
