@@ -140,7 +140,7 @@ void note_unfenced(const AllocationRequest& r, std::uint64_t address, ring::Unfe
     e.stream = reinterpret_cast<std::uint64_t>(r.stream);
     e.api = r.api;
     e.side = ring::Side::none;
-    e.reason = why;
+    e.unfenced_reason = why;
     e.failed_call = failure.call;
     e.failed_result = static_cast<std::int32_t>(failure.result);
     e.device = device;

@@ -1,8 +1,9 @@
 #pragma once
 // The file the interposer (apps/interposer, loaded into the user's program) records
 // into and the parent reads back (lib/run/ring_reader.h) after the program ended,
-// however it ended. Plain structs and code tables, no dependencies: the writer is a
-// preloaded library without the C++ library, the reader a host tool.
+// however it ended. Plain structs, code tables and one field list per record kind, no
+// dependencies: the writer is a preloaded library without the C++ library, the reader a
+// host tool.
 //
 // File layout (host byte order; written and read on the same machine). kVersion changes
 // with the layout, and a reader reads its own version only:
@@ -29,13 +30,14 @@
 // apart ("torn") and dropped. Counters are per process and kept when the rings wrap.
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "fence/guard_layout.h"
 
 namespace cudadiag::ring {
 
 inline constexpr std::uint64_t kMagic = 0x00474e4952464443ull;  // "CDFRING\0"
-inline constexpr std::uint32_t kVersion = 6;
+inline constexpr std::uint32_t kVersion = 7;
 inline constexpr std::uint32_t kHeaderBytes = 4096;
 inline constexpr std::uint32_t kMaxPointerArgs = 8;
 inline constexpr std::uint32_t kNamePrefixBytes = 96;
@@ -301,6 +303,93 @@ inline constexpr std::uint8_t kTmaPastBuffer = 4;      // dims and strides reach
 inline constexpr std::uint8_t kTmaInFreed = 8;         // the base lies in a freed (quarantined) buffer
 inline constexpr std::uint8_t kTmaInUnfenced = 16;     // the base lies in memory the driver's allocator made
 
+// A launch's grid or block dimensions.
+struct Dim3 {
+  std::uint32_t xyz[3] = {1, 1, 1};
+  constexpr std::uint32_t& operator[](int i) { return xyz[i]; }
+  constexpr std::uint32_t operator[](int i) const { return xyz[i]; }
+  friend constexpr bool operator==(const Dim3& a, const Dim3& b) {
+    return a.xyz[0] == b.xyz[0] && a.xyz[1] == b.xyz[1] && a.xyz[2] == b.xyz[2];
+  }
+};
+
+// How cudadiag-ring-dump prints a value field: hex (addresses, handles), dec, dims (x,y,z).
+enum class Shown : std::uint8_t { hex, dec, dims };
+
+// The fields of each record kind, once, in slot order. The slots below, the writer's
+// events (apps/interposer/ring_writer.h), the reader's records (lib/run/allocation.h),
+// the copies between them and the dump's lines (lib/run/ring_text.h) are made from these
+// lists by the macros that follow them. Two kinds of field:
+//   VALUE(type, name, initial, shown)  carried as it is into the reader's record
+//   CODE(type, name, initial)          kept as written; the reader says it in its own words
+// `initial` is the writer's value where the caller sets none. Types are named from the
+// namespace cudadiag (ring::...): the lists are expanded in the writer's and the reader's.
+// Fields a slot keeps besides (the names region's references, the pointer arguments)
+// follow its list's fields in the slot.
+
+#define CUDADIAG_RING_ALLOCATION_FIELDS(VALUE, CODE)                                                      \
+  VALUE(std::uint64_t, address, 0, hex)       /* the pointer handed to the program */                   \
+  VALUE(std::uint64_t, bytes, 0, dec)         /* the bytes the program asked for */                     \
+  VALUE(std::uint64_t, mapped_begin, 0, hex)  /* [mapped_begin, mapped_end): mapped for this buffer */  \
+  VALUE(std::uint64_t, mapped_end, 0, hex)    /*   (address .. address + bytes when not fenced) */      \
+  VALUE(std::uint64_t, guard_begin, 0, hex)   /* [guard_begin, guard_end): reserved, never mapped; */   \
+  VALUE(std::uint64_t, guard_end, 0, hex)     /*   0, 0 when not fenced */                              \
+  VALUE(std::uint64_t, stream, 0, hex)        /* stream-ordered allocations: the stream handle */       \
+  VALUE(std::uint64_t, context, 0, hex)       /* the CUcontext current in the call, an id (0: none) */  \
+  VALUE(std::int32_t, device, -1, dec)        /* that context's device ordinal (-1: none) */            \
+  CODE(std::int32_t, failed_result, 0)        /* the CUresult of failed_call */                         \
+  CODE(ring::Api, api, ring::Api::unknown)    /* the entry point that allocated */                      \
+  CODE(ring::Api, free_api, ring::Api::unknown) /* the entry point that freed it (unknown while live) */ \
+  CODE(ring::Side, side, ring::Side::none)    /* where its guard sits; none: not fenced */              \
+  CODE(ring::State, state, ring::State::live) /* updated in place with one store */                     \
+  CODE(ring::Unfenced, unfenced_reason, ring::Unfenced::none) /* side none: why not */                  \
+  CODE(ring::VmmCall, failed_call, ring::VmmCall::none) /* vmm_failed: the call that failed */          \
+  CODE(std::uint32_t, site, ring::kNoSite)    /* an index into the sites (kNoSite: none recorded) */
+
+#define CUDADIAG_RING_LAUNCH_FIELDS(VALUE, CODE)                                                          \
+  VALUE(std::uint64_t, function, 0, hex)      /* the CUfunction handle */                               \
+  VALUE(std::uint64_t, stream, 0, hex)        /* the CUstream handle (0: the legacy default stream) */  \
+  VALUE(std::uint64_t, context, 0, hex)       /* the CUcontext current in the call, an id (0: none) */  \
+  VALUE(ring::Dim3, grid, {}, dims)                                                                     \
+  VALUE(ring::Dim3, block, {}, dims)                                                                    \
+  VALUE(std::uint32_t, dynamic_smem, 0, dec)  /* bytes of dynamic shared memory */                      \
+  VALUE(std::int32_t, device, -1, dec)        /* that context's device ordinal (-1: none) */            \
+  CODE(ring::Api, api, ring::Api::unknown)    /* the entry point that launched */                       \
+  CODE(std::uint8_t, returned, 0)             /* 1 once the driver's launch call returned */
+
+#define CUDADIAG_RING_TMA_FIELDS(VALUE, CODE)                                                             \
+  VALUE(std::uint64_t, address, 0, hex)       /* the tensor's base (globalAddress) */                   \
+  VALUE(std::uint64_t, span_bytes, 0, dec)    /* bytes from the base its dims and strides cover (0: unknown) */ \
+  VALUE(std::uint64_t, mapped_after, 0, dec)  /* fenced: bytes mapped from the base to the guard */     \
+  VALUE(std::uint64_t, allocation_address, 0, hex) /* the allocation holding the base (0: none known) */ \
+  VALUE(std::uint64_t, allocation_bytes, 0, dec)                                                        \
+  VALUE(std::uint64_t, allocation_seq, 0, dec) /* its record's seq (AllocationSlot::seq) */             \
+  CODE(ring::Api, api, ring::Api::unknown)    /* which encode */                                        \
+  VALUE(std::uint8_t, data_type, 0, dec)      /* CUtensorMapDataType */                                 \
+  VALUE(std::uint8_t, rank, 0, dec)                                                                     \
+  VALUE(std::uint8_t, interleave, 0, dec)     /* CUtensorMapInterleave */                               \
+  VALUE(std::uint8_t, swizzle, 0, dec)        /* CUtensorMapSwizzle */                                  \
+  VALUE(std::uint8_t, oob_fill, 0, dec)       /* CUtensorMapFloatOOBfill */                             \
+  CODE(std::uint8_t, flags, 0)                /* kTma* */                                               \
+  VALUE(std::int32_t, result, 0, dec)         /* the encode's CUresult */
+
+#define CUDADIAG_RING_SLACK_WRITE_FIELDS(VALUE, CODE)                                                     \
+  VALUE(std::uint64_t, allocation_seq, 0, dec) /* the buffer's record (AllocationSlot::seq) */          \
+  VALUE(std::uint64_t, address, 0, hex)       /* the buffer */                                          \
+  VALUE(std::uint64_t, bytes, 0, dec)                                                                   \
+  VALUE(std::uint32_t, first_offset, 0, dec)  /* the first changed byte past the end (0: the first byte after it) */ \
+  VALUE(std::uint32_t, last_offset, 0, dec)   /* the last changed byte, likewise */                     \
+  VALUE(std::uint32_t, slack_bytes, 0, dec)   /* bytes between the end and the guard */                 \
+  VALUE(std::int32_t, pid, 0, dec)            /* the process that found them */                         \
+  CODE(ring::SlackCheck, seen_at, ring::SlackCheck::free)
+
+// What to make of a list's field: a slot's member, an event's or record's member with its
+// initial value, a copy between two structs named `to` and `from`, nothing.
+#define CUDADIAG_RING_SLOT_MEMBER(type, name, ...) type name;
+#define CUDADIAG_RING_MEMBER(type, name, initial, ...) type name = initial;
+#define CUDADIAG_RING_COPY(type, name, ...) to.name = from.name;
+#define CUDADIAG_RING_SKIP(...)
+
 // One process event, written by whichever process of the run it happened in.
 struct ProcessEvent {
   std::uint64_t stamp;        // complete_stamp(seq) once written
@@ -313,18 +402,10 @@ struct ProcessEvent {
 
 // Bytes of a fenced buffer's slack that no longer hold kSlackCanary.
 struct SlackWrite {
-  std::uint64_t stamp;          // complete_stamp(seq) once written
+  std::uint64_t stamp;  // complete_stamp(seq) once written
   std::uint64_t seq;
-  std::uint64_t allocation_seq; // the buffer's record (AllocationSlot::seq)
-  std::uint64_t address;        // the buffer
-  std::uint64_t bytes;
-  std::uint32_t first_offset;   // the first changed byte, counted from the buffer's end (0: the first byte past it)
-  std::uint32_t last_offset;    // the last changed byte, likewise
-  std::uint32_t slack_bytes;    // bytes between the end and the guard
-  std::uint8_t seen_at;         // SlackCheck
-  std::uint8_t reserved0[3];
-  std::int32_t pid;
-  std::uint32_t reserved1;
+  CUDADIAG_RING_SLACK_WRITE_FIELDS(CUDADIAG_RING_SLOT_MEMBER, CUDADIAG_RING_SLOT_MEMBER)
+  std::uint8_t reserved0[7];
 };
 
 struct Header {
@@ -401,24 +482,9 @@ struct Header {
 struct AllocationSlot {
   std::uint64_t stamp;
   std::uint64_t seq;
-  std::uint64_t address;
-  std::uint64_t bytes;
-  std::uint64_t mapped_begin;
-  std::uint64_t mapped_end;
-  std::uint64_t guard_begin;
-  std::uint64_t guard_end;
-  std::uint64_t stream;       // stream-ordered allocations: the stream handle
-  std::uint16_t api;          // Api
-  std::uint16_t free_api;     // Api of the free (0 while live)
-  std::uint8_t side;          // Side
-  std::uint8_t state;         // State
-  std::uint8_t unfenced_reason;  // Unfenced
-  std::uint8_t failed_call;   // VmmCall
-  std::int32_t failed_result; // CUresult of failed_call
-  std::int32_t device;        // device ordinal (-1: unknown)
-  std::uint32_t site;         // index into the sites (kNoSite: none recorded)
+  CUDADIAG_RING_ALLOCATION_FIELDS(CUDADIAG_RING_SLOT_MEMBER, CUDADIAG_RING_SLOT_MEMBER)
   std::uint32_t reserved0;
-  std::uint64_t reserved[4];
+  std::uint64_t reserved[3];
 };
 
 // A Python frame of an allocation site.
@@ -457,39 +523,21 @@ struct ModuleSlot {
 struct LaunchSlot {
   std::uint64_t stamp;
   std::uint64_t seq;
-  std::uint64_t function;     // CUfunction handle
-  std::uint64_t stream;       // CUstream handle
-  std::uint32_t grid[3];
-  std::uint32_t block[3];
-  std::uint32_t dynamic_smem;
-  std::uint16_t api;          // Api
+  CUDADIAG_RING_LAUNCH_FIELDS(CUDADIAG_RING_SLOT_MEMBER, CUDADIAG_RING_SLOT_MEMBER)
   std::uint8_t pointer_count;
-  std::uint8_t returned;      // 1 once the driver's launch call returned
   std::uint32_t name_offset;  // into the names region; kNoName: see name_prefix
   std::uint32_t name_length;
-  std::uint64_t pointer_args[kMaxPointerArgs];
-  char name_prefix[kNamePrefixBytes];  // the name's first bytes, NUL-terminated
-  std::uint64_t reserved1[3];
+  std::uint32_t reserved0;
+  std::uint64_t pointer_args[kMaxPointerArgs];  // those pointing into known allocations
+  char name_prefix[kNamePrefixBytes];           // the name's first bytes, NUL-terminated
+  std::uint64_t reserved1;
 };
 
 // An encoded TMA descriptor, recorded after the driver's encode answered.
 struct TmaSlot {
   std::uint64_t stamp;
   std::uint64_t seq;
-  std::uint64_t global_address;     // the tensor's base (globalAddress)
-  std::uint64_t span_bytes;         // bytes from the base that globalDim and globalStrides cover
-  std::uint64_t mapped_after;       // fenced: bytes mapped from the base to the guard (0: not fenced)
-  std::uint64_t allocation_address; // the allocation holding the base (0: none the interposer knows)
-  std::uint64_t allocation_bytes;
-  std::uint64_t allocation_seq;     // its record's seq (AllocationSlot::seq)
-  std::uint16_t api;                // Api: which encode
-  std::uint8_t data_type;           // CUtensorMapDataType
-  std::uint8_t rank;
-  std::uint8_t interleave;          // CUtensorMapInterleave
-  std::uint8_t swizzle;             // CUtensorMapSwizzle
-  std::uint8_t oob_fill;            // CUtensorMapFloatOOBfill
-  std::uint8_t flags;               // kTma*
-  std::int32_t result;              // CUresult of the encode
+  CUDADIAG_RING_TMA_FIELDS(CUDADIAG_RING_SLOT_MEMBER, CUDADIAG_RING_SLOT_MEMBER)
   std::uint32_t reserved0;
   std::uint64_t reserved1[2];
 };
@@ -507,15 +555,23 @@ static_assert(sizeof(Header) ==
                   24 + 64);
 static_assert(offsetof(Header, allocations) == 112);
 static_assert(offsetof(Header, tma_capacity) == 176);
-static_assert(offsetof(Header, slack_writes) == 2464 && offsetof(Header, slack) == 2472);  // tests/fuzz/seeds/ring_reader/slack.ring
+// tests/fuzz/seeds/ring_reader/slack.ring holds a slack write at these offsets.
+static_assert(offsetof(Header, slack_writes) == 2464 && offsetof(Header, slack) == 2472);
 static_assert(sizeof(AllocationSlot) == 128);
 static_assert(sizeof(LaunchSlot) == 256);
-static_assert(offsetof(LaunchSlot, pointer_args) == 72);
+static_assert(offsetof(LaunchSlot, pointer_args) == 88);
 static_assert(sizeof(TmaSlot) == 96);
 static_assert(sizeof(PythonFrame) == 128);
 static_assert(sizeof(SiteSlot) == 496);
 static_assert(sizeof(ModuleSlot) == 256);
-static_assert(offsetof(AllocationSlot, site) == 88);
+static_assert(offsetof(AllocationSlot, context) == 72 && offsetof(AllocationSlot, site) == 96);
+static_assert(offsetof(LaunchSlot, context) == 32 && offsetof(LaunchSlot, device) == 68);
+static_assert(offsetof(SlackWrite, pid) == 52);
+// No padding: every byte of a slot is a field the writer sets (the reader's view is the writer's).
+static_assert(std::has_unique_object_representations_v<AllocationSlot> &&
+              std::has_unique_object_representations_v<LaunchSlot> &&
+              std::has_unique_object_representations_v<TmaSlot> &&
+              std::has_unique_object_representations_v<SlackWrite>);
 
 constexpr std::uint64_t complete_stamp(std::uint64_t seq) { return 2 * seq + 2; }
 constexpr std::uint64_t writing_stamp(std::uint64_t seq) { return 2 * seq + 1; }

@@ -30,7 +30,7 @@ TEST_CASE("ring: allocations, launches and counters come back as written", "[rin
   failed.mapped_end = failed.address + 512;
   failed.api = ring::Api::cuMemAllocAsync;
   failed.side = ring::Side::none;
-  failed.reason = ring::Unfenced::vmm_failed;
+  failed.unfenced_reason = ring::Unfenced::vmm_failed;
   failed.failed_call = ring::VmmCall::create;
   failed.failed_result = 2;
   w->add_allocation(failed);

@@ -1,0 +1,91 @@
+#include "run/ring_text.h"
+
+#include <cinttypes>
+#include <cstdio>
+#include <type_traits>
+
+#include "util/printable.h"
+
+namespace cudadiag::run {
+namespace {
+
+std::string hex(std::uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%" PRIx64, v);
+  return buf;
+}
+
+const char* yes_no(bool b) { return b ? "true" : "false"; }
+
+const char* side_name(FenceSide s) {
+  switch (s) {
+    case FenceSide::back: return "back";
+    case FenceSide::front: return "front";
+    case FenceSide::none: break;
+  }
+  return "none";
+}
+
+void put(std::string& out, const char* name, const std::string& text) {
+  out += ' ';
+  out += name;
+  out += '=';
+  out += text;
+}
+
+template <class T>
+void put_value(std::string& out, const char* name, const T& v, [[maybe_unused]] ring::Shown shown) {
+  if constexpr (std::is_same_v<T, ring::Dim3>) {
+    put(out, name, "(" + std::to_string(v[0]) + "," + std::to_string(v[1]) + "," + std::to_string(v[2]) + ")");
+  } else {
+    put(out, name, shown == ring::Shown::hex ? hex(static_cast<std::uint64_t>(v)) : std::to_string(v));
+  }
+}
+
+}  // namespace
+
+// `out` and `r` name the line and the record in each expansion.
+#define CUDADIAG_RING_PUT(type, name, initial, shown) put_value(out, #name, r.name, ring::Shown::shown);
+
+std::string allocation_line(const AllocationRecord& r) {
+  std::string out = "allocation seq=" + std::to_string(r.seq);
+  CUDADIAG_RING_ALLOCATION_FIELDS(CUDADIAG_RING_PUT, CUDADIAG_RING_SKIP)
+  put(out, "side", side_name(r.side));
+  put(out, "freed", yes_no(r.freed));
+  put(out, "released", yes_no(r.quarantine_released));
+  put(out, "api", r.api);
+  put(out, "reason", r.unfenced_reason);
+  return out;
+}
+
+std::string launch_line(const LaunchRecord& r) {
+  std::string out = "launch seq=" + std::to_string(r.seq);
+  put(out, "kernel", printable(r.kernel));
+  CUDADIAG_RING_LAUNCH_FIELDS(CUDADIAG_RING_PUT, CUDADIAG_RING_SKIP)
+  put(out, "api", r.api);
+  put(out, "returned", yes_no(r.returned));
+  std::string args;
+  for (const auto p : r.pointer_args) args += (args.empty() ? "" : ",") + hex(p);
+  put(out, "pointer_args", args);
+  return out;
+}
+
+std::string tma_map_line(const TmaMapRecord& r) {
+  std::string out = "tma_map seq=" + std::to_string(r.seq);
+  put(out, "api", r.api);
+  CUDADIAG_RING_TMA_FIELDS(CUDADIAG_RING_PUT, CUDADIAG_RING_SKIP)
+  put(out, "fenced", yes_no(r.in_fenced));
+  put(out, "near_guard", yes_no(r.near_guard));
+  put(out, "past_buffer", yes_no(r.past_buffer));
+  return out;
+}
+
+std::string slack_write_line(const SlackWriteRecord& r) {
+  std::string out = "slack_write";
+  CUDADIAG_RING_SLACK_WRITE_FIELDS(CUDADIAG_RING_PUT, CUDADIAG_RING_SKIP)
+  return out + " " + r.seen_at;
+}
+
+#undef CUDADIAG_RING_PUT
+
+}  // namespace cudadiag::run
