@@ -203,6 +203,12 @@ print(subprocess.run(["sh", "-c", "echo child"], capture_output=True, text=True)
     expect_line dump 'slack_writes=0'
     [[ $(grep -c '^allocation .* side=back freed=true released=false api=' "$work/dump.out") == 8 ]] ||
       fail "expected 8 freed fenced allocations kept in quarantine"
+    # Every allocation and launch names the context it ran in and its device (the fake
+    # driver's one context, 0x1, on device 0).
+    [[ $(grep -c '^allocation .* context=0x1 device=0 ' "$work/dump.out") == 10 ]] ||
+      fail "expected 10 allocations made in context 0x1 on device 0"
+    [[ $(grep -c '^launch .* context=0x1 .* device=0 api=' "$work/dump.out") == 8 ]] ||
+      fail "expected 8 launches made in context 0x1 on device 0"
     expect_line dump 'allocation .* api=cuMemAllocAsync_ptsz reason='
     # Each encoded TMA descriptor with where its base lies: the 1 MiB buffer has 1 MiB
     # mapped after its base, the 4,000-byte one 4,000 bytes (less than TMA's 128 KiB reach).
