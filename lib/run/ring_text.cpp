@@ -36,7 +36,9 @@ void put(std::string& out, const char* name, const std::string& text) {
 template <class T>
 void put_value(std::string& out, const char* name, const T& v, [[maybe_unused]] ring::Shown shown) {
   if constexpr (std::is_same_v<T, ring::Dim3>) {
-    put(out, name, "(" + std::to_string(v[0]) + "," + std::to_string(v[1]) + "," + std::to_string(v[2]) + ")");
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "(%u,%u,%u)", v[0], v[1], v[2]);
+    put(out, name, buf);
   } else {
     put(out, name, shown == ring::Shown::hex ? hex(static_cast<std::uint64_t>(v)) : std::to_string(v));
   }
@@ -65,7 +67,10 @@ std::string launch_line(const LaunchRecord& r) {
   put(out, "api", r.api);
   put(out, "returned", yes_no(r.returned));
   std::string args;
-  for (const auto p : r.pointer_args) args += (args.empty() ? "" : ",") + hex(p);
+  for (const auto p : r.pointer_args) {
+    if (!args.empty()) args += ',';
+    args += hex(p);
+  }
   put(out, "pointer_args", args);
   return out;
 }
