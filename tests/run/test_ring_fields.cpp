@@ -20,7 +20,7 @@ namespace {
 
 // A value of the field's type that differs from every other field's and from its initial value.
 template <class T>
-T distinct(int n) {
+T distinct_value(int n) {
   if constexpr (std::is_same_v<T, ring::Dim3>) {
     ring::Dim3 d;
     for (int i = 0; i < 3; ++i) d[i] = static_cast<std::uint32_t>(10 * n + i + 2);
@@ -31,7 +31,7 @@ T distinct(int n) {
 }
 
 // `e` is the event, `n` counts the fields set.
-#define SET_DISTINCT(type, name, ...) e.name = distinct<type>(++n);
+#define SET_DISTINCT(type, name, ...) e.name = distinct_value<type>(++n);
 // `e` the event, `r` the record read back.
 #define CHECK_CARRIED(type, name, initial, ...)                                \
   {                                                                           \
@@ -48,7 +48,7 @@ T distinct(int n) {
     CHECK(line.find(std::string(" ") + #name + "=") != std::string::npos);    \
   }
 
-RingRead written_and_read(const std::filesystem::path& file, void (*write)(interposer::RingWriter&)) {
+RingRead ring_written_and_read(const std::filesystem::path& file, void (*write)(interposer::RingWriter&)) {
   {
     ScopedWriter w(file, test::small_limits(4, 4));
     REQUIRE(w.attached());
@@ -68,7 +68,7 @@ TEST_CASE("ring fields: an allocation reads back with every field the writer wro
   e = test::fenced_event(0x7f32309ff060, 4000);
   int n = 0;
   CUDADIAG_RING_ALLOCATION_FIELDS(SET_DISTINCT, CUDADIAG_RING_SKIP)
-  const RingRead read = written_and_read(dir / "ring", [](interposer::RingWriter& w) { w.add_allocation(e); });
+  const RingRead read = ring_written_and_read(dir / "ring", [](interposer::RingWriter& w) { w.add_allocation(e); });
   REQUIRE(read.log.allocations.size() == 1);
   const AllocationRecord& r = read.log.allocations[0];
   CUDADIAG_RING_ALLOCATION_FIELDS(CHECK_CARRIED, CUDADIAG_RING_SKIP)
@@ -84,7 +84,7 @@ TEST_CASE("ring fields: the device and the context an allocation was made in com
   e.stream = 0x77;
   e.context = 0x5a5a00001000;
   e.device = 3;
-  const RingRead read = written_and_read(dir / "ring", [](interposer::RingWriter& w) { w.add_allocation(e); });
+  const RingRead read = ring_written_and_read(dir / "ring", [](interposer::RingWriter& w) { w.add_allocation(e); });
   REQUIRE(read.log.allocations.size() == 1);
   const AllocationRecord& a = read.log.allocations[0];
   CHECK(a.device == 3);
@@ -102,7 +102,7 @@ TEST_CASE("ring fields: a launch reads back with every field the writer wrote", 
   e = interposer::LaunchEvent{};
   int n = 0;
   CUDADIAG_RING_LAUNCH_FIELDS(SET_DISTINCT, CUDADIAG_RING_SKIP)
-  const RingRead read = written_and_read(dir / "ring", [](interposer::RingWriter& w) {
+  const RingRead read = ring_written_and_read(dir / "ring", [](interposer::RingWriter& w) {
     interposer::LaunchEvent named = test::launch_event(w, "_Z10fill_bytesPhmi", 0x7f32309ff060);
     CUDADIAG_RING_LAUNCH_FIELDS(COPY_INTO_NAMED, CUDADIAG_RING_SKIP)
     w.add_launch(named);
@@ -118,7 +118,7 @@ TEST_CASE("ring fields: a launch reads back with every field the writer wrote", 
 
 TEST_CASE("ring fields: the device and the context a launch ran in come back and are shown", "[ring_fields]") {
   test::TempDir dir;
-  const RingRead read = written_and_read(dir / "ring", [](interposer::RingWriter& w) {
+  const RingRead read = ring_written_and_read(dir / "ring", [](interposer::RingWriter& w) {
     interposer::LaunchEvent e = test::launch_event(w, "_Z10fill_bytesPhmi", 0x7f32309ff060);
     e.context = 0x5a5a00002000;
     e.device = 1;
@@ -141,7 +141,7 @@ TEST_CASE("ring fields: a TMA descriptor reads back with every field the writer 
   e = test::tma_event(0x7f32309ff060, true);
   int n = 0;
   CUDADIAG_RING_TMA_FIELDS(SET_DISTINCT, CUDADIAG_RING_SKIP)
-  const RingRead read = written_and_read(dir / "ring", [](interposer::RingWriter& w) { w.add_tma_map(e); });
+  const RingRead read = ring_written_and_read(dir / "ring", [](interposer::RingWriter& w) { w.add_tma_map(e); });
   REQUIRE(read.log.tma_maps.size() == 1);
   const TmaMapRecord& r = read.log.tma_maps[0];
   CUDADIAG_RING_TMA_FIELDS(CHECK_CARRIED, CUDADIAG_RING_SKIP)
@@ -161,7 +161,7 @@ TEST_CASE("ring fields: a slack write reads back with every field the writer wro
   e.last_offset = 2;
   e.slack_bytes = 14;
   e.seen_at = ring::SlackCheck::exit;
-  const RingRead read = written_and_read(dir / "ring", [](interposer::RingWriter& w) { w.add_slack_write(e); });
+  const RingRead read = ring_written_and_read(dir / "ring", [](interposer::RingWriter& w) { w.add_slack_write(e); });
   REQUIRE(read.log.slack_writes.size() == 1);
   const SlackWriteRecord& r = read.log.slack_writes[0];
   CUDADIAG_RING_SLACK_WRITE_FIELDS(CHECK_CARRIED, CUDADIAG_RING_SKIP)
@@ -170,3 +170,8 @@ TEST_CASE("ring fields: a slack write reads back with every field the writer wro
   CUDADIAG_RING_SLACK_WRITE_FIELDS(CHECK_SHOWN, CUDADIAG_RING_SKIP)
   CHECK(line.substr(line.size() - 13) == " seen at exit");
 }
+
+#undef SET_DISTINCT
+#undef CHECK_CARRIED
+#undef COPY_INTO_NAMED
+#undef CHECK_SHOWN
