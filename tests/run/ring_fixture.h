@@ -66,7 +66,7 @@ inline interposer::AllocationEvent fenced_event(std::uint64_t address, std::uint
 inline interposer::TmaEvent tma_event(std::uint64_t address, bool near_guard) {
   interposer::TmaEvent e;
   e.api = ring::Api::cuTensorMapEncodeTiled;
-  e.global_address = address;
+  e.address = address;
   e.span_bytes = 4000;
   e.allocation_address = 0x7f32309ff060;
   e.allocation_bytes = 4000;
