@@ -83,6 +83,7 @@ run() {  # NAME SECONDS CUDADIAG-OPTIONS... -- CMD...
   local start=$(date +%s)
   "$CUDADIAG" run --timeout "$timeout" -o "$dir/$name.json" "$@" >"$dir/$name.txt" 2>"$dir/$name.err"
   echo $? >"$dir/$name.rc"
+  "$CUDADIAG" show "$dir/$name.json" >"$dir/$name.txt" 2>>"$dir/$name.err"
   echo "$name: exit $(cat "$dir/$name.rc") in $(($(date +%s) - start)) s; $(head -n 3 "$dir/$name.txt" | tr '\n' ' ' | cut -c1-300)"
 }
 run ddp_clean 120 --sanitize never -- "${torchrun[@]}" "$dir/progs/ddp_clean.py"
@@ -94,7 +95,7 @@ echo
 printf "%-40s %-40s %-40s %s\n" CHECK OBSERVED EXPECTED RESULT
 row "ddp_clean verdict" "$(status ddp_clean)" clean
 row "ddp_clean loss the same on every rung" \
-  "$(jget "$dir/ddp_clean.json" 'len({l for r in d["results"] for l in [r.get("child",{}).get("stdout_excerpt",{}).get("text","")] if "final loss" in l}) == 1')" True
+  "$(jget "$dir/ddp_clean.json" 'len({r["child"]["stdout"]["text"] for r in d["results"]}) == 1 and all("final loss" in r["child"]["stdout"]["text"] for r in d["results"])')" True
 row "rank1_overrun verdict" "$(status rank1_overrun)" exposed
 row "ipc_overrun verdict is not clean" "$(jget "$dir/ipc_overrun.json" 'd["verdict"]["status"] != "clean"')" True
 echo

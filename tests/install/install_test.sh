@@ -10,9 +10,10 @@
 #   4. the CPack archive and the .deb hold the same layout;
 #   5. the README and docs/*.md are installed side by side, so the README's links resolve.
 #
-#   install_test.sh BUILD_DIR
+#   install_test.sh BUILD_DIR [CPACK]   # CPACK: the CPack of the configuring CMake
 set -uo pipefail
 BUILD=$1
+CPACK=${2:-$(command -v cpack)}
 T=$(mktemp -d "${TMPDIR:-/tmp}/cudadiag-install-test.XXXXXX")
 failed=0
 trap 'if [ $failed = 0 ]; then rm -rf "$T"; else echo "(files kept in $T)"; fi' EXIT
@@ -76,8 +77,10 @@ complete_words cudadiag run --fen | grep -qx -- --fence-front || fail "completio
   fail "completion: 'repro --format' offers '$(complete_words cudadiag repro --format "" | tr '\n' ' ')'"
 
 # Packages.
-if command -v cpack >/dev/null; then
-  (cd "$T" && cpack --config "$BUILD/CPackConfig.cmake" -B "$T/pkg" >"$T/cpack.log" 2>&1) ||
+if [ ! -x "$CPACK" ]; then
+  echo "skipped: the packages: $CPACK (the CPack of the CMake that configured this build) is not on this machine"
+else
+  (cd "$T" && "$CPACK" --config "$BUILD/CPackConfig.cmake" -B "$T/pkg" >"$T/cpack.log" 2>&1) ||
     fail "cpack: $(tail -5 "$T/cpack.log")"
   tgz=$(ls "$T"/pkg/cudadiag-*.tar.gz 2>/dev/null | head -1)
   if [ -z "$tgz" ]; then
