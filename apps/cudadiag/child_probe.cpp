@@ -13,7 +13,6 @@
 #include "evidence/cuda_start.h"
 #include "host/device_binding.h"
 #include "host/driver_probe.h"
-#include "runner/case_protocol.h"
 #include "commands.h"
 #include "util/interrupt.h"
 #include "report/report.h"
