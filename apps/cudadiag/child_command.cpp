@@ -1,5 +1,6 @@
-// Hidden subcommand run in children: `__run-case` (one or more cases in one CUDA
-// context, results on the result fd; suite/case_protocol.h).
+// Hidden subcommands run in children: `__run-case` (one or more cases in one CUDA
+// context, results on the result fd; suite/case_protocol.h), and the probes
+// (child_probe.h).
 #include <unistd.h>
 
 #include <cerrno>
@@ -10,6 +11,7 @@
 #include <string>
 
 #include "child_families.h"
+#include "child_probe.h"
 #include "commands.h"
 #include "runner/runner.h"
 #include "util/exit_codes.h"
@@ -87,6 +89,7 @@ void set_child_commands(CLI::App& app) {
   auto spec = std::make_shared<std::string>();
   run->add_option("--spec", *spec, "ChildRequest JSON")->required();
   run->callback([spec] { set_exit_code(run_cases(*spec)); });
+  set_probe_command(app);
 }
 
 }  // namespace cudadiag::app

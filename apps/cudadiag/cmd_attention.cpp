@@ -11,7 +11,7 @@
 #include "attention/attention_config.h"
 #include "attention/attention_sweep.h"
 #include "cases/expectation.h"
-#include "child_probe.h"
+#include "probe_cuda.h"
 #include "cli_common.h"
 #include "commands.h"
 #include "report/redact.h"
