@@ -20,7 +20,7 @@ TEST_CASE("child info: a child's excerpts are valid UTF-8 in the report", "[chil
   const auto info = evidence::child_info(o);
   CHECK(info.pid == 4242);
   CHECK(info.ending == runner::Ending::exit_code);
-  CHECK(report::to_json(info)["ending"] == "exit");
+  CHECK(report::to_json(info).at("ending").get<std::string>() == "exit");
   CHECK(info.exit_code == 1);
   CHECK_FALSE(info.signal);
   CHECK(info.stdout_excerpt.text.find('\xff') == std::string::npos);
