@@ -76,7 +76,7 @@ std::array<size_t, 4> extents_of(const AttentionConfig& c) {
 
 class AttentionCase : public CaseRun {
  public:
-  explicit AttentionCase(const runner::CaseSpec& spec)
+  explicit AttentionCase(const suite::CaseSpec& spec)
       : config_(at::attention_config_from_json(spec.params)),
         bench_(spec.params.value("bench", false)),
         tolerance_(at::attention_tolerance(config_.dtype)) {
@@ -188,7 +188,7 @@ class AttentionCase : public CaseRun {
 
 }  // namespace
 
-std::unique_ptr<CaseRun> make_attention_run(const runner::CaseSpec& spec) {
+std::unique_ptr<CaseRun> make_attention_run(const suite::CaseSpec& spec) {
   return std::make_unique<AttentionCase>(spec);
 }
 

@@ -1,5 +1,6 @@
-// Hidden subcommand run in children: `__run-case` (one or more cases in one CUDA
-// context, results on the result fd; runner/case_protocol.h).
+// Hidden subcommands run in children: `__run-case` (one or more cases in one CUDA
+// context, results on the result fd; suite/case_protocol.h), and the probes
+// (child_probe.h).
 #include <unistd.h>
 
 #include <cerrno>
@@ -10,7 +11,9 @@
 #include <string>
 
 #include "child_families.h"
+#include "child_probe.h"
 #include "commands.h"
+#include "runner/runner.h"
 #include "util/exit_codes.h"
 
 namespace cudadiag::app {
@@ -44,9 +47,9 @@ bool leaves_context_unusable(const report::Result& r) {
 
 int run_cases(const std::string& spec_text) {
   const int fd = result_fd();
-  runner::ChildRequest req;
+  suite::ChildRequest req;
   try {
-    req = runner::child_request_from_json(report::json::parse(spec_text));
+    req = suite::child_request_from_json(report::json::parse(spec_text));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cudadiag child: bad request: %s\n", e.what());
     return kExitUsage;
@@ -67,25 +70,26 @@ int run_cases(const std::string& spec_text) {
     }
     if (r.duration_ms == 0.0)
       r.duration_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    write_line(fd, runner::result_line(spec.index, r));
+    write_line(fd, suite::result_line(spec.index, r));
     if (leaves_context_unusable(r)) {
       // The context is unusable: stop here; the parent re-runs the rest elsewhere.
-      write_line(fd, runner::done_line(false, "sticky error"));
+      write_line(fd, suite::done_line(false, "sticky error"));
       return kExitOk;
     }
   }
-  write_line(fd, runner::done_line(true));
+  write_line(fd, suite::done_line(true));
   return kExitOk;
 }
 
 }  // namespace
 
 void set_child_commands(CLI::App& app) {
-  auto* run = app.add_subcommand(runner::kRunCaseCommand, "");  // empty description: hidden
+  auto* run = app.add_subcommand(suite::kRunCaseCommand, "");  // empty description: hidden
   run->group("");
   auto spec = std::make_shared<std::string>();
   run->add_option("--spec", *spec, "ChildRequest JSON")->required();
   run->callback([spec] { set_exit_code(run_cases(*spec)); });
+  set_probe_command(app);
 }
 
 }  // namespace cudadiag::app

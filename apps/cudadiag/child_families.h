@@ -7,7 +7,7 @@
 
 namespace cudadiag::app::child {
 
-#define CUDADIAG_FAMILY_FACTORY(name) std::unique_ptr<CaseRun> make_##name##_run(const runner::CaseSpec& spec);
+#define CUDADIAG_FAMILY_FACTORY(name) std::unique_ptr<CaseRun> make_##name##_run(const suite::CaseSpec& spec);
 CUDADIAG_FAMILIES(CUDADIAG_FAMILY_FACTORY)
 #undef CUDADIAG_FAMILY_FACTORY
 

@@ -33,7 +33,7 @@ json check_json(const faults::FaultCheck& c) {
 
 class FaultCase : public CaseRun {
  public:
-  explicit FaultCase(const runner::CaseSpec& spec)
+  explicit FaultCase(const suite::CaseSpec& spec)
       : session_(open_session(spec)),
         runner_(*session_, fault_params_of(cases::normalize_params(cases::Family::fault, spec.params)),
                 repeat::kMaxBatch) {}
@@ -82,6 +82,6 @@ class FaultCase : public CaseRun {
 
 }  // namespace
 
-std::unique_ptr<CaseRun> make_fault_run(const runner::CaseSpec& spec) { return std::make_unique<FaultCase>(spec); }
+std::unique_ptr<CaseRun> make_fault_run(const suite::CaseSpec& spec) { return std::make_unique<FaultCase>(spec); }
 
 }  // namespace cudadiag::app::child

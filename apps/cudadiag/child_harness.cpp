@@ -19,14 +19,14 @@ std::uint64_t fresh_seed() {
   return (static_cast<std::uint64_t>(entropy()) << 32) ^ entropy();
 }
 
-int repeats_of(const runner::CaseSpec& spec) {
+int repeats_of(const suite::CaseSpec& spec) {
   if (spec.repeat > 1) return spec.repeat;
   if (spec.params.contains("repeat") && spec.params["repeat"].is_number_integer())
     return std::max(1, spec.params["repeat"].get<int>());
   return 1;
 }
 
-std::optional<repeat::SeedRequest> seed_request_of(const runner::CaseSpec& spec) {
+std::optional<repeat::SeedRequest> seed_request_of(const suite::CaseSpec& spec) {
   if (spec.seed) return spec.seed;
   if (spec.params.contains("seed") && spec.params["seed"].is_number_unsigned())
     return repeat::SeedRequest{repeat::SeedRequest::Kind::series, spec.params["seed"].get<std::uint64_t>()};
@@ -109,7 +109,7 @@ std::vector<report::BufferRecord> buffers_of(const gpu::Session& s) {
   return out;
 }
 
-std::unique_ptr<gpu::Session> open_session(const runner::CaseSpec& spec) {
+std::unique_ptr<gpu::Session> open_session(const suite::CaseSpec& spec) {
   // Bisection: the fenced buffers are overrides, every other buffer is direct.
   auto s = std::make_unique<gpu::Session>(spec.fence_buffers ? gpu::AllocatorMode::direct : spec.allocator);
   if (spec.fence_buffers)
@@ -142,7 +142,7 @@ Trial run_alone(CaseRun& c, std::uint64_t seed) {
   return std::move(b.trials.front());
 }
 
-report::Result run_case(const runner::CaseSpec& spec, CaseFactory factory) {
+report::Result run_case(const suite::CaseSpec& spec, CaseFactory factory) {
   report::Result r;
   r.case_id = spec.case_id;
   r.kernel = spec.family;

@@ -18,7 +18,7 @@
 
 #include "kernels/runtime/gpu_runtime.h"
 #include "report/report.h"
-#include "runner/case_protocol.h"
+#include "suite/case_protocol.h"
 
 namespace cudadiag::app::child {
 
@@ -87,11 +87,11 @@ Trial run_alone(CaseRun& c, std::uint64_t seed);
 
 // A family's entry: validates and prepares one case. Throws InvalidConfig or
 // std::invalid_argument (the result is invalid_config), gpu::CudaError.
-using CaseFactory = std::unique_ptr<CaseRun> (*)(const runner::CaseSpec& spec);
+using CaseFactory = std::unique_ptr<CaseRun> (*)(const suite::CaseSpec& spec);
 
 // Runs the case: spec.repeat runs (params.repeat when the spec asks for one) seeded from
 // spec.seed (a series base, or one replayed run), else from params.seed, else fresh.
-report::Result run_case(const runner::CaseSpec& spec, CaseFactory factory);
+report::Result run_case(const suite::CaseSpec& spec, CaseFactory factory);
 
 // Helpers for families.
 report::ErrorInfo error_info(const gpu::CudaFailure& f);
@@ -99,7 +99,7 @@ std::vector<report::LaunchRecord> launch_log_of(const gpu::Session& s, size_t ta
 std::vector<report::BufferRecord> buffers_of(const gpu::Session& s);
 // A session with the spec's allocator; for fault bisection (spec.fence_buffers) the
 // named buffers keep the fence and every other one is direct.
-std::unique_ptr<gpu::Session> open_session(const runner::CaseSpec& spec);
+std::unique_ptr<gpu::Session> open_session(const suite::CaseSpec& spec);
 bool is_sticky(const gpu::CudaFailure& f);
 
 }  // namespace cudadiag::app::child

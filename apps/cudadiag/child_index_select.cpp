@@ -47,7 +47,7 @@ json setup_details(const is::IndexSelectParams& p, const std::vector<long long>&
 
 class IndexSelectRun : public CaseRun {
  public:
-  explicit IndexSelectRun(const runner::CaseSpec& spec)
+  explicit IndexSelectRun(const suite::CaseSpec& spec)
       : spec_(spec),
         params_(is::index_select_params_from_json(spec.params)),
         problem_(problem_of(params_)),
@@ -79,7 +79,7 @@ class IndexSelectRun : public CaseRun {
   json facts() const override { return setup_details(params_, idx_); }
 
  private:
-  runner::CaseSpec spec_;
+  suite::CaseSpec spec_;
   is::IndexSelectParams params_;
   is::GatherProblem problem_;
   std::vector<long long> idx_;
@@ -88,7 +88,7 @@ class IndexSelectRun : public CaseRun {
 
 }  // namespace
 
-std::unique_ptr<CaseRun> make_index_select_run(const runner::CaseSpec& spec) {
+std::unique_ptr<CaseRun> make_index_select_run(const suite::CaseSpec& spec) {
   return std::make_unique<IndexSelectRun>(spec);
 }
 

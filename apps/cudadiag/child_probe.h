@@ -1,34 +1,13 @@
 #pragma once
 // `__probe-cuda`: the child that asks CUDA what it sees (driver and runtime versions,
-// device count, properties of each device) for `env`, and the parent side that spawns it.
+// device count, properties of each device) for `env`; the parent side that spawns it is
+// probe_cuda.h.
 #include <CLI/CLI.hpp>
-
-#include <chrono>
-#include <map>
-#include <string>
-
-#include "host/cuda_probe.h"
-#include "host/host_facts.h"
 
 namespace cudadiag::app {
 
-inline constexpr const char* kProbeCudaCommand = "__probe-cuda";
-
-// Registers the hidden child subcommands: this one, and host::kProbeDriverCommand (the
-// driver's device list, host/driver_probe.h).
+// Registers the hidden child subcommands: probe_cuda.h's kProbeCudaCommand, and
+// host::kProbeDriverCommand (the driver's device list, host/driver_probe.h).
 void set_probe_command(CLI::App& app);
-
-// Spawns `self_exe __probe-cuda` and reads its answer. Never throws for anything the
-// child does: a crash, a timeout or a missing answer is a "probe_failed" summary.
-// `env_set` is added to its environment (the job's device binding, host::binding_env).
-host::ProbeSummary run_cuda_probe(const std::string& self_exe, std::chrono::milliseconds deadline,
-                                  const std::map<std::string, std::string>& env_set = {});
-
-// The runtime probe, only where the host facts say CUDA can start
-// (evidence::gpu_unavailable); otherwise a summary that did not run, with that reason and
-// the driver's status, so every command gives the same words. The child sees the job's
-// device binding.
-host::ProbeSummary probe_cuda_on(const host::HostFacts& facts, const std::string& self_exe,
-                                 std::chrono::milliseconds deadline);
 
 }  // namespace cudadiag::app

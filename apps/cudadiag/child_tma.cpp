@@ -99,7 +99,7 @@ std::string run_load(gpu::Session& s, const tma::Descriptor& d, const dev::Devic
 
 class TmaRun : public CaseRun {
  public:
-  explicit TmaRun(const runner::CaseSpec& spec)
+  explicit TmaRun(const suite::CaseSpec& spec)
       : spec_(spec), d_(tma::descriptor_from_json(spec.params.at("descriptor"))), load_(spec.params.value("load", true)) {}
 
   Trial run(std::uint64_t seed) override {
@@ -162,7 +162,7 @@ class TmaRun : public CaseRun {
   const gpu::Session* session() const override { return session_.get(); }
 
  private:
-  runner::CaseSpec spec_;
+  suite::CaseSpec spec_;
   tma::Descriptor d_;
   bool load_ = true;
   std::unique_ptr<gpu::Session> session_;
@@ -170,6 +170,6 @@ class TmaRun : public CaseRun {
 
 }  // namespace
 
-std::unique_ptr<CaseRun> make_tma_run(const runner::CaseSpec& spec) { return std::make_unique<TmaRun>(spec); }
+std::unique_ptr<CaseRun> make_tma_run(const suite::CaseSpec& spec) { return std::make_unique<TmaRun>(spec); }
 
 }  // namespace cudadiag::app::child

@@ -11,7 +11,7 @@
 #include "attention/attention_config.h"
 #include "attention/attention_sweep.h"
 #include "cases/expectation.h"
-#include "child_probe.h"
+#include "probe_cuda.h"
 #include "cli_common.h"
 #include "commands.h"
 #include "report/redact.h"
@@ -68,8 +68,8 @@ std::vector<at::AttentionConfig> planned_configs(const AttentionOptions& o) {
   return out;
 }
 
-runner::CaseSpec spec_of(const at::AttentionConfig& c, const AttentionOptions& o) {
-  runner::CaseSpec spec;
+suite::CaseSpec spec_of(const at::AttentionConfig& c, const AttentionOptions& o) {
+  suite::CaseSpec spec;
   spec.case_id = at::case_id_of(c);
   spec.family = cases::Family::attention;
   spec.params = at::attention_params_to_json(c);
@@ -81,7 +81,7 @@ runner::CaseSpec spec_of(const at::AttentionConfig& c, const AttentionOptions& o
 }
 
 // A configuration that cannot run, decided here without a child.
-report::Result rejected(const runner::CaseSpec& spec, const suite::ChildSettings& settings,
+report::Result rejected(const suite::CaseSpec& spec, const suite::ChildSettings& settings,
                         const std::vector<std::string>& why) {
   report::Result r = suite::make_result(spec, settings);
   r.device = report::Device::host_only();
@@ -138,7 +138,7 @@ void run_attention(AttentionOptions& o) {
   settings->profile = o.blocking ? "blocking" : "default";
   settings->deadline = std::chrono::milliseconds(static_cast<long long>(o.timeout_s * 1000));
 
-  std::vector<runner::CaseSpec> specs;
+  std::vector<suite::CaseSpec> specs;
   for (const auto& c : configs) specs.push_back(spec_of(c, o));
 
   // Configurations that cannot work are decided here, without a child or a GPU; the

@@ -11,7 +11,7 @@
 #include <memory>
 #include <utility>
 
-#include "child_probe.h"
+#include "probe_cuda.h"
 #include "cli_common.h"
 #include "commands.h"
 #include "evidence/cuda_start.h"
@@ -153,7 +153,6 @@ void set_env_command(CLI::App& app) {
                   {"cudadiag env                                # this host at a glance",
                    "cudadiag env --kernel-log saved-dmesg.txt -o env.json"});
   cmd->callback([opts] { run_env(*opts); });
-  set_probe_command(app);
 }
 
 }  // namespace cudadiag::app

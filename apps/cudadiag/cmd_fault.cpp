@@ -51,7 +51,7 @@ void run_fault(const FaultOptions& o) {
     throw UsageError(std::string("fault ") + def.id + ": " + e.what());
   }
 
-  runner::CaseSpec spec;
+  suite::CaseSpec spec;
   try {
     spec.seed = repeat::seed_request(o.seed, o.replay);
   } catch (const std::invalid_argument& e) {

@@ -61,7 +61,7 @@ void run_index_select(const IndexSelectOptions& o) {
   } catch (const std::invalid_argument& e) {
     throw UsageError(std::string("index-select: ") + e.what());
   }
-  runner::CaseSpec spec;
+  suite::CaseSpec spec;
   spec.case_id = is::case_id_for(p);
   spec.family = cases::Family::index_select;
   spec.params = is::to_json(p);

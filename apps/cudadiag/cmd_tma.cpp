@@ -62,9 +62,9 @@ tma::CheckRequest request_of(const TmaOptions& o) {
 // The driver's encode (and the load check) in a child; where the host cannot start CUDA
 // (`why`), every item's device part is skipped with that reason.
 void run_on_device(std::vector<tma::Item>& items, const TmaOptions& o, const std::string& why) {
-  std::vector<runner::CaseSpec> specs;
+  std::vector<suite::CaseSpec> specs;
   for (size_t i = 0; i < items.size(); ++i) {
-    runner::CaseSpec s;
+    suite::CaseSpec s;
     s.index = static_cast<int>(i);
     s.case_id = items[i].id;
     s.family = cases::Family::tma;

@@ -1,6 +1,7 @@
 #pragma once
 // The parent's reading of the `__probe-cuda` child's answer (the child itself lives in
-// apps/cudadiag/child_probe.cpp; it is the only place `env` touches CUDA).
+// apps/cudadiag/child_probe.cpp, the parent's side in probe_cuda.cpp; the child is the
+// only place `env` touches CUDA).
 //
 // Probe line written by the child:
 //   {runtime_version_compiled, runtime_version_loaded, driver_version,

@@ -7,7 +7,6 @@
 #include <cstdlib>
 
 #include "host/cuda_driver.h"
-#include "runner/case_protocol.h"
 #include "runner/runner.h"
 #include "util/exit_codes.h"
 #include "util/fd_io.h"

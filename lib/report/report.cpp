@@ -367,7 +367,7 @@ ChildInfo read_child(const JsonReader& rd, const json& j, const std::string& p) 
   c.pid = rd.int_or(j, "pid", p, 0);
   {
     const std::string text = rd.string_or(j, "ending", p, "spawn_failed");
-    const auto ending = parse_child_ending(text);
+    const auto ending = runner::parse_ending(text);
     if (!ending) rd.fail(JsonReader::member_pointer(p, "ending"), "unknown ending '" + text + "'");
     c.ending = *ending;
   }

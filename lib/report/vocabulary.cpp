@@ -41,19 +41,7 @@ constexpr ChoiceTable<VerdictStatus, 18> kStatuses{{
     {VerdictStatus::inconclusive, "inconclusive"},
 }};
 
-constexpr ChoiceTable<ChildEnding, 6> kEndings{{
-    {ChildEnding::result, "result"},
-    {ChildEnding::exit_code, "exit"},
-    {ChildEnding::signal, "signal"},
-    {ChildEnding::timeout, "timeout"},
-    {ChildEnding::no_result, "no_result"},
-    {ChildEnding::spawn_failed, "spawn_failed"},
-}};
-
 }  // namespace
-
-std::string_view to_string(ChildEnding e) { return choice_name(kEndings, e); }
-std::optional<ChildEnding> parse_child_ending(std::string_view text) { return parse_choice(kEndings, text); }
 
 std::string_view to_string(Outcome o) { return choice_name(kOutcomes, o); }
 std::optional<Outcome> parse_outcome(std::string_view text) { return parse_choice(kOutcomes, text); }

@@ -23,6 +23,8 @@
 #include <string_view>
 #include <vector>
 
+#include "runner/ending.h"
+
 namespace cudadiag::report {
 
 enum class Outcome : std::uint8_t {
@@ -50,18 +52,9 @@ bool is_failure(Outcome o);
 // Shown in a report's details: anything but a clean pass or a skip.
 bool needs_explaining(Outcome o);
 
-// How a child process ended (lib/runner decodes it; report: child.ending).
-enum class ChildEnding : std::uint8_t {
-  result,        // the child wrote a result and exited 0
-  exit_code,     // exited with a non-zero code (or 0 without a result: see no_result); "exit"
-  signal,        // killed by a signal it did not expect (SIGSEGV, SIGABRT, ...)
-  timeout,       // passed its deadline and was terminated
-  no_result,     // exited 0 but wrote nothing on the result fd
-  spawn_failed,  // posix_spawn failed (executable missing, ...)
-};
-
-std::string_view to_string(ChildEnding e);
-std::optional<ChildEnding> parse_child_ending(std::string_view text);
+// How a child process ended: lib/runner decodes it and names it (runner/ending.h;
+// report: child.ending).
+using ChildEnding = runner::Ending;
 
 enum class VerdictStatus : std::uint8_t {
   // repro: every expectation met / a known-good case failed or a known-bad one was not

@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "evidence/child_info.h"
 #include "host/xid.h"
-#include "runner/child_info.h"
 #include "taxonomy/taxonomy.h"
 #include "util/utf8.h"
 
@@ -221,7 +221,7 @@ report::Result to_result(const RunObservation& obs, const RunJudgement& j) {
       *s = to_valid_utf8(*s);
   }
   r.duration_ms = obs.child.wall_ms;
-  r.child = runner::child_info(obs.child);
+  r.child = evidence::child_info(obs.child);
   r.xid = host::to_xid_lines(obs.xid);
   for (auto& x : r.xid) {
     make_valid(x.pci);

@@ -1,13 +1,12 @@
 // Leftover processes of a run: the subreaper, the registry of tracked children, the
 // sweep that kills and reaps what a run left behind, and the async-signal-safe paths
 // the stop escalation uses. Everything that reads /proc is written with plain system
-// calls and fixed buffers, so that the signal handler can share it.
+// calls and fixed buffers (directories through util/dir_entries.h), so that the signal
+// handler can share it.
 #include "runner/process_tree.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,6 +21,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "util/dir_entries.h"
 #include "util/interrupt.h"
 
 namespace cudadiag::runner::detail {
@@ -132,28 +132,6 @@ bool read_raw_stat(pid_t pid, RawStat& out) noexcept {
   return read_small_file(path, buf, sizeof buf, n) && parse_raw_stat(buf, n, out);
 }
 
-// Calls on_name(name) for every entry of a directory.
-template <typename F>
-bool for_each_entry(const char* dir, F&& on_name) noexcept {
-  const int fd = ::open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return false;
-  alignas(8) char buf[8192];
-  for (;;) {
-    const long got = ::syscall(SYS_getdents64, fd, buf, sizeof buf);
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) break;
-    for (long off = 0; off < got;) {
-      // struct linux_dirent64: u64 ino, s64 off, u16 reclen, u8 type, char name[]
-      unsigned short reclen = 0;
-      __builtin_memcpy(&reclen, buf + off + 16, sizeof reclen);
-      on_name(buf + off + 19);
-      off += reclen;
-    }
-  }
-  ::close(fd);
-  return true;
-}
-
 // 1: /proc/<pid>/task/<tid>/children exists (CONFIG_PROC_CHILDREN); 0: it does not;
 // -1: not yet known.
 std::atomic<int> g_children_files{-1};
@@ -178,7 +156,7 @@ std::size_t direct_children(pid_t* out, std::size_t cap) noexcept {
   std::size_t count = 0;
   const pid_t self = ::getpid();
   if (children_files_available()) {
-    for_each_entry("/proc/self/task", [&](const char* tid) {
+    for_each_dir_entry("/proc/self/task", [&](const char* tid) {
       if (!all_digits(tid)) return;
       char path[96];
       char* p = put_str(path, "/proc/self/task/");
@@ -194,7 +172,7 @@ std::size_t direct_children(pid_t* out, std::size_t cap) noexcept {
     });
     return count;
   }
-  for_each_entry("/proc", [&](const char* name) {
+  for_each_dir_entry("/proc", [&](const char* name) {
     if (count >= cap || !all_digits(name)) return;
     pid_t pid = 0;
     for (const char* c = name; *c; ++c) pid = pid * 10 + (*c - '0');

@@ -16,9 +16,13 @@
 #include <string>
 #include <vector>
 
-#include "report/vocabulary.h"
+#include "runner/ending.h"
 
 namespace cudadiag::runner {
+
+// The fd a child of ours writes its result to, and the variable that tells it the number.
+inline constexpr int kResultFd = 3;
+inline constexpr const char* kResultFdEnv = "CUDADIAG_RESULT_FD";
 
 struct ChildSpec {
   std::vector<std::string> argv;               // argv[0] is the executable path
@@ -28,8 +32,8 @@ struct ChildSpec {
   std::chrono::milliseconds grace{2000};       // SIGTERM -> SIGKILL
   size_t capture_limit = 64 * 1024;            // per stream: head and tail kept, middle dropped
   size_t result_limit = 16 * 1024 * 1024;      // bytes read from the result fd at most
-  int result_fd = 3;                           // fd number the child writes its result to
-  std::string result_fd_env = "CUDADIAG_RESULT_FD";  // env var telling the child that number
+  int result_fd = kResultFd;                   // fd number the child writes its result to
+  std::string result_fd_env = kResultFdEnv;    // env var telling the child that number
   // false: no result pipe at all, for a program that is not ours: no fd result_fd, and
   // result_fd_env absent from its environment (removed when inherited).
   bool result_pipe = true;
@@ -63,10 +67,6 @@ struct StrayProcess {
   // "left the process group and session; killed at the end of the run"
   std::string note() const;
 };
-
-// How the child ended: report::ChildEnding (the report's child.ending).
-using Ending = report::ChildEnding;
-using report::to_string;
 
 struct ChildOutcome {
   Ending ending = Ending::spawn_failed;

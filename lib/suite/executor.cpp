@@ -11,11 +11,10 @@
 
 #include "coredump/arming.h"
 #include "coredump/disassembler.h"
+#include "evidence/child_info.h"
 #include "evidence/site_error.h"
-#include "report/annotate.h"
 #include "host/xid.h"
 #include "report/annotate.h"
-#include "runner/child_info.h"
 #include "util/scratch_dir.h"
 
 namespace cudadiag::suite {
@@ -117,7 +116,7 @@ void fill_cut_off(report::Result& r, const runner::ChildOutcome& o) {
 
 // Position of each line's case, matched by CaseSpec.index (first unmatched position
 // with that index, so a repeated index still maps one line to one case).
-std::vector<const json*> match_lines(const std::vector<runner::CaseSpec>& cases, const ChildLines& lines) {
+std::vector<const json*> match_lines(const std::vector<CaseSpec>& cases, const ChildLines& lines) {
   std::vector<const json*> by_pos(cases.size(), nullptr);
   for (const auto& line : lines.cases) {
     const int index = line["index"].get<int>();
@@ -140,7 +139,7 @@ report::Result interrupted_result(report::Result r) {
 
 }  // namespace
 
-report::Result make_result(const runner::CaseSpec& spec, const ChildSettings& settings) {
+report::Result make_result(const CaseSpec& spec, const ChildSettings& settings) {
   report::Result r;
   r.case_id = spec.case_id;
   r.kernel = spec.family;
@@ -153,13 +152,13 @@ report::Result make_result(const runner::CaseSpec& spec, const ChildSettings& se
   return r;
 }
 
-runner::ChildSpec child_spec_for(const std::vector<runner::CaseSpec>& cases, const ChildSettings& settings,
+runner::ChildSpec child_spec_for(const std::vector<CaseSpec>& cases, const ChildSettings& settings,
                                  const std::string& self_exe, const Wrap& wrap) {
-  runner::ChildRequest request;
+  ChildRequest request;
   request.cases = cases;
   runner::ChildSpec spec;
   spec.argv = wrap.argv;
-  spec.argv.insert(spec.argv.end(), {self_exe, runner::kRunCaseCommand, "--spec", runner::to_json(request).dump()});
+  spec.argv.insert(spec.argv.end(), {self_exe, kRunCaseCommand, "--spec", to_json(request).dump()});
   spec.env_set = settings.env_set;
   spec.env_unset = settings.env_unset;
   // Every case runs on one stream, so one hardware work queue is enough; the default of
@@ -179,14 +178,14 @@ runner::ChildSpec child_spec_for(const std::vector<runner::CaseSpec>& cases, con
   return spec;
 }
 
-std::vector<report::Result> results_from_child(const std::vector<runner::CaseSpec>& cases,
+std::vector<report::Result> results_from_child(const std::vector<CaseSpec>& cases,
                                                const runner::ChildOutcome& outcome, const ChildSettings& settings,
                                                std::vector<size_t>* not_run) {
   const ChildLines lines = parse_lines(outcome.result);
   if (lines.malformed > 0)
     spdlog::warn("child {}: {} malformed result line(s) ignored", outcome.pid, lines.malformed);
   const auto by_pos = match_lines(cases, lines);
-  const report::ChildInfo info = runner::child_info(outcome);
+  const report::ChildInfo info = evidence::child_info(outcome);
 
   std::vector<report::Result> results;
   std::vector<size_t> rest;
@@ -308,7 +307,7 @@ struct Executor::Impl {
     const ChildSettings& s = *settings[batch];
     const size_t id = children.size();
     const Wrap wrap = s.wrap ? s.wrap(id) : Wrap{};
-    std::vector<runner::CaseSpec> specs;
+    std::vector<CaseSpec> specs;
     for (size_t p : positions) specs.push_back(cases[p].spec);
     ChildRecord rec;
     rec.id = id;
@@ -350,7 +349,7 @@ struct Executor::Impl {
       start_child(batch, std::vector<size_t>(mid, positions.end()));
       return;
     }
-    std::vector<runner::CaseSpec> specs;
+    std::vector<CaseSpec> specs;
     for (size_t p : positions) specs.push_back(cases[p].spec);
     std::vector<size_t> rest;
     auto got = results_from_child(specs, outcome, s, &rest);
@@ -389,7 +388,7 @@ struct Executor::Impl {
 Executor::Executor(ExecutorOptions opts) : impl_(std::make_unique<Impl>(std::move(opts))) {}
 Executor::~Executor() = default;
 
-size_t Executor::submit(std::vector<runner::CaseSpec> cases, std::shared_ptr<const ChildSettings> settings) {
+size_t Executor::submit(std::vector<CaseSpec> cases, std::shared_ptr<const ChildSettings> settings) {
   Impl& im = *impl_;
   const size_t batch = im.settings.size();
   im.settings.push_back(std::move(settings));
@@ -424,7 +423,7 @@ const std::vector<ExecutedCase>& Executor::cases() const { return impl_->cases; 
 const std::vector<ChildRecord>& Executor::children() const { return impl_->children; }
 bool Executor::interrupted() const { return impl_->stopped_early || impl_->stop_requested(); }
 
-std::vector<report::Result> execute(const std::vector<runner::CaseSpec>& cases, const ChildSettings& settings,
+std::vector<report::Result> execute(const std::vector<CaseSpec>& cases, const ChildSettings& settings,
                                     const std::string& self_exe, const std::atomic<bool>* stop, bool coredump) {
   ExecutorOptions o{self_exe, 1, stop, kStopGrace};
   o.coredump = coredump;

@@ -23,9 +23,9 @@
 #include <vector>
 
 #include "report/report.h"
-#include "util/interrupt.h"
-#include "runner/case_protocol.h"
 #include "runner/runner.h"
+#include "suite/case_protocol.h"
+#include "util/interrupt.h"
 
 namespace cudadiag::suite {
 
@@ -65,7 +65,7 @@ struct ChildRecord {
 
 // One submitted case and its final result.
 struct ExecutedCase {
-  runner::CaseSpec spec;
+  CaseSpec spec;
   size_t batch = 0;
   std::optional<size_t> child;  // index into children(); none: never started
   report::Result result;
@@ -97,7 +97,7 @@ class Executor {
   Executor& operator=(const Executor&) = delete;
 
   // Queues a batch; returns its number (0, 1, ...). Cases keep their spec.index.
-  size_t submit(std::vector<runner::CaseSpec> cases, std::shared_ptr<const ChildSettings> settings);
+  size_t submit(std::vector<CaseSpec> cases, std::shared_ptr<const ChildSettings> settings);
   // Runs until every case has a result (or was skipped by a stop). on_result is called
   // on this thread as each result is final, in no particular order; it may complete the
   // result (post-steps) in place.
@@ -115,10 +115,10 @@ class Executor {
 
 // The result of a case before anything ran: spec and settings fields filled, outcome
 // no_result. Every result a parent makes for a case starts here.
-report::Result make_result(const runner::CaseSpec& spec, const ChildSettings& settings);
+report::Result make_result(const CaseSpec& spec, const ChildSettings& settings);
 
 // The child command line: wrap + {self_exe, "__run-case", "--spec", <request JSON>}.
-runner::ChildSpec child_spec_for(const std::vector<runner::CaseSpec>& cases, const ChildSettings& settings,
+runner::ChildSpec child_spec_for(const std::vector<CaseSpec>& cases, const ChildSettings& settings,
                                  const std::string& self_exe, const Wrap& wrap);
 
 // Maps the child's result lines (one JSON object per line; a truncated last line is
@@ -126,13 +126,13 @@ runner::ChildSpec child_spec_for(const std::vector<runner::CaseSpec>& cases, con
 // positions of cases still to run go to *not_run: those after a sticky error, and those
 // after the case during which the child died (that case gets crashed, timeout or
 // no_result). Always makes progress: at least one case gets a result.
-std::vector<report::Result> results_from_child(const std::vector<runner::CaseSpec>& cases,
+std::vector<report::Result> results_from_child(const std::vector<CaseSpec>& cases,
                                                const runner::ChildOutcome& outcome, const ChildSettings& settings,
                                                std::vector<size_t>* not_run);
 
 // Runs one batch to completion with its own executor (single-case commands, bisection);
 // a stop request skips what has not finished, as interrupted.
-std::vector<report::Result> execute(const std::vector<runner::CaseSpec>& cases, const ChildSettings& settings,
+std::vector<report::Result> execute(const std::vector<CaseSpec>& cases, const ChildSettings& settings,
                                     const std::string& self_exe, const std::atomic<bool>* stop = nullptr,
                                     bool coredump = false);
 

@@ -21,7 +21,7 @@
 
 #include "cases/expectation.h"
 #include "profiles/profile.h"
-#include "runner/case_protocol.h"
+#include "suite/case_protocol.h"
 #include "suite/suite.h"
 
 namespace cudadiag::suite {
@@ -42,7 +42,7 @@ enum class Venue { child, host, skipped };
 
 // One case under one profile on one device (one repeat, for a case that runs alone).
 struct PlannedCase {
-  runner::CaseSpec spec;         // spec.index is the run's position in Plan::runs
+  CaseSpec spec;         // spec.index is the run's position in Plan::runs
   size_t suite_case = 0;
   profiles::Profile profile;
   cases::Expectation expectation;

@@ -137,7 +137,7 @@ SuiteOutcome run_plan(const Suite& s, const Plan& plan, const SuiteRunOptions& o
   eopts.coredump = opts.coredump;
   Executor ex(std::move(eopts));
   for (const Batch& b : plan.batches) {
-    std::vector<runner::CaseSpec> specs;
+    std::vector<CaseSpec> specs;
     for (size_t i : b.runs) specs.push_back(plan.runs[i].spec);
     ex.submit(std::move(specs), settings_for(b, plan, opts));
   }

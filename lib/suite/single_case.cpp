@@ -19,7 +19,7 @@ namespace {
 
 using report::Outcome;
 
-ChildSettings settings_for(const runner::CaseSpec& spec, const SingleCaseOptions& opts) {
+ChildSettings settings_for(const CaseSpec& spec, const SingleCaseOptions& opts) {
   ChildSettings s;
   if (opts.blocking) s.env_set["CUDA_LAUNCH_BLOCKING"] = "1";
   s.env_set.merge(job_binding_env());  // a Slurm job's GPUs
@@ -41,13 +41,13 @@ std::vector<std::string> buffer_names(const report::Result& r) {
   return names;
 }
 
-void bisect_fault(report::Result& r, const runner::CaseSpec& spec, const ChildSettings& settings,
+void bisect_fault(report::Result& r, const CaseSpec& spec, const ChildSettings& settings,
                   const std::string& self_exe, const std::atomic<bool>* stop) {
   const auto names = buffer_names(r);
   spdlog::info("{} faulted under {}: bisecting over {} buffers", spec.case_id, profiles::to_string(spec.allocator),
                names.size());
   const cases::FaultProbe probe = [&](const std::vector<std::string>& fenced, profiles::Allocator allocator) {
-    runner::CaseSpec s = spec;
+    CaseSpec s = spec;
     s.allocator = allocator;
     s.repeat = 1;
     s.fence_buffers = fenced;
@@ -84,7 +84,7 @@ report::Verdict no_gpu_verdict(const report::Report& rep) {
 
 }  // namespace
 
-report::Report run_single_case(const runner::CaseSpec& spec, const SingleCaseOptions& opts) {
+report::Report run_single_case(const CaseSpec& spec, const SingleCaseOptions& opts) {
   const ChildSettings settings = settings_for(spec, opts);
   const auto facts = host::gather_host_facts(opts.self_exe);
   report::Report rep = evidence::start_session_report({opts.argv, opts.command, opts.envp, &facts});

@@ -9,7 +9,7 @@
 #include "cases/expectation.h"
 #include "profiles/allocator.h"
 #include "report/report.h"
-#include "runner/case_protocol.h"
+#include "suite/case_protocol.h"
 
 namespace cudadiag::suite {
 
@@ -29,7 +29,7 @@ struct SingleCaseOptions {
 
 // Runs spec (its allocator and repeat already set) and returns the finished report,
 // without a verdict.
-report::Report run_single_case(const runner::CaseSpec& spec, const SingleCaseOptions& opts);
+report::Report run_single_case(const CaseSpec& spec, const SingleCaseOptions& opts);
 
 // `fault`: ok when the outcome is the one a healthy host gives for this setting,
 // findings when not, no_gpu when the GPU part could not run.

@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <stdlib.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <array>
@@ -13,6 +12,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "util/dir_entries.h"
 #include "util/errors.h"
 
 namespace cudadiag {
@@ -40,31 +40,19 @@ int register_path(const std::string& path) {
 }
 
 // Empties the directory open as `dir` (depth levels of subdirectories at most), with
-// plain system calls.
+// plain system calls (util/dir_entries.h).
 void empty_dir_at(int dir, int depth) noexcept {
-  alignas(8) char buf[4096];
-  for (;;) {
-    const long got = ::syscall(SYS_getdents64, dir, buf, sizeof buf);
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) break;
-    for (long off = 0; off < got;) {
-      // struct linux_dirent64: u64 ino, s64 off, u16 reclen, u8 type, char name[]
-      unsigned short reclen = 0;
-      std::memcpy(&reclen, buf + off + 16, sizeof reclen);
-      const char* name = buf + off + 19;
-      off += reclen;
-      if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'))) continue;
-      if (::unlinkat(dir, name, 0) == 0 || errno != EISDIR) continue;
-      if (depth > 0) {
-        const int sub = ::openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (sub >= 0) {
-          empty_dir_at(sub, depth - 1);
-          ::close(sub);
-        }
+  for_each_dir_entry(dir, [dir, depth](const char* name) {
+    if (::unlinkat(dir, name, 0) == 0 || errno != EISDIR) return;
+    if (depth > 0) {
+      const int sub = open_directory(dir, name);
+      if (sub >= 0) {
+        empty_dir_at(sub, depth - 1);
+        ::close(sub);
       }
-      ::unlinkat(dir, name, AT_REMOVEDIR);
     }
-  }
+    ::unlinkat(dir, name, AT_REMOVEDIR);
+  });
 }
 
 }  // namespace
@@ -86,7 +74,7 @@ ScratchDir::~ScratchDir() {
 void remove_scratch_dirs_now() noexcept {
   for (int i = 0; i < kSlots; ++i) {
     if (g_state[i].load() != kReady) continue;
-    const int dir = ::open(g_paths[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    const int dir = open_directory(AT_FDCWD, g_paths[i]);
     if (dir < 0) continue;
     empty_dir_at(dir, 4);
     ::close(dir);

@@ -16,7 +16,6 @@
 
 #include "runner/bounded_capture.h"
 #include "runner/environment.h"
-#include "runner/child_info.h"
 #include "runner/process_tree.h"
 #include "runner/runner.h"
 #include "util/interrupt.h"
@@ -257,21 +256,6 @@ TEST_CASE("runner: a child reaped elsewhere (SIGCHLD ignored) does not hang us",
   CHECK(o.wall_ms < 3000);
 }
 
-TEST_CASE("runner: a child's excerpts are valid UTF-8 in the report", "[runner]") {
-  cudadiag::runner::ChildOutcome o;
-  o.ending = cudadiag::runner::Ending::exit_code;
-  o.exit_code = 1;
-  o.out.head = std::string("ok \xff\xfe bytes\n");
-  o.out.total_bytes = o.out.head.size();
-  const auto info = cudadiag::runner::child_info(o);
-  CHECK(info.ending == cudadiag::runner::Ending::exit_code);
-  CHECK(cudadiag::report::to_json(info)["ending"] == "exit");
-  CHECK(info.exit_code == 1);
-  CHECK(info.stdout_excerpt.text.find('\xff') == std::string::npos);
-  CHECK(info.stdout_excerpt.text.rfind("ok ", 0) == 0);
-  CHECK_NOTHROW(cudadiag::report::to_json(info).dump());
-}
-
 TEST_CASE("runner: a spawn setup call that fails names itself", "[runner]") {
   cudadiag::runner::ChildSpec spec;
   spec.argv = {FAKE_CHILD, "exit", "0"};
@@ -326,11 +310,6 @@ TEST_CASE("runner: a descendant that moved to its own session ends with the dead
   CHECK(o.strays[0].left_session);
   CHECK(o.strays[0].note() == "left the process group and session; killed at the end of the run");
   CHECK(o.wall_ms < 3000);
-  // The report names it.
-  const auto info = cudadiag::runner::child_info(o);
-  REQUIRE(info.strays.size() == 1);
-  CHECK(info.strays[0].pid == grandchild);
-  CHECK(cudadiag::report::to_json(info)["strays"][0]["note"] == o.strays[0].note());
 }
 
 TEST_CASE("runner: what a child leaves behind when it exits is killed, reaped and named", "[runner]") {

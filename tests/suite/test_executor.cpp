@@ -18,11 +18,11 @@ using namespace std::chrono_literals;
 
 namespace {
 
-std::vector<runner::CaseSpec> make_batch(const std::vector<std::string>& behaviours,
+std::vector<suite::CaseSpec> make_batch(const std::vector<std::string>& behaviours,
                                         int first_index = 0) {
-  std::vector<runner::CaseSpec> batch;
+  std::vector<suite::CaseSpec> batch;
   for (size_t i = 0; i < behaviours.size(); ++i) {
-    runner::CaseSpec c;
+    suite::CaseSpec c;
     c.index = first_index + static_cast<int>(i);
     c.case_id = "case-" + std::to_string(c.index);
     c.family = cases::Family::fault;
@@ -45,13 +45,13 @@ suite::ChildSettings fake_options() {
 
 int pid_of(const report::Result& r) { return static_cast<int>(r.details.int_or("pid", -1)); }
 
-std::vector<report::Result> run_batch(const std::vector<runner::CaseSpec>& batch, const suite::ChildSettings& opts,
+std::vector<report::Result> run_batch(const std::vector<suite::CaseSpec>& batch, const suite::ChildSettings& opts,
                                     const std::string& self = FAKE_CHILD) {
   return suite::execute(batch, opts, self);
 }
 
 // Several batches on one executor; results batch by batch, each in batch order.
-std::vector<report::Result> execute_batches(const std::vector<std::vector<runner::CaseSpec>>& batches, int jobs,
+std::vector<report::Result> execute_batches(const std::vector<std::vector<suite::CaseSpec>>& batches, int jobs,
                                             const std::atomic<bool>* stop,
                                             const std::function<void(const report::Result&)>& on_result) {
   suite::Executor ex(suite::ExecutorOptions{FAKE_CHILD, jobs, stop, 300ms});
@@ -79,7 +79,7 @@ TEST_CASE("executor: child_spec_for builds the child command line", "[executor]"
   CHECK(spec.argv[4] == FAKE_CHILD);
   CHECK(spec.argv[5] == "__run-case");
   CHECK(spec.argv[6] == "--spec");
-  const auto request = runner::child_request_from_json(report::json::parse(spec.argv[7]));
+  const auto request = suite::child_request_from_json(report::json::parse(spec.argv[7]));
   REQUIRE(request.cases.size() == 2);
   CHECK(request.cases[1].case_id == "case-1");
   CHECK(spec.env_set.at("CUDA_LAUNCH_BLOCKING") == "1");
@@ -224,7 +224,7 @@ TEST_CASE("executor: results_from_child always makes progress", "[executor]") {
 }
 
 TEST_CASE("executor: batches run in parallel", "[executor]") {
-  std::vector<std::vector<runner::CaseSpec>> batches;
+  std::vector<std::vector<suite::CaseSpec>> batches;
   for (int b = 0; b < 4; ++b) batches.push_back(make_batch({"slow", "ok"}, b * 10));
   batches[2] = make_batch({"slow", "sticky", "ok"}, 20);
   std::vector<std::string> seen;
@@ -243,7 +243,7 @@ TEST_CASE("executor: batches run in parallel", "[executor]") {
 }
 
 TEST_CASE("executor: stop interrupts running and pending cases", "[executor]") {
-  std::vector<std::vector<runner::CaseSpec>> batches;
+  std::vector<std::vector<suite::CaseSpec>> batches;
   for (int b = 0; b < 3; ++b) batches.push_back(make_batch({"hang", "ok"}, b * 10));
   std::atomic<bool> stop{false};
   std::thread stopper([&] {
@@ -275,7 +275,7 @@ TEST_CASE("executor: a missing executable skips every case once", "[executor]") 
 
 TEST_CASE("executor: a request too long for argv is split across children", "[executor]") {
   // Linux limits one argv string to 128 KiB; 40 cases of ~5 KiB params exceed it.
-  std::vector<runner::CaseSpec> batch = make_batch(std::vector<std::string>(40, "ok"));
+  std::vector<suite::CaseSpec> batch = make_batch(std::vector<std::string>(40, "ok"));
   for (auto& c : batch) c.params["padding"] = std::string(5000, 'p');
   const auto results = run_batch(batch, fake_options());
   REQUIRE(results.size() == 40);

@@ -2,9 +2,9 @@
 // The parent <-> child protocol of the process model.
 //
 // Parent: spawns `<self> __run-case --spec '<ChildRequest JSON>'` with the profile's
-// environment and CUDADIAG_RESULT_FD=3 (a pipe's write end dup'ed to fd 3).
+// environment and the runner's result pipe (runner::kResultFdEnv names its fd, 3).
 // Child: runs the cases in order inside one CUDA context and writes one line per case
-// to fd 3: the case's result (report::to_json of a Result) with "index" added, and a
+// to that fd: the case's result (report::to_json of a Result) with "index" added, and a
 // last line {"done": true}. After a sticky error the child writes that case's line and
 // {"done": false}: the parent re-runs the cases after it in a fresh child.
 #include <cstdint>
@@ -17,12 +17,10 @@
 #include "repeat/seeds.h"
 #include "report/report.h"
 
-namespace cudadiag::runner {
+namespace cudadiag::suite {
 
 using json = report::json;
 
-inline constexpr int kResultFd = 3;
-inline constexpr const char* kResultFdEnv = "CUDADIAG_RESULT_FD";
 inline constexpr const char* kRunCaseCommand = "__run-case";
 
 struct CaseSpec {
@@ -54,4 +52,4 @@ std::string result_line(int index, const report::Result& r);
 // {"done": true} or {"done": false, "reason": ...}
 std::string done_line(bool finished, const std::string& reason = "");
 
-}  // namespace cudadiag::runner
+}  // namespace cudadiag::suite

@@ -1,14 +1,14 @@
 // The parent -> child request: a CaseSpec survives the trip, seeds and their kind included.
 #include <catch2/catch.hpp>
 
-#include "runner/case_protocol.h"
+#include "suite/case_protocol.h"
 
 using namespace cudadiag;
-using runner::CaseSpec;
+using suite::CaseSpec;
 
 namespace {
 
-CaseSpec round_trip(const CaseSpec& c) { return runner::case_spec_from_json(runner::to_json(c)); }
+CaseSpec round_trip(const CaseSpec& c) { return suite::case_spec_from_json(suite::to_json(c)); }
 
 }  // namespace
 
@@ -37,9 +37,9 @@ TEST_CASE("a case spec round-trips, with a series seed, a replayed one, or none"
 }
 
 TEST_CASE("a malformed request names where it is wrong", "[protocol]") {
-  CHECK_THROWS_WITH(runner::child_request_from_json(report::json{{"cases", {{{"case_id", "x"}, {"kernel", "warp"}}}}}),
+  CHECK_THROWS_WITH(suite::child_request_from_json(report::json{{"cases", {{{"case_id", "x"}, {"kernel", "warp"}}}}}),
                     Catch::Contains("request.cases[0]") && Catch::Contains("unknown family 'warp'"));
-  CHECK_THROWS_WITH(runner::child_request_from_json(
+  CHECK_THROWS_WITH(suite::child_request_from_json(
                         report::json{{"cases", {{{"case_id", "x"}, {"kernel", "fault"}, {"seed", "soon"}}}}}),
                     Catch::Contains("request.cases[0]"));
 }

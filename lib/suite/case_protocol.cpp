@@ -1,8 +1,8 @@
-#include "runner/case_protocol.h"
+#include "suite/case_protocol.h"
 
 #include <stdexcept>
 
-namespace cudadiag::runner {
+namespace cudadiag::suite {
 
 json to_json(const CaseSpec& c) {
   json j{{"index", c.index},
@@ -82,4 +82,4 @@ std::string done_line(bool finished, const std::string& reason) {
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
-}  // namespace cudadiag::runner
+}  // namespace cudadiag::suite

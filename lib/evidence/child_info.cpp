@@ -1,17 +1,17 @@
-#include "runner/child_info.h"
+#include "evidence/child_info.h"
 
 #include "util/utf8.h"
 
-namespace cudadiag::runner {
+namespace cudadiag::evidence {
 namespace {
 
-report::StreamExcerpt excerpt_of(const Capture& c) {
+report::StreamExcerpt excerpt_of(const runner::Capture& c) {
   return report::StreamExcerpt{to_valid_utf8(c.text()), c.total_bytes, c.dropped_bytes};
 }
 
 }  // namespace
 
-report::ChildInfo child_info(const ChildOutcome& o) {
+report::ChildInfo child_info(const runner::ChildOutcome& o) {
   report::ChildInfo c;
   c.pid = static_cast<int>(o.pid);
   c.ending = o.ending;
@@ -26,4 +26,4 @@ report::ChildInfo child_info(const ChildOutcome& o) {
   return c;
 }
 
-}  // namespace cudadiag::runner
+}  // namespace cudadiag::evidence
