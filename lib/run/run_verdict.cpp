@@ -278,7 +278,10 @@ RunVerdict decide_run_verdict(const std::vector<RunJudgement>& judged, const std
         all_of_rung(fenced, [](const RunJudgement& j) { return j.fence && (j.fence->effective || j.fence->cuda_unused); });
     const bool no_cuda = all_of_rung(fenced, [](const RunJudgement& j) { return j.fence && j.fence->cuda_unused; });
     const bool memcheck_ok = all_of_rung(sanitized, [](const RunJudgement& j) {
-      return j.outcome == RunOutcome::clean && j.sanitizer && j.sanitizer->findings.empty() && j.memcheck_kernels.empty();
+      // Records of API errors the program handled (it exited 0) are no findings.
+      return j.outcome == RunOutcome::clean && j.sanitizer && j.memcheck_kernels.empty() &&
+             std::all_of(j.sanitizer->findings.begin(), j.sanitizer->findings.end(),
+                         [](const sanitizer::Finding& f) { return f.api.has_value(); });
     });
     if (!escapes.empty()) {
       // Whatever else ran clean, a process that used CUDA unfenced was not watched.

@@ -364,3 +364,17 @@ TEST_CASE("the coverage never contradicts an exposure: the guard that caught the
   }
   CHECK(has_note(v, "outside the fence: process 777"));
 }
+
+TEST_CASE("memcheck's records of API errors the program handled do not keep it from being clean") {
+  cudadiag::sanitizer::MemcheckReport m;
+  cudadiag::sanitizer::Finding api;
+  api.record_kind = "Api";
+  api.api = cudadiag::sanitizer::ApiError{"cudaFuncGetAttributes", 209, "cudaErrorNoKernelImageForDevice", ""};
+  m.findings.push_back(api);
+  m.api_errors = 100;
+  auto san = exited(Rung::sanitizer, 0);
+  san.sanitizer = m;
+  const auto v = decide_run_verdict({judged(exited(Rung::native, 0)), judged(san)}, {{Rung::fence, "not found"}});
+  CHECK(v.kind == VerdictKind::clean);
+  CHECK(v.reason == "all 2 runs clean; memcheck found nothing");
+}
