@@ -148,7 +148,9 @@ MemcheckPlan plan_memcheck(SanitizeMode mode, const std::vector<RunJudgement>& e
   }
   // A fenced run that saw no CUDA at all: nothing to look for.
   const bool no_cuda = std::any_of(earlier.begin(), earlier.end(),
-                                   [](const RunJudgement& j) { return is_fence(j.rung) && j.fence && j.fence->cuda_unused; });
+                                   [](const RunJudgement& j) {
+                                     return is_fence(j.rung) && j.broken_by.empty() && j.fence && j.fence->cuda_unused;
+                                   });
   const Coverage c = ladder_coverage(earlier);
   if (!no_cuda && fence_blind_somewhere(c)) {
     p.run = true;
