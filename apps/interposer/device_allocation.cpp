@@ -37,7 +37,7 @@ ring::Unfenced stream_ordered_decision(const DriverCalls& d, const AllocationReq
     return ring::Unfenced::custom_pool;
   if (!pool && (!d.device_get_mem_pool || d.device_get_mem_pool(&pool, device) != CUDA_SUCCESS))
     return ring::Unfenced::custom_pool;
-  return pool == default_pool ? ring::Unfenced::fenced : ring::Unfenced::custom_pool;
+  return pool == default_pool ? ring::Unfenced::none : ring::Unfenced::custom_pool;
 }
 
 void record_free(const FreeRequest& r, const Tracked& t, ring::State state) {
@@ -46,20 +46,19 @@ void record_free(const FreeRequest& r, const Tracked& t, ring::State state) {
 
 }  // namespace
 
-ring::Unfenced fence_decision(const AllocationRequest& r, int& device) noexcept {
+ring::Unfenced fence_decision(const AllocationRequest& r, const CallPlace& where) noexcept {
   if (settings().side == ring::Side::none) return ring::Unfenced::fence_off;
   // No device has 2^63 bytes: the driver refuses such a request, and rounding it up to
   // granules plus a guard would wrap to a small size.
   if (r.bytes > kMaxFencedBytes) return ring::Unfenced::too_large;
   const DriverCalls* d = driver_calls();
-  CUdevice dev = 0;
-  if (!d || !d->can_fence() || d->ctx_get_device(&dev) != CUDA_SUCCESS) return ring::Unfenced::no_context;
-  device = dev;
-  return r.stream_ordered ? stream_ordered_decision(*d, r, dev) : ring::Unfenced::fenced;
+  if (!d || !d->can_fence() || where.device < 0) return ring::Unfenced::no_context;
+  return r.stream_ordered ? stream_ordered_decision(*d, r, where.device) : ring::Unfenced::none;
 }
 
-bool allocate_fenced(const AllocationRequest& r, int device, CUdeviceptr& out, FenceFailure& why) noexcept {
+bool allocate_fenced(const AllocationRequest& r, const CallPlace& where, CUdeviceptr& out, FenceFailure& why) noexcept {
   const DriverCalls& d = *driver_calls();
+  const int device = where.device;
   const Settings& s = settings();
   const std::uint64_t align = r.min_align > s.align ? r.min_align : s.align;
   FencedMemory m;
@@ -102,7 +101,8 @@ bool allocate_fenced(const AllocationRequest& r, int device, CUdeviceptr& out, F
     e.stream = reinterpret_cast<std::uint64_t>(r.stream);
     e.api = r.api;
     e.side = s.side;
-    e.device = device;
+    e.context = where.context;
+    e.device = where.device;
     e.site = capture_allocation_site(*ring);
     t.record = ring->add_allocation(e);
   }
@@ -125,7 +125,7 @@ bool release_kept_device_memory() noexcept {
 }
 
 void note_unfenced(const AllocationRequest& r, std::uint64_t address, ring::Unfenced why, const FenceFailure& failure,
-                   int device) noexcept {
+                   const CallPlace& where) noexcept {
   Tracked t;
   t.address = address;
   t.bytes = r.bytes;
@@ -140,10 +140,11 @@ void note_unfenced(const AllocationRequest& r, std::uint64_t address, ring::Unfe
     e.stream = reinterpret_cast<std::uint64_t>(r.stream);
     e.api = r.api;
     e.side = ring::Side::none;
-    e.reason = why;
+    e.unfenced_reason = why;
     e.failed_call = failure.call;
     e.failed_result = static_cast<std::int32_t>(failure.result);
-    e.device = device;
+    e.context = where.context;
+    e.device = where.device;
     e.site = capture_allocation_site(*ring);
     t.record = ring->add_allocation(e);
   }
@@ -154,7 +155,7 @@ void note_host_or_managed(ring::Api api, std::uint64_t address, std::uint64_t by
   AllocationRequest r;
   r.api = api;
   r.bytes = bytes;
-  note_unfenced(r, address, why, FenceFailure{}, -1);
+  note_unfenced(r, address, why, FenceFailure{}, current_place());
 }
 
 FreeResult release_tracked(const FreeRequest& r, Tracked& t, CUresult& rc) noexcept {

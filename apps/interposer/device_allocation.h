@@ -7,6 +7,7 @@
 
 #include <cstdint>
 
+#include "apps/interposer/driver_calls.h"
 #include "apps/interposer/fence_memory.h"
 #include "apps/interposer/tracked_ranges.h"
 #include "fence/ring_format.h"
@@ -26,31 +27,32 @@ struct AllocationRequest {
 // Larger requests go to the driver's own call (which refuses them) as they are.
 inline constexpr std::uint64_t kMaxFencedBytes = 1ull << 62;
 
-// Whether to fence this request: Unfenced::fenced (and the device) when the interposer
-// should try, else why not.
-ring::Unfenced fence_decision(const AllocationRequest& r, int& device) noexcept;
-// Places the request against a guard, tracks and records it; false (and why) on failure.
-bool allocate_fenced(const AllocationRequest& r, int device, CUdeviceptr& out, FenceFailure& why) noexcept;
+// Whether to fence this request, made where the program's call runs: Unfenced::none when
+// the interposer should try, else why not.
+ring::Unfenced fence_decision(const AllocationRequest& r, const CallPlace& where) noexcept;
+// Places the request against a guard on where's device, tracks and records it; false
+// (and why) on failure.
+bool allocate_fenced(const AllocationRequest& r, const CallPlace& where, CUdeviceptr& out, FenceFailure& why) noexcept;
 // Gives the physical memory kept for reuse back to the driver; true when there was some.
 bool release_kept_device_memory() noexcept;
 // Tracks and records memory the driver's own call allocated.
 void note_unfenced(const AllocationRequest& r, std::uint64_t address, ring::Unfenced why, const FenceFailure& failure,
-                   int device) noexcept;
+                   const CallPlace& where) noexcept;
 
 template <class DriverAlloc>
 CUresult allocate_device(const AllocationRequest& r, CUdeviceptr* dptr, DriverAlloc&& driver_alloc) {
-  int device = -1;
+  const CallPlace where = current_place();
   FenceFailure failure;
   ring::Unfenced why = ring::Unfenced::zero_bytes;
-  if (dptr && r.bytes != 0) why = fence_decision(r, device);
-  if (why == ring::Unfenced::fenced) {
-    if (allocate_fenced(r, device, *dptr, failure)) return CUDA_SUCCESS;
+  if (dptr && r.bytes != 0) why = fence_decision(r, where);
+  if (why == ring::Unfenced::none) {
+    if (allocate_fenced(r, where, *dptr, failure)) return CUDA_SUCCESS;
     why = ring::Unfenced::vmm_failed;
   }
   CUresult rc = driver_alloc();
   // Out of memory while the interposer keeps freed buffers' memory for reuse: it goes back first.
   if (rc == CUDA_ERROR_OUT_OF_MEMORY && release_kept_device_memory()) rc = driver_alloc();
-  if (rc == CUDA_SUCCESS && dptr && *dptr != 0) note_unfenced(r, *dptr, why, failure, device);
+  if (rc == CUDA_SUCCESS && dptr && *dptr != 0) note_unfenced(r, *dptr, why, failure, where);
   return rc;
 }
 

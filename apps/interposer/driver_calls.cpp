@@ -73,4 +73,16 @@ const DriverCalls* driver_calls() noexcept {
   return g_resolved.load(std::memory_order_acquire) ? &g_calls : nullptr;
 }
 
+CallPlace current_place() noexcept {
+  CallPlace where;
+  const DriverCalls* d = driver_calls();
+  if (!d) return where;
+  CUcontext ctx = nullptr;
+  if (d->ctx_get_current && d->ctx_get_current(&ctx) == CUDA_SUCCESS)
+    where.context = reinterpret_cast<std::uint64_t>(ctx);
+  CUdevice dev = 0;
+  if (d->ctx_get_device && d->ctx_get_device(&dev) == CUDA_SUCCESS) where.device = dev;
+  return where;
+}
+
 }  // namespace cudadiag::interposer

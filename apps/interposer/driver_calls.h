@@ -7,6 +7,8 @@
 #include <cuda.h>
 #include <cudaTypedefs.h>
 
+#include <cstdint>
+
 namespace cudadiag::interposer {
 
 struct DriverCalls {
@@ -48,5 +50,13 @@ struct DriverCalls {
 
 // Null until the driver's cuGetProcAddress is reachable; resolved once after that.
 const DriverCalls* driver_calls() noexcept;
+
+// Where a call of the program ran: the calling thread's current context (an opaque id,
+// 0: none) and its device ordinal (-1: none, or no driver yet).
+struct CallPlace {
+  std::uint64_t context = 0;
+  int device = -1;
+};
+CallPlace current_place() noexcept;
 
 }  // namespace cudadiag::interposer

@@ -4,6 +4,7 @@
 
 #include <atomic>
 
+#include "apps/interposer/debug_log.h"
 #include "apps/interposer/recycle_bin.h"
 #include "apps/interposer/reuse_cache.h"
 #include "apps/interposer/process.h"
@@ -167,15 +168,24 @@ bool map_fenced(const DriverCalls& d, int device, std::uint64_t bytes, std::uint
   // A freed buffer kept mapped with exactly this mapped size: placed anew, no driver call.
   RecycleBin::Buffer kept;
   if (recycle_bin().take(device, side, mapped, kept)) {
+    // The bin keys a buffer by device, side and mapped size, and a device's granule never
+    // changes: placed again, the request lands where the buffer is mapped. A buffer that
+    // does not is not one map_fenced placed.
     const fence::Layout l = fence::place(kept.reserved_begin, bytes, gran, a, side);
-    if (l.mapped_begin == kept.mapped_begin && l.reserved_size == kept.reserved_size) {
-      out.layout = l;
-      out.handle = kept.handle;
-      out.granularity = gran;
-      out.recycled = true;
-      return true;
-    }
-    unmap_recycled(d, kept, settings().reuse_bytes);  // cannot happen: the same geometry places the same way
+    if (l.mapped_begin != kept.mapped_begin || l.reserved_size != kept.reserved_size)
+      internal_error("the recycle bin gave a buffer mapped at 0x%llx (reservation 0x%llx, %llu bytes) for %llu "
+                     "bytes on device %d, which place at 0x%llx (reservation %llu bytes; granule %llu, alignment %llu)",
+                     static_cast<unsigned long long>(kept.mapped_begin),
+                     static_cast<unsigned long long>(kept.reserved_begin),
+                     static_cast<unsigned long long>(kept.reserved_size), static_cast<unsigned long long>(bytes),
+                     device, static_cast<unsigned long long>(l.mapped_begin),
+                     static_cast<unsigned long long>(l.reserved_size), static_cast<unsigned long long>(gran),
+                     static_cast<unsigned long long>(a));
+    out.layout = l;
+    out.handle = kept.handle;
+    out.granularity = gran;
+    out.recycled = true;
+    return true;
   }
 
   CUdeviceptr base = 0;

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "apps/interposer/driver_calls.h"
 #include "apps/interposer/kernel_info.h"
 #include "apps/interposer/process.h"
 #include "apps/interposer/tracked_ranges.h"
@@ -67,6 +68,9 @@ std::uint64_t record_launch(const LaunchArgs& a) noexcept {
   }
   e.dynamic_smem = a.dynamic_smem;
   e.api = a.api;
+  const CallPlace where = current_place();
+  e.context = where.context;
+  e.device = where.device;
   if (k) {
     e.name = k->name;
     e.name_text = k->name_prefix;

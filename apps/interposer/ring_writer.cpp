@@ -51,6 +51,20 @@ void end_record(Slot& s, std::uint64_t seq) {
   atomic(s.stamp).store(ring::complete_stamp(seq), std::memory_order_release);
 }
 
+// Every field of a record's list, from the event into its slot.
+void copy_fields(ring::AllocationSlot& to, const AllocationEvent& from) {
+  CUDADIAG_RING_ALLOCATION_FIELDS(CUDADIAG_RING_COPY, CUDADIAG_RING_COPY)
+}
+void copy_fields(ring::LaunchSlot& to, const LaunchEvent& from) {
+  CUDADIAG_RING_LAUNCH_FIELDS(CUDADIAG_RING_COPY, CUDADIAG_RING_COPY)
+}
+void copy_fields(ring::TmaSlot& to, const TmaEvent& from) {
+  CUDADIAG_RING_TMA_FIELDS(CUDADIAG_RING_COPY, CUDADIAG_RING_COPY)
+}
+void copy_fields(ring::SlackWrite& to, const SlackWriteEvent& from) {
+  CUDADIAG_RING_SLACK_WRITE_FIELDS(CUDADIAG_RING_COPY, CUDADIAG_RING_COPY)
+}
+
 }  // namespace
 
 void SpinLock::lock() noexcept {
@@ -405,22 +419,7 @@ RecordRef RingWriter::add_allocation(const AllocationEvent& e) noexcept {
   }
   ring::AllocationSlot& s = *allocation_slot(slot);
   begin_record(s, seq);
-  s.address = e.address;
-  s.bytes = e.bytes;
-  s.mapped_begin = e.mapped_begin;
-  s.mapped_end = e.mapped_end;
-  s.guard_begin = e.guard_begin;
-  s.guard_end = e.guard_end;
-  s.stream = e.stream;
-  s.api = static_cast<std::uint16_t>(e.api);
-  s.free_api = 0;
-  s.side = static_cast<std::uint8_t>(e.side);
-  s.state = static_cast<std::uint8_t>(ring::State::live);
-  s.unfenced_reason = static_cast<std::uint8_t>(e.reason);
-  s.failed_call = static_cast<std::uint8_t>(e.failed_call);
-  s.failed_result = e.failed_result;
-  s.device = e.device;
-  s.site = e.site;
+  copy_fields(s, e);
   end_record(s, seq);
   allocation_lock_.unlock();
   ref.slot = slot;
@@ -433,9 +432,9 @@ void RingWriter::set_state(RecordRef ref, ring::State state, ring::Api free_api)
   allocation_lock_.lock();
   ring::AllocationSlot& s = *allocation_slot(ref.slot);
   if (atomic(s.seq).load(std::memory_order_relaxed) == ref.seq) {
-    const bool was_live = s.state == static_cast<std::uint8_t>(ring::State::live);
-    if (free_api != ring::Api::unknown) atomic(s.free_api).store(static_cast<std::uint16_t>(free_api));
-    atomic(s.state).store(static_cast<std::uint8_t>(state), std::memory_order_release);
+    const bool was_live = s.state == ring::State::live;
+    if (free_api != ring::Api::unknown) atomic(s.free_api).store(free_api);
+    atomic(s.state).store(state, std::memory_order_release);
     if (was_live && state != ring::State::live && reusable_count_ < header_->allocation_capacity) {
       reusable_[(reusable_head_ + reusable_count_) % header_->allocation_capacity] = ref;
       ++reusable_count_;
@@ -471,14 +470,7 @@ std::uint64_t RingWriter::add_launch(const LaunchEvent& e) noexcept {
   }
   ring::LaunchSlot& s = *launch_slot(static_cast<std::uint32_t>(seq % header_->launch_capacity));
   begin_record(s, seq);
-  s.function = e.function;
-  s.stream = e.stream;
-  for (int i = 0; i < 3; ++i) {
-    s.grid[i] = e.grid[i];
-    s.block[i] = e.block[i];
-  }
-  s.dynamic_smem = e.dynamic_smem;
-  s.api = static_cast<std::uint16_t>(e.api);
+  copy_fields(s, e);
   const std::uint32_t n = e.pointer_count < ring::kMaxPointerArgs ? e.pointer_count : ring::kMaxPointerArgs;
   s.pointer_count = static_cast<std::uint8_t>(n);
   for (std::uint32_t i = 0; i < ring::kMaxPointerArgs; ++i) s.pointer_args[i] = i < n ? e.pointer_args[i] : 0;
@@ -487,7 +479,6 @@ std::uint64_t RingWriter::add_launch(const LaunchEvent& e) noexcept {
   // strncpy pads the rest with NULs; the last byte stays one.
   std::strncpy(s.name_prefix, e.name_text ? e.name_text : "", sizeof s.name_prefix - 1);
   s.name_prefix[sizeof s.name_prefix - 1] = '\0';
-  s.returned = 0;
   end_record(s, seq);
   launch_lock_.unlock();
   return seq;
@@ -513,14 +504,7 @@ void RingWriter::add_slack_write(const SlackWriteEvent& e) noexcept {
   if (seq >= ring::kMaxSlackWrites) return;
   ring::SlackWrite& w = header_->slack[seq];
   begin_record(w, seq);
-  w.allocation_seq = e.allocation_seq;
-  w.address = e.address;
-  w.bytes = e.bytes;
-  w.first_offset = e.first_offset;
-  w.last_offset = e.last_offset;
-  w.slack_bytes = e.slack_bytes;
-  w.seen_at = static_cast<std::uint8_t>(e.seen_at);
-  w.pid = e.pid;
+  copy_fields(w, e);
   end_record(w, seq);
 }
 
@@ -535,20 +519,7 @@ void RingWriter::add_tma_map(const TmaEvent& e) noexcept {
   }
   ring::TmaSlot& s = *tma_slot(static_cast<std::uint32_t>(seq % header_->tma_capacity));
   begin_record(s, seq);
-  s.global_address = e.global_address;
-  s.span_bytes = e.span_bytes;
-  s.mapped_after = e.mapped_after;
-  s.allocation_address = e.allocation_address;
-  s.allocation_bytes = e.allocation_bytes;
-  s.allocation_seq = e.allocation_seq;
-  s.api = static_cast<std::uint16_t>(e.api);
-  s.data_type = e.data_type;
-  s.rank = e.rank;
-  s.interleave = e.interleave;
-  s.swizzle = e.swizzle;
-  s.oob_fill = e.oob_fill;
-  s.flags = e.flags;
-  s.result = e.result;
+  copy_fields(s, e);
   end_record(s, seq);
   tma_lock_.unlock();
 }

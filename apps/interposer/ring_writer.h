@@ -20,21 +20,9 @@ struct RingSettings {
   std::uint64_t recycle_limit_bytes = 0;
 };
 
+// The fields of each record the writer is handed (ring_format.h, its lists).
 struct AllocationEvent {
-  std::uint64_t address = 0;
-  std::uint64_t bytes = 0;
-  std::uint64_t mapped_begin = 0;
-  std::uint64_t mapped_end = 0;
-  std::uint64_t guard_begin = 0;
-  std::uint64_t guard_end = 0;
-  std::uint64_t stream = 0;
-  ring::Api api = ring::Api::unknown;
-  ring::Side side = ring::Side::none;
-  ring::Unfenced reason = ring::Unfenced::fenced;
-  ring::VmmCall failed_call = ring::VmmCall::none;
-  std::int32_t failed_result = 0;
-  std::int32_t device = -1;
-  std::uint32_t site = ring::kNoSite;  // add_site's answer
+  CUDADIAG_RING_ALLOCATION_FIELDS(CUDADIAG_RING_MEMBER, CUDADIAG_RING_MEMBER)
 };
 
 // Where an allocation was made (ring_format.h, SiteSlot): frames innermost first.
@@ -67,12 +55,7 @@ struct NameRef {
 };
 
 struct LaunchEvent {
-  std::uint64_t function = 0;
-  std::uint64_t stream = 0;
-  std::uint32_t grid[3] = {1, 1, 1};
-  std::uint32_t block[3] = {1, 1, 1};
-  std::uint32_t dynamic_smem = 0;
-  ring::Api api = ring::Api::unknown;
+  CUDADIAG_RING_LAUNCH_FIELDS(CUDADIAG_RING_MEMBER, CUDADIAG_RING_MEMBER)
   std::uint32_t pointer_count = 0;
   std::uint64_t pointer_args[ring::kMaxPointerArgs] = {};
   NameRef name;                    // in the names region, when it fit
@@ -80,32 +63,12 @@ struct LaunchEvent {
 };
 
 struct TmaEvent {
-  ring::Api api = ring::Api::unknown;
-  std::uint64_t global_address = 0;
-  std::uint64_t span_bytes = 0;
-  std::uint64_t mapped_after = 0;
-  std::uint64_t allocation_address = 0;
-  std::uint64_t allocation_bytes = 0;
-  std::uint64_t allocation_seq = 0;
-  std::uint8_t data_type = 0;
-  std::uint8_t rank = 0;
-  std::uint8_t interleave = 0;
-  std::uint8_t swizzle = 0;
-  std::uint8_t oob_fill = 0;
-  std::uint8_t flags = 0;  // ring::kTma*
-  std::int32_t result = 0;
+  CUDADIAG_RING_TMA_FIELDS(CUDADIAG_RING_MEMBER, CUDADIAG_RING_MEMBER)
 };
 
 // Bytes of a fenced buffer's slack that lost their canary.
 struct SlackWriteEvent {
-  std::uint64_t allocation_seq = 0;
-  std::uint64_t address = 0;
-  std::uint64_t bytes = 0;
-  std::uint32_t first_offset = 0;
-  std::uint32_t last_offset = 0;
-  std::uint32_t slack_bytes = 0;
-  ring::SlackCheck seen_at = ring::SlackCheck::free;
-  std::int32_t pid = 0;
+  CUDADIAG_RING_SLACK_WRITE_FIELDS(CUDADIAG_RING_MEMBER, CUDADIAG_RING_MEMBER)
 };
 
 inline constexpr std::uint64_t kNoLaunch = ~0ull;

@@ -11,7 +11,7 @@ void record_tma_encode(const TmaEncode& e, CUresult result) noexcept {
   if (!ring) return;
   TmaEvent t;
   t.api = e.api;
-  t.global_address = e.address;
+  t.address = e.address;
   t.span_bytes = tma_span_bytes(e.data_type, e.rank, e.dims, e.strides);
   t.data_type = static_cast<std::uint8_t>(e.data_type);
   t.rank = static_cast<std::uint8_t>(e.rank);

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "run/ring_reader.h"
+#include "run/ring_text.h"
 #include "run/symbolizer.h"
 #include "util/exit_codes.h"
 #include "util/printable.h"
@@ -22,15 +23,6 @@ using namespace cudadiag::run;
 const char* yes_no(bool b) { return b ? "true" : "false"; }
 
 std::string shown(const std::string& text) { return cudadiag::printable(text); }
-
-const char* side_name(FenceSide s) {
-  switch (s) {
-    case FenceSide::back: return "back";
-    case FenceSide::front: return "front";
-    case FenceSide::none: break;
-  }
-  return "none";
-}
 
 void print_summary(const RingRead& r, std::size_t process_files) {
   const InterposerSummary& s = r.log.summary;
@@ -63,11 +55,7 @@ void print_summary(const RingRead& r, std::size_t process_files) {
   std::printf("unfenced=%s\n", reasons.c_str());
   std::printf("slack_watched=%s\nslack_writes=%zu\nslack_writes_lost=%" PRIu64 "\n", yes_no(s.slack_watched),
               r.log.slack_writes.size(), r.log.slack_writes_lost);
-  for (const auto& w : r.log.slack_writes)
-    std::printf("slack_write allocation=%" PRIu64 " address=0x%" PRIx64 " bytes=%" PRIu64
-                " first=%u last=%u slack=%u pid=%d %s\n",
-                w.allocation_seq, w.address, w.bytes, w.first_offset, w.last_offset, w.slack_bytes, w.pid,
-                w.seen_at.c_str());
+  for (const auto& w : r.log.slack_writes) std::printf("%s\n", slack_write_line(w).c_str());
   std::printf("preloads_restored=%" PRIu64 "\nescapes=%" PRIu64 "\nprocess_events_lost=%" PRIu64 "\n",
               r.log.preloads_restored, r.log.escapes, r.log.process_events_lost);
   for (const auto& e : r.log.process_events)
@@ -89,29 +77,13 @@ void print_summary(const RingRead& r, std::size_t process_files) {
 void print_records(const RingRead& r) {
   Symbolizer symbols(r.log.modules);
   for (const auto& a : r.log.allocations) {
-    std::printf("allocation seq=%" PRIu64 " address=0x%" PRIx64 " bytes=%" PRIu64 " side=%s guard=0x%" PRIx64
-                "-0x%" PRIx64 " freed=%s released=%s api=%s reason=%s\n",
-                a.seq, a.address, a.bytes, side_name(a.side), a.guard_begin, a.guard_end, yes_no(a.freed),
-                yes_no(a.quarantine_released), a.api.c_str(), a.unfenced_reason.c_str());
+    std::printf("%s\n", allocation_line(a).c_str());
     const auto origin = allocation_origin(r.log, a, symbols);
-    if (!origin.empty()) std::printf("allocated_at seq=%" PRIu64 " %s\n", a.seq, shown(cudadiag::report::origin_text(origin)).c_str());
+    if (!origin.empty())
+      std::printf("allocated_at seq=%" PRIu64 " %s\n", a.seq, shown(cudadiag::report::origin_text(origin)).c_str());
   }
-  for (const auto& l : r.log.launches) {
-    std::string args;
-    for (auto p : l.pointer_args) {
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "%s0x%" PRIx64, args.empty() ? "" : ",", p);
-      args += buf;
-    }
-    std::printf("launch seq=%" PRIu64 " kernel=%s grid(%u,%u,%u) block(%u,%u,%u) smem=%u api=%s pointer_args=%s\n",
-                l.seq, shown(l.kernel).c_str(), l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2],
-                l.dynamic_smem, l.api.c_str(), args.c_str());
-  }
-  for (const auto& t : r.log.tma_maps)
-    std::printf("tma_map seq=%" PRIu64 " api=%s address=0x%" PRIx64 " span=%" PRIu64 " rank=%u result=%d allocation=0x%" PRIx64
-                " bytes=%" PRIu64 " fenced=%s mapped_after=%" PRIu64 " near_guard=%s past_buffer=%s\n",
-                t.seq, t.api.c_str(), t.address, t.span_bytes, t.rank, t.result, t.allocation_address,
-                t.allocation_bytes, yes_no(t.in_fenced), t.mapped_after, yes_no(t.near_guard), yes_no(t.past_buffer));
+  for (const auto& l : r.log.launches) std::printf("%s\n", launch_line(l).c_str());
+  for (const auto& t : r.log.tma_maps) std::printf("%s\n", tma_map_line(t).c_str());
 }
 
 }  // namespace

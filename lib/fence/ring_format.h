@@ -1,67 +1,43 @@
 #pragma once
 // The file the interposer (apps/interposer, loaded into the user's program) records
 // into and the parent reads back (lib/run/ring_reader.h) after the program ended,
-// however it ended. Plain structs and code tables, no dependencies: the writer is a
-// preloaded library without the C++ library, the reader a host tool.
+// however it ended. Plain structs, code tables and one field list per record kind, no
+// dependencies: the writer is a preloaded library without the C++ library, the reader a
+// host tool.
 //
-// File layout (host byte order; written and read on the same machine):
+// File layout (host byte order; written and read on the same machine). kVersion changes
+// with the layout, and a reader reads its own version only:
 //
-//   [0, kHeaderBytes)                          Header
+//   [0, kHeaderBytes)                          Header: counters, process events, slack writes
 //   [allocations_offset, + capacity * 128)     AllocationSlot: live allocations are kept;
 //                                              freed ones are overwritten oldest first
 //   [launches_offset, + capacity * 256)        LaunchSlot: a ring of the latest launches
 //   [tma_offset, + capacity * 96)              TmaSlot: a ring of the latest encoded TMA
 //                                              descriptors (cuTensorMapEncode*)
 //   [names_offset, + names_capacity)           kernel names, each followed by a NUL
-//   [sites_offset, + site_capacity * 496)      SiteSlot: where allocations were made (v6)
-//   [modules_offset, + module_capacity * 256)  ModuleSlot: the modules their return
-//                                              addresses lie in (v6)
+//   [sites_offset, + site_capacity * 496)      SiteSlot: where allocations were made,
+//                                              filled once, never overwritten
+//   [modules_offset, + module_capacity * 256)  ModuleSlot: the loaded objects the sites'
+//                                              return addresses lie in
 //
 // The writer reserves the file's blocks (posix_fallocate) before it maps them, so that a
-// write into the mapping never meets a full file system (SIGBUS). When there is no room,
-// the file is a header only (every capacity 0, kRingNoRoom set, the errno and the bytes
-// it needed kept): the fence stays on and the counters count, but no record is kept.
-//
-// The header also keeps what happened to the processes of the run (ProcessEvent): an
-// exec or spawn whose environment had lost the interposer (restored), one the
-// interposer cannot follow (a set-user-ID or static program: it escaped the fence), and
-// CUDA that a process used without the interposer seeing it (RTLD_DEEPBIND). Any process
-// of the run records these into the file CUDADIAG_RING names.
-//
-// Since version 4 the header also keeps the writes the interposer found in the slack of a
-// fenced buffer (SlackWrite: the bytes between its end and its guard, which the fence's
-// alignment leaves mapped): it fills them with kSlackCanary when it places the buffer and
-// checks them when the buffer is freed and when the process exits. And a launch slot says
-// whether the driver's launch call returned (`returned`): under CUDA_LAUNCH_BLOCKING a
-// launch whose call never returned is a kernel that never finished.
-//
-// Since version 5 the header says how much freed memory the interposer kept mapped for
-// recycling (CUDADIAG_FENCE_RECYCLE_MB: a freed buffer's mapping serves the next fenced
-// allocation of its mapped size without a driver call, still flush against its guard; a
-// use after free of such a buffer does not fault) and how many allocations it served.
-//
-// Since version 6 an allocation's record names the site it was made at (`site`, an index
-// into the table of sites; kNoSite: none recorded). A site is the host call stack of the
-// allocating thread as return addresses, and for a Python program the innermost Python
-// frame and the innermost one outside the interpreter's own and installed packages (the
-// user's line), read only while the allocating thread holds the interpreter's lock.
-// Sites are kept once (equal stacks share one record) in a table that is filled, never
-// overwritten: an allocation whose site finds the table full counts in `sites_dropped`.
-// The return addresses are placed by the table of modules (ModuleSlot: each loaded
-// object's address range, load bias and file), which the parent reads the symbols of.
+// write into the mapping never meets a full file system (SIGBUS in the program). When
+// there is no room, the file is a header only (every capacity 0, kRingNoRoom set, the
+// errno and the bytes it needed kept): the fence stays on and the counters count.
 //
 // A slot is complete when its stamp is 2 * seq + 2; the writer sets 2 * seq + 1 before it
 // writes the fields, so a record that was being written when the process died is told
 // apart ("torn") and dropped. Counters are per process and kept when the rings wrap.
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "fence/guard_layout.h"
 
 namespace cudadiag::ring {
 
 inline constexpr std::uint64_t kMagic = 0x00474e4952464443ull;  // "CDFRING\0"
-inline constexpr std::uint32_t kVersion = 6;
+inline constexpr std::uint32_t kVersion = 7;
 inline constexpr std::uint32_t kHeaderBytes = 4096;
 inline constexpr std::uint32_t kMaxPointerArgs = 8;
 inline constexpr std::uint32_t kNamePrefixBytes = 96;
@@ -222,7 +198,7 @@ constexpr const char* api_name(Api a) {
 
 // Why an allocation was not fenced (slot field `unfenced_reason`).
 enum class Unfenced : std::uint8_t {
-  fenced = 0,
+  none = 0,          // nothing kept it from being fenced
   fence_off,         // CUDADIAG_FENCE_SIDE=none: recorded only
   managed_memory,
   host_memory,
@@ -238,7 +214,7 @@ enum class Unfenced : std::uint8_t {
 
 constexpr const char* unfenced_text(Unfenced u) {
   switch (u) {
-    case Unfenced::fenced: return "";
+    case Unfenced::none: return "";
     case Unfenced::fence_off: return "fence off (CUDADIAG_FENCE_SIDE=none)";
     case Unfenced::managed_memory: return "managed memory";
     case Unfenced::host_memory: return "host memory";
@@ -327,6 +303,93 @@ inline constexpr std::uint8_t kTmaPastBuffer = 4;      // dims and strides reach
 inline constexpr std::uint8_t kTmaInFreed = 8;         // the base lies in a freed (quarantined) buffer
 inline constexpr std::uint8_t kTmaInUnfenced = 16;     // the base lies in memory the driver's allocator made
 
+// A launch's grid or block dimensions.
+struct Dim3 {
+  std::uint32_t xyz[3] = {1, 1, 1};
+  constexpr std::uint32_t& operator[](int i) { return xyz[i]; }
+  constexpr std::uint32_t operator[](int i) const { return xyz[i]; }
+  friend constexpr bool operator==(const Dim3& a, const Dim3& b) {
+    return a.xyz[0] == b.xyz[0] && a.xyz[1] == b.xyz[1] && a.xyz[2] == b.xyz[2];
+  }
+};
+
+// How cudadiag-ring-dump prints a value field: hex (addresses, handles), dec, dims (x,y,z).
+enum class Shown : std::uint8_t { hex, dec, dims };
+
+// The fields of each record kind, once, in slot order. The slots below, the writer's
+// events (apps/interposer/ring_writer.h), the reader's records (lib/run/allocation.h),
+// the copies between them and the dump's lines (lib/run/ring_text.h) are made from these
+// lists by the macros that follow them. Two kinds of field:
+//   VALUE(type, name, initial, shown)  carried as it is into the reader's record
+//   CODE(type, name, initial)          kept as written; the reader says it in its own words
+// `initial` is the writer's value where the caller sets none. Types are named from the
+// namespace cudadiag (ring::...): the lists are expanded in the writer's and the reader's.
+// Fields a slot keeps besides (the names region's references, the pointer arguments)
+// follow its list's fields in the slot.
+
+#define CUDADIAG_RING_ALLOCATION_FIELDS(VALUE, CODE)                                                      \
+  VALUE(std::uint64_t, address, 0, hex)       /* the pointer handed to the program */                   \
+  VALUE(std::uint64_t, bytes, 0, dec)         /* the bytes the program asked for */                     \
+  VALUE(std::uint64_t, mapped_begin, 0, hex)  /* [mapped_begin, mapped_end): mapped for this buffer */  \
+  VALUE(std::uint64_t, mapped_end, 0, hex)    /*   (address .. address + bytes when not fenced) */      \
+  VALUE(std::uint64_t, guard_begin, 0, hex)   /* [guard_begin, guard_end): reserved, never mapped; */   \
+  VALUE(std::uint64_t, guard_end, 0, hex)     /*   0, 0 when not fenced */                              \
+  VALUE(std::uint64_t, stream, 0, hex)        /* stream-ordered allocations: the stream handle */       \
+  VALUE(std::uint64_t, context, 0, hex)       /* the CUcontext current in the call, an id (0: none) */  \
+  VALUE(std::int32_t, device, -1, dec)        /* that context's device ordinal (-1: none) */            \
+  CODE(std::int32_t, failed_result, 0)        /* the CUresult of failed_call */                         \
+  CODE(ring::Api, api, ring::Api::unknown)    /* the entry point that allocated */                      \
+  CODE(ring::Api, free_api, ring::Api::unknown) /* the entry point that freed it (unknown while live) */ \
+  CODE(ring::Side, side, ring::Side::none)    /* where its guard sits; none: not fenced */              \
+  CODE(ring::State, state, ring::State::live) /* updated in place with one store */                     \
+  CODE(ring::Unfenced, unfenced_reason, ring::Unfenced::none) /* side none: why not */                  \
+  CODE(ring::VmmCall, failed_call, ring::VmmCall::none) /* vmm_failed: the call that failed */          \
+  CODE(std::uint32_t, site, ring::kNoSite)    /* an index into the sites (kNoSite: none recorded) */
+
+#define CUDADIAG_RING_LAUNCH_FIELDS(VALUE, CODE)                                                          \
+  VALUE(std::uint64_t, function, 0, hex)      /* the CUfunction handle */                               \
+  VALUE(std::uint64_t, stream, 0, hex)        /* the CUstream handle (0: the legacy default stream) */  \
+  VALUE(std::uint64_t, context, 0, hex)       /* the CUcontext current in the call, an id (0: none) */  \
+  VALUE(ring::Dim3, grid, {}, dims)                                                                     \
+  VALUE(ring::Dim3, block, {}, dims)                                                                    \
+  VALUE(std::uint32_t, dynamic_smem, 0, dec)  /* bytes of dynamic shared memory */                      \
+  VALUE(std::int32_t, device, -1, dec)        /* that context's device ordinal (-1: none) */            \
+  CODE(ring::Api, api, ring::Api::unknown)    /* the entry point that launched */                       \
+  CODE(std::uint8_t, returned, 0)             /* 1 once the driver's launch call returned */
+
+#define CUDADIAG_RING_TMA_FIELDS(VALUE, CODE)                                                             \
+  VALUE(std::uint64_t, address, 0, hex)       /* the tensor's base (globalAddress) */                   \
+  VALUE(std::uint64_t, span_bytes, 0, dec)    /* bytes from the base its dims and strides cover (0: unknown) */ \
+  VALUE(std::uint64_t, mapped_after, 0, dec)  /* fenced: bytes mapped from the base to the guard */     \
+  VALUE(std::uint64_t, allocation_address, 0, hex) /* the allocation holding the base (0: none known) */ \
+  VALUE(std::uint64_t, allocation_bytes, 0, dec)                                                        \
+  VALUE(std::uint64_t, allocation_seq, 0, dec) /* its record's seq (AllocationSlot::seq) */             \
+  CODE(ring::Api, api, ring::Api::unknown)    /* which encode */                                        \
+  VALUE(std::uint8_t, data_type, 0, dec)      /* CUtensorMapDataType */                                 \
+  VALUE(std::uint8_t, rank, 0, dec)                                                                     \
+  VALUE(std::uint8_t, interleave, 0, dec)     /* CUtensorMapInterleave */                               \
+  VALUE(std::uint8_t, swizzle, 0, dec)        /* CUtensorMapSwizzle */                                  \
+  VALUE(std::uint8_t, oob_fill, 0, dec)       /* CUtensorMapFloatOOBfill */                             \
+  CODE(std::uint8_t, flags, 0)                /* kTma* */                                               \
+  VALUE(std::int32_t, result, 0, dec)         /* the encode's CUresult */
+
+#define CUDADIAG_RING_SLACK_WRITE_FIELDS(VALUE, CODE)                                                     \
+  VALUE(std::uint64_t, allocation_seq, 0, dec) /* the buffer's record (AllocationSlot::seq) */          \
+  VALUE(std::uint64_t, address, 0, hex)       /* the buffer */                                          \
+  VALUE(std::uint64_t, bytes, 0, dec)                                                                   \
+  VALUE(std::uint32_t, first_offset, 0, dec)  /* the first changed byte past the end (0: the first byte after it) */ \
+  VALUE(std::uint32_t, last_offset, 0, dec)   /* the last changed byte, likewise */                     \
+  VALUE(std::uint32_t, slack_bytes, 0, dec)   /* bytes between the end and the guard */                 \
+  VALUE(std::int32_t, pid, 0, dec)            /* the process that found them */                         \
+  CODE(ring::SlackCheck, seen_at, ring::SlackCheck::free)
+
+// What to make of a list's field: a slot's member, an event's or record's member with its
+// initial value, a copy between two structs named `to` and `from`, nothing.
+#define CUDADIAG_RING_SLOT_MEMBER(type, name, ...) type name;
+#define CUDADIAG_RING_MEMBER(type, name, initial, ...) type name = initial;
+#define CUDADIAG_RING_COPY(type, name, ...) to.name = from.name;
+#define CUDADIAG_RING_SKIP(...)
+
 // One process event, written by whichever process of the run it happened in.
 struct ProcessEvent {
   std::uint64_t stamp;        // complete_stamp(seq) once written
@@ -339,18 +402,10 @@ struct ProcessEvent {
 
 // Bytes of a fenced buffer's slack that no longer hold kSlackCanary.
 struct SlackWrite {
-  std::uint64_t stamp;          // complete_stamp(seq) once written
+  std::uint64_t stamp;  // complete_stamp(seq) once written
   std::uint64_t seq;
-  std::uint64_t allocation_seq; // the buffer's record (AllocationSlot::seq)
-  std::uint64_t address;        // the buffer
-  std::uint64_t bytes;
-  std::uint32_t first_offset;   // the first changed byte, counted from the buffer's end (0: the first byte past it)
-  std::uint32_t last_offset;    // the last changed byte, likewise
-  std::uint32_t slack_bytes;    // bytes between the end and the guard
-  std::uint8_t seen_at;         // SlackCheck
-  std::uint8_t reserved0[3];
-  std::int32_t pid;
-  std::uint32_t reserved1;
+  CUDADIAG_RING_SLACK_WRITE_FIELDS(CUDADIAG_RING_SLOT_MEMBER, CUDADIAG_RING_SLOT_MEMBER)
+  std::uint8_t reserved0[7];
 };
 
 struct Header {
@@ -385,7 +440,7 @@ struct Header {
   std::uint64_t tma_encodes;            // cuTensorMapEncode* calls
   std::uint64_t dropped_allocations;    // allocation records overwritten or never written
   std::uint64_t names_used;             // bytes of the names region in use
-  // Since version 2.
+  // TMA descriptors; what the fence cost.
   std::uint32_t tma_capacity;           // TmaSlot records
   std::uint32_t reserved2;
   std::uint64_t tma_offset;
@@ -394,7 +449,7 @@ struct Header {
   std::uint64_t reservations_reused;    // fenced allocations placed in an address range that left quarantine
   std::uint64_t driver_calls[kDriverCallKinds];  // the interposer's own driver calls, by DriverCall
   std::uint64_t driver_ns[kDriverCallKinds];     // nanoseconds spent in them
-  // Since version 3.
+  // The file itself; the processes of the run.
   std::uint32_t ring_flags;             // kRing*
   std::int32_t layout_errno;            // kRingNoRoom: the errno of the reservation
   std::uint64_t wanted_bytes;           // kRingNoRoom: the bytes the records needed
@@ -403,15 +458,15 @@ struct Header {
   std::uint32_t escapes;                // events for which event_escapes()
   std::uint32_t reserved3;
   ProcessEvent events[kMaxProcessEvents];
-  // Since version 4.
+  // Writes into the slack of fenced buffers (filled with kSlackCanary when placed, checked at free and exit).
   std::uint64_t slack_watched;          // fenced buffers whose slack holds canaries
   std::uint64_t slack_writes;           // slack writes found (next SlackWrite seq); past kMaxSlackWrites counted only
   SlackWrite slack[kMaxSlackWrites];
-  // Since version 5.
+  // Freed memory kept mapped for recycling (CUDADIAG_FENCE_RECYCLE_MB).
   std::uint64_t recycle_limit_bytes;    // freed buffers kept mapped for the next of their size, up to this (0: none)
   std::uint64_t recycled;               // fenced allocations given a freed buffer's mapping (no driver call)
   std::uint64_t recycled_bytes;         // mapped bytes kept for recycling now
-  // Since version 6.
+  // Allocation sites and the loaded objects their return addresses lie in.
   std::uint32_t site_capacity;          // SiteSlot records
   std::uint32_t module_capacity;        // ModuleSlot records
   std::uint64_t sites_offset;
@@ -427,24 +482,9 @@ struct Header {
 struct AllocationSlot {
   std::uint64_t stamp;
   std::uint64_t seq;
-  std::uint64_t address;
-  std::uint64_t bytes;
-  std::uint64_t mapped_begin;
-  std::uint64_t mapped_end;
-  std::uint64_t guard_begin;
-  std::uint64_t guard_end;
-  std::uint64_t stream;       // stream-ordered allocations: the stream handle
-  std::uint16_t api;          // Api
-  std::uint16_t free_api;     // Api of the free (0 while live)
-  std::uint8_t side;          // Side
-  std::uint8_t state;         // State
-  std::uint8_t unfenced_reason;  // Unfenced
-  std::uint8_t failed_call;   // VmmCall
-  std::int32_t failed_result; // CUresult of failed_call
-  std::int32_t device;        // device ordinal (-1: unknown)
-  std::uint32_t site;         // index into the sites (kNoSite: none recorded); version 6
+  CUDADIAG_RING_ALLOCATION_FIELDS(CUDADIAG_RING_SLOT_MEMBER, CUDADIAG_RING_SLOT_MEMBER)
   std::uint32_t reserved0;
-  std::uint64_t reserved[4];
+  std::uint64_t reserved[3];
 };
 
 // A Python frame of an allocation site.
@@ -483,39 +523,21 @@ struct ModuleSlot {
 struct LaunchSlot {
   std::uint64_t stamp;
   std::uint64_t seq;
-  std::uint64_t function;     // CUfunction handle
-  std::uint64_t stream;       // CUstream handle
-  std::uint32_t grid[3];
-  std::uint32_t block[3];
-  std::uint32_t dynamic_smem;
-  std::uint16_t api;          // Api
+  CUDADIAG_RING_LAUNCH_FIELDS(CUDADIAG_RING_SLOT_MEMBER, CUDADIAG_RING_SLOT_MEMBER)
   std::uint8_t pointer_count;
-  std::uint8_t returned;      // 1 once the driver's launch call returned (version 4)
   std::uint32_t name_offset;  // into the names region; kNoName: see name_prefix
   std::uint32_t name_length;
-  std::uint64_t pointer_args[kMaxPointerArgs];
-  char name_prefix[kNamePrefixBytes];  // the name's first bytes, NUL-terminated
-  std::uint64_t reserved1[3];
+  std::uint32_t reserved0;
+  std::uint64_t pointer_args[kMaxPointerArgs];  // those pointing into known allocations
+  char name_prefix[kNamePrefixBytes];           // the name's first bytes, NUL-terminated
+  std::uint64_t reserved1;
 };
 
 // An encoded TMA descriptor, recorded after the driver's encode answered.
 struct TmaSlot {
   std::uint64_t stamp;
   std::uint64_t seq;
-  std::uint64_t global_address;     // the tensor's base (globalAddress)
-  std::uint64_t span_bytes;         // bytes from the base that globalDim and globalStrides cover
-  std::uint64_t mapped_after;       // fenced: bytes mapped from the base to the guard (0: not fenced)
-  std::uint64_t allocation_address; // the allocation holding the base (0: none the interposer knows)
-  std::uint64_t allocation_bytes;
-  std::uint64_t allocation_seq;     // its record's seq (AllocationSlot::seq)
-  std::uint16_t api;                // Api: which encode
-  std::uint8_t data_type;           // CUtensorMapDataType
-  std::uint8_t rank;
-  std::uint8_t interleave;          // CUtensorMapInterleave
-  std::uint8_t swizzle;             // CUtensorMapSwizzle
-  std::uint8_t oob_fill;            // CUtensorMapFloatOOBfill
-  std::uint8_t flags;               // kTma*
-  std::int32_t result;              // CUresult of the encode
+  CUDADIAG_RING_TMA_FIELDS(CUDADIAG_RING_SLOT_MEMBER, CUDADIAG_RING_SLOT_MEMBER)
   std::uint32_t reserved0;
   std::uint64_t reserved1[2];
 };
@@ -533,15 +555,23 @@ static_assert(sizeof(Header) ==
                   24 + 64);
 static_assert(offsetof(Header, allocations) == 112);
 static_assert(offsetof(Header, tma_capacity) == 176);
-static_assert(offsetof(Header, slack_writes) == 2464 && offsetof(Header, slack) == 2472);  // tests/fuzz/seeds/ring_reader/slack.ring
+// tests/fuzz/seeds/ring_reader/slack.ring holds a slack write at these offsets.
+static_assert(offsetof(Header, slack_writes) == 2464 && offsetof(Header, slack) == 2472);
 static_assert(sizeof(AllocationSlot) == 128);
 static_assert(sizeof(LaunchSlot) == 256);
-static_assert(offsetof(LaunchSlot, pointer_args) == 72);
+static_assert(offsetof(LaunchSlot, pointer_args) == 88);
 static_assert(sizeof(TmaSlot) == 96);
 static_assert(sizeof(PythonFrame) == 128);
 static_assert(sizeof(SiteSlot) == 496);
 static_assert(sizeof(ModuleSlot) == 256);
-static_assert(offsetof(AllocationSlot, site) == 88);
+static_assert(offsetof(AllocationSlot, context) == 72 && offsetof(AllocationSlot, site) == 96);
+static_assert(offsetof(LaunchSlot, context) == 32 && offsetof(LaunchSlot, device) == 68);
+static_assert(offsetof(SlackWrite, pid) == 52);
+// No padding: every byte of a slot is a field the writer sets (the reader's view is the writer's).
+static_assert(std::has_unique_object_representations_v<AllocationSlot> &&
+              std::has_unique_object_representations_v<LaunchSlot> &&
+              std::has_unique_object_representations_v<TmaSlot> &&
+              std::has_unique_object_representations_v<SlackWrite>);
 
 constexpr std::uint64_t complete_stamp(std::uint64_t seq) { return 2 * seq + 2; }
 constexpr std::uint64_t writing_stamp(std::uint64_t seq) { return 2 * seq + 1; }

@@ -2,13 +2,15 @@
 // What the interposer saw of a program's device memory and kernel launches, as the
 // parent reads it back after the program ended (however it ended). Produced by the
 // ring reader (lib/run/ring_reader.h), consumed by attribution and the report.
-// Plain data: no CUDA, no JSON.
+// Plain data: no CUDA, no JSON. The fields a record carries as the interposer wrote them
+// come from the ring's field lists (lib/fence/ring_format.h, CUDADIAG_RING_*_FIELDS).
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "fence/guard_layout.h"
+#include "fence/ring_format.h"
 
 namespace cudadiag::run {
 
@@ -18,12 +20,8 @@ using FenceSide = fence::Side;
 
 struct AllocationRecord {
   std::uint64_t seq = 0;           // order among all allocation events of the process
-  std::uint64_t address = 0;       // pointer handed to the program
-  std::uint64_t bytes = 0;         // bytes the program asked for
-  std::uint64_t mapped_begin = 0;  // [mapped_begin, mapped_end): mapped for this buffer
-  std::uint64_t mapped_end = 0;    //   (address .. address+bytes when not fenced)
-  std::uint64_t guard_begin = 0;   // [guard_begin, guard_end): reserved, never mapped;
-  std::uint64_t guard_end = 0;     //   0, 0 when not fenced
+  // address, bytes, mapped_begin, mapped_end, guard_begin, guard_end, stream, context, device
+  CUDADIAG_RING_ALLOCATION_FIELDS(CUDADIAG_RING_MEMBER, CUDADIAG_RING_SKIP)
   FenceSide side = FenceSide::none;
   bool freed = false;              // the program freed it: pages unmapped, range reserved
   bool quarantine_released = false;  // the reservation was given back: a later use of
@@ -63,10 +61,8 @@ struct ModuleRecord {
 struct LaunchRecord {
   std::uint64_t seq = 0;        // order among all launches of the process
   std::string kernel;           // demangled when possible, else the mangled name
-  std::uint32_t grid[3] = {1, 1, 1};
-  std::uint32_t block[3] = {1, 1, 1};
-  std::uint32_t dynamic_smem = 0;
-  std::uint64_t stream = 0;     // CUstream handle value (0: the legacy default stream)
+  // function, stream, context, grid, block, dynamic_smem, device
+  CUDADIAG_RING_LAUNCH_FIELDS(CUDADIAG_RING_MEMBER, CUDADIAG_RING_SKIP)
   std::string api;              // "cuLaunchKernel", "cuLaunchKernelEx", ...
   // Kernel arguments whose value lies inside a known allocation (address, as seen).
   std::vector<std::uint64_t> pointer_args;
@@ -77,28 +73,19 @@ struct LaunchRecord {
 // Bytes of a fenced buffer's alignment slack (between its end and its guard) that lost
 // their canary: a write past the end that the guard could not catch.
 struct SlackWriteRecord {
-  std::uint64_t allocation_seq = 0;  // the buffer's AllocationRecord::seq
-  std::uint64_t address = 0;
-  std::uint64_t bytes = 0;
-  std::uint32_t first_offset = 0;    // bytes past the end of the first changed byte (0: the first byte after it)
-  std::uint32_t last_offset = 0;
-  std::uint32_t slack_bytes = 0;
+  // allocation_seq, address, bytes, first_offset, last_offset, slack_bytes, pid
+  CUDADIAG_RING_SLACK_WRITE_FIELDS(CUDADIAG_RING_MEMBER, CUDADIAG_RING_SKIP)
   std::string seen_at;               // "seen at free", "seen at exit"
-  int pid = 0;
 };
 
 // A TMA descriptor the program encoded (cuTensorMapEncode*), and where its base lies.
 struct TmaMapRecord {
   std::uint64_t seq = 0;                 // order among all encodes of the process
   std::string api;                       // "cuTensorMapEncodeTiled", ...
-  std::uint64_t address = 0;             // the tensor's base (globalAddress)
-  std::uint64_t span_bytes = 0;          // bytes from the base its dims and strides cover (0: unknown)
-  std::uint32_t rank = 0;
-  std::int32_t result = 0;               // the encode's CUresult
-  std::uint64_t allocation_address = 0;  // the allocation holding the base (0: none known)
-  std::uint64_t allocation_bytes = 0;
+  // address, span_bytes, mapped_after, allocation_address, allocation_bytes, allocation_seq,
+  // data_type, rank, interleave, swizzle, oob_fill, result
+  CUDADIAG_RING_TMA_FIELDS(CUDADIAG_RING_MEMBER, CUDADIAG_RING_SKIP)
   bool in_fenced = false;                // the base lies in a live fenced buffer
-  std::uint64_t mapped_after = 0;        // fenced: bytes mapped from the base to the guard
   bool near_guard = false;               // mapped_after < 128 KiB: TMA's 128 KiB out-of-bounds
                                          //   address mode may touch the guard
   bool past_buffer = false;              // the dims and strides reach past the buffer's last byte

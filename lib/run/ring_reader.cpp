@@ -10,6 +10,7 @@
 #include <cstring>
 #include <optional>
 #include <sstream>
+#include <type_traits>
 #include <unordered_map>
 
 #include "fence/ring_format.h"
@@ -114,8 +115,8 @@ std::string hex(std::uint64_t v) {
   return s.str();
 }
 
-FenceSide side_of(std::uint8_t code) {
-  switch (static_cast<ring::Side>(code)) {
+FenceSide side_of(ring::Side side) {
+  switch (side) {
     case ring::Side::back: return FenceSide::back;
     case ring::Side::front: return FenceSide::front;
     case ring::Side::none: break;
@@ -123,37 +124,50 @@ FenceSide side_of(std::uint8_t code) {
   return FenceSide::none;
 }
 
-std::string api_text(std::uint16_t code) {
-  if (code >= static_cast<std::uint16_t>(ring::Api::count)) return "unknown";
-  return ring::api_name(static_cast<ring::Api>(code));
+// The code of an enum read from a file: any value of its underlying type may be there.
+template <class Enum>
+auto code_of(Enum e) {
+  return static_cast<std::underlying_type_t<Enum>>(e);
+}
+
+std::string api_text(ring::Api api) {
+  if (code_of(api) >= code_of(ring::Api::count)) return "unknown";
+  return ring::api_name(api);
 }
 
 std::string unfenced_reason(const ring::AllocationSlot& s) {
-  if (s.unfenced_reason >= static_cast<std::uint8_t>(ring::Unfenced::count)) return "unknown reason";
-  const auto why = static_cast<ring::Unfenced>(s.unfenced_reason);
-  std::string text = ring::unfenced_text(why);
-  if (why == ring::Unfenced::vmm_failed && s.failed_call < static_cast<std::uint8_t>(ring::VmmCall::count) &&
-      s.failed_call != static_cast<std::uint8_t>(ring::VmmCall::none)) {
+  if (code_of(s.unfenced_reason) >= code_of(ring::Unfenced::count)) return "unknown reason";
+  std::string text = ring::unfenced_text(s.unfenced_reason);
+  if (s.unfenced_reason == ring::Unfenced::vmm_failed && code_of(s.failed_call) < code_of(ring::VmmCall::count) &&
+      s.failed_call != ring::VmmCall::none) {
     text += ": ";
-    text += ring::vmm_call_name(static_cast<ring::VmmCall>(s.failed_call));
+    text += ring::vmm_call_name(s.failed_call);
     text += " returned " + std::to_string(s.failed_result);
   }
   return text;
 }
 
+// The fields a record carries as they were written (the VALUE fields of the ring's lists).
+void copy_values(AllocationRecord& to, const ring::AllocationSlot& from) {
+  CUDADIAG_RING_ALLOCATION_FIELDS(CUDADIAG_RING_COPY, CUDADIAG_RING_SKIP)
+}
+void copy_values(LaunchRecord& to, const ring::LaunchSlot& from) {
+  CUDADIAG_RING_LAUNCH_FIELDS(CUDADIAG_RING_COPY, CUDADIAG_RING_SKIP)
+}
+void copy_values(TmaMapRecord& to, const ring::TmaSlot& from) {
+  CUDADIAG_RING_TMA_FIELDS(CUDADIAG_RING_COPY, CUDADIAG_RING_SKIP)
+}
+void copy_values(SlackWriteRecord& to, const ring::SlackWrite& from) {
+  CUDADIAG_RING_SLACK_WRITE_FIELDS(CUDADIAG_RING_COPY, CUDADIAG_RING_SKIP)
+}
+
 AllocationRecord allocation_of(const ring::AllocationSlot& s) {
   AllocationRecord a;
   a.seq = s.seq;
-  a.address = s.address;
-  a.bytes = s.bytes;
-  a.mapped_begin = s.mapped_begin;
-  a.mapped_end = s.mapped_end;
-  a.guard_begin = s.guard_begin;
-  a.guard_end = s.guard_end;
+  copy_values(a, s);
   a.side = side_of(s.side);
-  const auto state = static_cast<ring::State>(s.state);
-  a.freed = state != ring::State::live;
-  a.quarantine_released = state == ring::State::released || state == ring::State::freed_unguarded;
+  a.freed = s.state != ring::State::live;
+  a.quarantine_released = s.state == ring::State::released || s.state == ring::State::freed_unguarded;
   a.api = api_text(s.api);
   if (a.side == FenceSide::none) a.unfenced_reason = unfenced_reason(s);
   if (s.site != ring::kNoSite) a.site = s.site;
@@ -220,14 +234,9 @@ class Names {
 LaunchRecord launch_of(const ring::LaunchSlot& s, Names& names) {
   LaunchRecord l;
   l.seq = s.seq;
+  copy_values(l, s);
   l.kernel = names.name_of(s);
   if (l.kernel.empty()) l.kernel = "function " + hex(s.function);
-  for (int i = 0; i < 3; ++i) {
-    l.grid[i] = s.grid[i];
-    l.block[i] = s.block[i];
-  }
-  l.dynamic_smem = s.dynamic_smem;
-  l.stream = s.stream;
   l.api = api_text(s.api);
   const std::uint32_t n = std::min<std::uint32_t>(s.pointer_count, ring::kMaxPointerArgs);
   l.pointer_args.assign(s.pointer_args, s.pointer_args + n);
@@ -238,15 +247,9 @@ LaunchRecord launch_of(const ring::LaunchSlot& s, Names& names) {
 TmaMapRecord tma_map_of(const ring::TmaSlot& s) {
   TmaMapRecord t;
   t.seq = s.seq;
+  copy_values(t, s);
   t.api = api_text(s.api);
-  t.address = s.global_address;
-  t.span_bytes = s.span_bytes;
-  t.rank = s.rank;
-  t.result = s.result;
-  t.allocation_address = s.allocation_address;
-  t.allocation_bytes = s.allocation_bytes;
   t.in_fenced = (s.flags & ring::kTmaInFenced) != 0;
-  t.mapped_after = s.mapped_after;
   t.near_guard = (s.flags & ring::kTmaNearGuard) != 0;
   t.past_buffer = (s.flags & ring::kTmaPastBuffer) != 0;
   return t;
@@ -265,7 +268,7 @@ InterposerSummary summary_of(const ring::Header& h) {
   s.tma_near_guard = h.tma_near_guard;
   s.dropped_allocations = h.dropped_allocations;
   s.fence_align = h.fence_align;
-  s.side = side_of(h.fence_side);
+  s.side = side_of(static_cast<ring::Side>(h.fence_side));
   s.quarantine_limit_bytes = h.quarantine_limit_bytes;
   s.recycle_limit_bytes = h.recycle_limit_bytes;
   s.recycled = h.recycled;
@@ -451,22 +454,16 @@ void read_slack_writes(const ring::Header& h, RingRead& r) {
   const std::uint64_t n = std::min<std::uint64_t>(h.slack_writes, ring::kMaxSlackWrites);
   for (std::uint64_t i = 0; i < n; ++i) {
     const ring::SlackWrite& w = h.slack[i];
-    const bool known_check = w.seen_at >= static_cast<std::uint8_t>(ring::SlackCheck::free) &&
-                             w.seen_at <= static_cast<std::uint8_t>(ring::SlackCheck::exit);
+    const bool known_check = code_of(w.seen_at) >= code_of(ring::SlackCheck::free) &&
+                             code_of(w.seen_at) <= code_of(ring::SlackCheck::exit);
     if (w.stamp != ring::complete_stamp(i) || w.seq != i || !known_check || w.slack_bytes > ring::kMaxSlackBytes ||
         w.first_offset > w.last_offset || w.last_offset >= w.slack_bytes) {
       ++r.log.slack_writes_lost;
       continue;
     }
     SlackWriteRecord x;
-    x.allocation_seq = w.allocation_seq;
-    x.address = w.address;
-    x.bytes = w.bytes;
-    x.first_offset = w.first_offset;
-    x.last_offset = w.last_offset;
-    x.slack_bytes = w.slack_bytes;
-    x.seen_at = ring::slack_check_text(static_cast<ring::SlackCheck>(w.seen_at));
-    x.pid = w.pid;
+    copy_values(x, w);
+    x.seen_at = ring::slack_check_text(w.seen_at);
     r.log.slack_writes.push_back(std::move(x));
   }
   r.log.slack_writes_lost += h.slack_writes - n;
@@ -552,7 +549,8 @@ RingRead parse(Bytes& bytes, const std::string& origin) {
   }
   if (h.version != ring::kVersion)
     return fail(RingStatus::bad_version, origin + ": ring format version " + std::to_string(h.version) +
-                                             " (this cudadiag reads version " + std::to_string(ring::kVersion) + ")");
+                                             ", written by another cudadiag's interposer (this cudadiag reads version " +
+                                             std::to_string(ring::kVersion) + " only)");
   if (!layout_matches(h))
     return fail(RingStatus::bad_version, origin + ": the header's layout does not match its record counts");
 

@@ -25,3 +25,39 @@ function(expect_devices doc count index uuid)
   string(JSON u GET "${doc}" devices ${index} uuid)
   expect_eq("device ${index}'s uuid" "${u}" "${uuid}")
 endfunction()
+
+# gpu_count(OUT): the GPUs this machine has, told without cudadiag (a check must not take
+# the word of the binary it checks): the "GPU n:" lines of `nvidia-smi -L` where
+# nvidia-smi is installed (0 when it fails: no driver loaded), else the /dev/nvidiaN nodes.
+function(gpu_count out)
+  find_program(_nvidia_smi nvidia-smi)
+  set(n 0)
+  if(_nvidia_smi)
+    execute_process(COMMAND ${_nvidia_smi} -L RESULT_VARIABLE rc OUTPUT_VARIABLE listing ERROR_QUIET)
+    if(rc EQUAL 0)
+      string(REGEX MATCHALL "(^|\n)GPU [0-9]+:" gpus "${listing}")
+      list(LENGTH gpus n)
+    endif()
+  else()
+    file(GLOB nodes /dev/nvidia[0-9]*)
+    list(LENGTH nodes n)
+  endif()
+  set(${out} ${n} PARENT_SCOPE)
+endfunction()
+
+# gpu_present(OUT): true where the GPU part of a command can run: the machine has a GPU
+# (gpu_count) and CUDA_VISIBLE_DEVICES, if set, does not hide every one (empty, -1, or
+# Slurm's NoDevFiles).
+# Where it is false a check expects what a machine without a GPU gives (exit 3, the
+# reason), where it is true what the GPU gives.
+function(gpu_present out)
+  gpu_count(n)
+  set(present OFF)
+  if(n GREATER 0)
+    set(present ON)
+    if(DEFINED ENV{CUDA_VISIBLE_DEVICES} AND "$ENV{CUDA_VISIBLE_DEVICES}" MATCHES "^(|-1.*|NoDevFiles)$")
+      set(present OFF)
+    endif()
+  endif()
+  set(${out} ${present} PARENT_SCOPE)
+endfunction()

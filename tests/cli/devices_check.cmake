@@ -175,6 +175,10 @@ endif()
 
 if(SCENARIO STREQUAL "slurm_single")
   # A one-case command under a Slurm binding: its child sees the job's GPU.
+  run(env ENV ${fake_env} ARGS env --format json -o ${WORK}/env.json)
+  file(READ ${WORK}/env.json doc)
+  skip_when_available(doc nvml "this machine has NVML (its GPUs would be listed beside the fake's)")
+  file(REMOVE ${log})
   run(fault ENV ${fake_env} SLURM_STEP_GPUS=1 ARGS fault fault.oob-write -q)
   file(STRINGS ${log} lines)
   if(NOT lines)

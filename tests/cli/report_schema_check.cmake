@@ -2,10 +2,22 @@ cmake_minimum_required(VERSION 3.24)
 # Runs BIN with ARGS (a ;-list: the subcommand first), -q --format json -o OUT right after
 # the subcommand; the exit code must be one of EXPECT_RCS (a ;-list); the report must
 # validate (`schema --validate`) and match every regular expression in MATCH (a ;-list).
+# GPU_RCS, when given, replaces EXPECT_RCS where the GPU part can run (check_helpers.cmake).
+include(${CMAKE_CURRENT_LIST_DIR}/check_helpers.cmake)
+set(machine "")
+if(NOT "${GPU_RCS}" STREQUAL "")
+  gpu_present(have_gpu)
+  if(have_gpu)
+    set(EXPECT_RCS "${GPU_RCS}")
+    set(machine " (this machine has a GPU)")
+  else()
+    set(machine " (this machine has no usable GPU)")
+  endif()
+endif()
 list(POP_FRONT ARGS subcommand)
 execute_process(COMMAND ${BIN} ${subcommand} -q --format json -o ${OUT} ${ARGS} RESULT_VARIABLE rc ERROR_VARIABLE err)
 if(NOT rc IN_LIST EXPECT_RCS)
-  message(FATAL_ERROR "${subcommand} ${ARGS} exited ${rc}, expected one of ${EXPECT_RCS}\n${err}")
+  message(FATAL_ERROR "${subcommand} ${ARGS} exited ${rc}, expected one of ${EXPECT_RCS}${machine}\n${err}")
 endif()
 execute_process(COMMAND ${BIN} schema --validate ${OUT} RESULT_VARIABLE vrc OUTPUT_VARIABLE vout ERROR_VARIABLE verr)
 if(NOT vrc EQUAL 0)

@@ -17,7 +17,7 @@ using report::json;
 
 namespace {
 
-json doc_of(const std::string& name) { return json::parse(read_file_or_stdin(compare_test::fixture(name))); }
+json sites_doc_of(const std::string& name) { return json::parse(read_file_or_stdin(compare_test::fixture(name))); }
 
 json site(const std::string& kernel, int line) {
   return json{{"dump", "d.nvcudmp"},
@@ -51,8 +51,8 @@ const CaseAnalysis* find(const Comparison& c, const std::string& case_id, const 
 }  // namespace
 
 TEST_CASE("compare: a case whose fault site differs between hosts is shown", "[compare][sites]") {
-  json a = doc_of("device_h100_s11.json");
-  json b = doc_of("device_h200_s11.json");
+  json a = sites_doc_of("device_h100_s11.json");
+  json b = sites_doc_of("device_h200_s11.json");
   result(a, "fault.oob-write", "fence")["fault_sites"] = json::array({site("oob_write(float*, int)", 12)});
   result(b, "fault.oob-write", "fence")["fault_sites"] = json::array({site("oob_write(float*, int)", 12)});
   auto same = compare_docs(a, b);

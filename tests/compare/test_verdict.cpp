@@ -12,7 +12,7 @@ using compare_test::load_fixtures;
 
 namespace {
 
-bool any_contains(const std::vector<std::string>& lines, const std::string& needle) {
+bool verdict_reasons_contain(const std::vector<std::string>& lines, const std::string& needle) {
   return std::any_of(lines.begin(), lines.end(),
                      [&](const std::string& l) { return l.find(needle) != std::string::npos; });
 }
@@ -60,12 +60,12 @@ TEST_CASE("verdict: a failure on one host lines up with its driver", "[compare][
                                    [](const Suspect& s) { return s.field == "kernel"; });
   REQUIRE(kernel != c.suspects.end());
   CHECK(kernel->score < c.suspects[0].score);
-  CHECK(any_contains(c.verdict.reasons, "suspects, most likely first: driver version"));
+  CHECK(verdict_reasons_contain(c.verdict.reasons, "suspects, most likely first: driver version"));
   // 25 ms vs 80 ms of duration_ms, process start included: neither a finding nor a note.
-  CHECK_FALSE(any_contains(c.notes, "attention.fa_s512_d128"));
+  CHECK_FALSE(verdict_reasons_contain(c.notes, "attention.fa_s512_d128"));
   CHECK(find_case(c, "attention.fa_s512_d128").kind == CaseKind::agree);
   // A single run each: the note says how to tell host-specific from flaky.
-  CHECK(any_contains(c.notes, "--repeat"));
+  CHECK(verdict_reasons_contain(c.notes, "--repeat"));
 }
 
 TEST_CASE("verdict: a larger --time-factor silences the timing note", "[compare][verdict]") {
@@ -81,11 +81,11 @@ TEST_CASE("verdict: a larger --time-factor silences the timing note", "[compare]
     res.repeats = s;
     seconds = 0.15;
   }
-  CHECK(any_contains(compare_fixtures(reports).notes, "attention.fa_s512_d128 [default] @gpu0: 3 ms per run"));
+  CHECK(verdict_reasons_contain(compare_fixtures(reports).notes, "attention.fa_s512_d128 [default] @gpu0: 3 ms per run"));
   CompareOptions o;
   o.time_factor = 4.0;
   const auto c = compare_fixtures(reports, o);
-  CHECK_FALSE(any_contains(c.notes, "attention.fa_s512_d128"));
+  CHECK_FALSE(verdict_reasons_contain(c.notes, "attention.fa_s512_d128"));
 }
 
 TEST_CASE("verdict: 3/50 against 4/50 is flaky, not significant", "[compare][verdict]") {
@@ -113,7 +113,7 @@ TEST_CASE("verdict: one failure in a hundred against none is flaky and says so",
   const auto& cs = find_case(c, "index_select.head_slice");
   REQUIRE(cs.rate_tests.size() == 1);
   CHECK(cs.rate_tests[0].p == Approx(1.0));
-  CHECK(any_contains(c.verdict.reasons, "not significant"));
+  CHECK(verdict_reasons_contain(c.verdict.reasons, "not significant"));
 }
 
 TEST_CASE("verdict: a significant rate difference is host-specific", "[compare][verdict]") {
@@ -142,7 +142,7 @@ TEST_CASE("verdict: the same failure everywhere is the code, not the machine", "
   const auto c = compare_fixtures(reports);
   CHECK(find_case(c, "attention.fa_s512_d128").kind == CaseKind::common_failure);
   CHECK(c.verdict.status == report::VerdictStatus::same);
-  CHECK(any_contains(c.verdict.reasons, "fail the same way on every host"));
+  CHECK(verdict_reasons_contain(c.verdict.reasons, "fail the same way on every host"));
 }
 
 TEST_CASE("verdict: different errors on every host are host-specific", "[compare][verdict]") {
@@ -168,10 +168,10 @@ TEST_CASE("verdict: other suites and tool versions are a config mismatch", "[com
   const auto c = compare_fixtures(reports);
   CHECK(c.verdict.status == report::VerdictStatus::config_mismatch);
   CHECK(report::exit_code_for(c.verdict.status) == 1);
-  CHECK(any_contains(c.verdict.reasons, "different suites"));
-  CHECK(any_contains(c.verdict.reasons, "flashinfer-tma-seqlen1"));
-  CHECK(any_contains(c.verdict.reasons, "different cudadiag versions"));
-  CHECK(any_contains(c.verdict.reasons, "different cudadiag builds"));
+  CHECK(verdict_reasons_contain(c.verdict.reasons, "different suites"));
+  CHECK(verdict_reasons_contain(c.verdict.reasons, "flashinfer-tma-seqlen1"));
+  CHECK(verdict_reasons_contain(c.verdict.reasons, "different cudadiag versions"));
+  CHECK(verdict_reasons_contain(c.verdict.reasons, "different cudadiag builds"));
 }
 
 TEST_CASE("verdict: a config mismatch rides along with a finding", "[compare][verdict]") {
@@ -179,7 +179,7 @@ TEST_CASE("verdict: a config mismatch rides along with a finding", "[compare][ve
   reports[1].report.tool.version = "0.2.0";
   const auto c = compare_fixtures(reports);
   CHECK(c.verdict.status == report::VerdictStatus::host_specific);
-  CHECK(any_contains(c.verdict.reasons, "comparison is weaker: different cudadiag versions"));
+  CHECK(verdict_reasons_contain(c.verdict.reasons, "comparison is weaker: different cudadiag versions"));
 }
 
 TEST_CASE("verdict: a fleet of three names the outlier and its ECC errors", "[compare][verdict]") {
@@ -192,8 +192,8 @@ TEST_CASE("verdict: a fleet of three names the outlier and its ECC errors", "[co
   CHECK(c.baseline.cases[0].agreeing == 2);
   REQUIRE(c.baseline.outliers.size() == 1);
   CHECK(c.baseline.outliers[0].report == 2);
-  CHECK(any_contains(c.baseline.outliers[0].environment, "ECC errors"));
-  CHECK(any_contains(c.verdict.reasons, "fleet-03 stands out"));
+  CHECK(verdict_reasons_contain(c.baseline.outliers[0].environment, "ECC errors"));
+  CHECK(verdict_reasons_contain(c.verdict.reasons, "fleet-03 stands out"));
   REQUIRE_FALSE(c.suspects.empty());
   // Health counters higher on the failing host rank above everything else.
   CHECK(c.suspects[0].category == "health");
@@ -209,7 +209,7 @@ TEST_CASE("verdict: a newer minor version compares, with its note", "[compare][v
   auto reports = load_fixtures({"identical_a.json", "newer_minor.json"});
   const auto c = compare_fixtures(reports);
   CHECK(c.verdict.status == report::VerdictStatus::same);
-  CHECK(any_contains(c.notes, "1.7.0"));
+  CHECK(verdict_reasons_contain(c.notes, "1.7.0"));
 }
 
 TEST_CASE("verdict: results missing on one host weaken the comparison", "[compare][verdict]") {
@@ -217,7 +217,7 @@ TEST_CASE("verdict: results missing on one host weaken the comparison", "[compar
   reports[1].report.results.pop_back();
   const auto c = compare_fixtures(reports);
   CHECK(c.verdict.status == report::VerdictStatus::config_mismatch);
-  CHECK(any_contains(c.verdict.reasons, "no partner"));
+  CHECK(verdict_reasons_contain(c.verdict.reasons, "no partner"));
 }
 
 TEST_CASE("verdict: a health counter lower on the failing host is no lead", "[compare][verdict]") {
@@ -243,7 +243,7 @@ TEST_CASE("verdict: two environment-only reports compare their environments", "[
   const auto c = compare_fixtures(reports);
   CHECK(c.verdict.status == report::VerdictStatus::same);
   CHECK(c.weaknesses.empty());
-  CHECK(any_contains(c.notes, "only the environments are compared"));
+  CHECK(verdict_reasons_contain(c.notes, "only the environments are compared"));
   bool driver_differs = false;
   for (const auto& row : c.environment) driver_differs = driver_differs || (row.field == "driver version" && row.differs);
   CHECK(driver_differs);
@@ -254,7 +254,7 @@ TEST_CASE("verdict: a report without results against one with results is weaker"
   reports[1].report.results.clear();
   const auto c = compare_fixtures(reports);
   CHECK(c.verdict.status == report::VerdictStatus::config_mismatch);
-  CHECK(any_contains(c.verdict.reasons, "gpu-node-b has no results"));
+  CHECK(verdict_reasons_contain(c.verdict.reasons, "gpu-node-b has no results"));
 }
 
 TEST_CASE("verdict: a case skipped on one host is a weakness, not a failure", "[compare][verdict]") {
@@ -265,6 +265,6 @@ TEST_CASE("verdict: a case skipped on one host is a weakness, not a failure", "[
   res.reason = "not sm_90";
   const auto c = compare_fixtures(reports);
   CHECK(c.verdict.status == report::VerdictStatus::config_mismatch);
-  CHECK(any_contains(c.verdict.reasons, "skipped on gpu-node-b"));
+  CHECK(verdict_reasons_contain(c.verdict.reasons, "skipped on gpu-node-b"));
   CHECK(find_case(c, "tma.ragged_prefill_seqlen1").kind == CaseKind::agree);
 }

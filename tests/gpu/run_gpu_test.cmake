@@ -1,9 +1,13 @@
-# Skips (prints GPU-TEST-SKIPPED and the reason) when `cudadiag env` says the GPU part
-# cannot run (exit 3); otherwise runs BIN ARGS and checks the exit code.
-execute_process(COMMAND ${BIN} env --format json -q RESULT_VARIABLE env_rc OUTPUT_VARIABLE env_out ERROR_VARIABLE env_err)
-if(env_rc EQUAL 3)
-  string(REGEX MATCH "\"reason\"[^\n]*" reason "${env_out}")
-  message("GPU-TEST-SKIPPED: no usable CUDA device on this machine (cudadiag env exit 3) ${reason}")
+cmake_minimum_required(VERSION 3.24)
+# Skips (prints GPU-TEST-SKIPPED and the reason) where the machine has no usable GPU,
+# told without the binary under test (check_helpers.cmake: gpu_present); otherwise runs
+# BIN ARGS and checks the exit code.
+include(${CMAKE_CURRENT_LIST_DIR}/../cli/check_helpers.cmake)
+gpu_present(have_gpu)
+if(NOT have_gpu)
+  gpu_count(n)
+  message("GPU-TEST-SKIPPED: no usable GPU on this machine (nvidia-smi or /dev/nvidiaN: ${n} GPU(s); "
+          "CUDA_VISIBLE_DEVICES='$ENV{CUDA_VISIBLE_DEVICES}')")
   return()
 endif()
 execute_process(COMMAND ${BIN} ${ARGS} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)

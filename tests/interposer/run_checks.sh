@@ -201,15 +201,22 @@ print(subprocess.run(["sh", "-c", "echo child"], capture_output=True, text=True)
     expect_line dump 'last_launch=grid\(2,2,2\) block\(64,1,1\) smem=0 stream=0x0 api=cuLaunchKernelEx pointer_args=1 returned=true'
     expect_line dump 'slack_watched=true'
     expect_line dump 'slack_writes=0'
-    [[ $(grep -c '^allocation .* side=back .* freed=true released=false api=' "$work/dump.out") == 8 ]] ||
+    [[ $(grep -c '^allocation .* side=back freed=true released=false api=' "$work/dump.out") == 8 ]] ||
       fail "expected 8 freed fenced allocations kept in quarantine"
+    # Every allocation and launch names the context it ran in and its device (the fake
+    # driver's one context, 0x1, on device 0).
+    [[ $(grep -c '^allocation .* context=0x1 device=0 ' "$work/dump.out") == 10 ]] ||
+      fail "expected 10 allocations made in context 0x1 on device 0"
+    [[ $(grep -c '^launch .* context=0x1 .* device=0 api=' "$work/dump.out") == 8 ]] ||
+      fail "expected 8 launches made in context 0x1 on device 0"
     expect_line dump 'allocation .* api=cuMemAllocAsync_ptsz reason='
     # Each encoded TMA descriptor with where its base lies: the 1 MiB buffer has 1 MiB
     # mapped after its base, the 4,000-byte one 4,000 bytes (less than TMA's 128 KiB reach).
     big=$(sed -n 's/^allocation .* address=\(0x[0-9a-f]*\) bytes=1048576 .*/\1/p' "$work/dump.out")
     small=$(sed -n 's/^allocation .* address=\(0x[0-9a-f]*\) bytes=4000 .*/\1/p' "$work/dump.out")
-    expect_line dump "tma_map seq=0 api=cuTensorMapEncodeTiled address=$big span=16384 rank=2 result=0 allocation=$big bytes=1048576 fenced=true mapped_after=1048576 near_guard=false past_buffer=false"
-    expect_line dump "tma_map seq=1 api=cuTensorMapEncodeTiled address=$small span=4000 rank=2 result=0 allocation=$small bytes=4000 fenced=true mapped_after=4000 near_guard=true past_buffer=false"
+    codes='data_type=[0-9]+ rank=2 interleave=[0-9]+ swizzle=[0-9]+ oob_fill=[0-9]+ result=0'
+    expect_line dump "tma_map seq=0 api=cuTensorMapEncodeTiled address=$big span_bytes=16384 mapped_after=1048576 allocation_address=$big allocation_bytes=1048576 allocation_seq=[0-9]+ $codes fenced=true near_guard=false past_buffer=false"
+    expect_line dump "tma_map seq=1 api=cuTensorMapEncodeTiled address=$small span_bytes=4000 mapped_after=4000 allocation_address=$small allocation_bytes=4000 allocation_seq=[0-9]+ $codes fenced=true near_guard=true past_buffer=false"
     # The fence's own driver calls, counted and timed.
     # The stream-ordered buffer was freed first: the pitched one reuses its memory.
     expect_line dump 'handles_reused=1'
@@ -265,7 +272,7 @@ print(subprocess.run(["sh", "-c", "echo child"], capture_output=True, text=True)
     expect_line fenced 'slack-overrun: no fault'
     dump_ring dump "$work/ring"
     expect_line dump 'slack_writes=1'
-    expect_line dump 'slack_write allocation=0 address=0x[0-9a-f]+ bytes=4002 first=0 last=0 slack=14 pid=[0-9]+ seen at free'
+    expect_line dump 'slack_write allocation_seq=0 address=0x[0-9a-f]+ bytes=4002 first_offset=0 last_offset=0 slack_bytes=14 pid=[0-9]+ seen at free'
     # Without the interposer the same program is as silent.
     run native env "$FAKE" "$STATIC_RUNTIME" slack-overrun
     expect_rc native 0

@@ -30,7 +30,7 @@ TEST_CASE("ring: allocations, launches and counters come back as written", "[rin
   failed.mapped_end = failed.address + 512;
   failed.api = ring::Api::cuMemAllocAsync;
   failed.side = ring::Side::none;
-  failed.reason = ring::Unfenced::vmm_failed;
+  failed.unfenced_reason = ring::Unfenced::vmm_failed;
   failed.failed_call = ring::VmmCall::create;
   failed.failed_result = 2;
   w->add_allocation(failed);
@@ -149,15 +149,20 @@ TEST_CASE("ring: no file, an empty file, a foreign file, another version", "[rin
     CHECK_FALSE(r.readable());
     CHECK(r.message.find("not a cudadiag ring file") != std::string::npos);
   }
-  SECTION("another format version") {
-    { ScopedWriter w(dir / "next", test::small_limits(4, 4)); }
-    std::string bytes = test::read_bytes(dir / "next");
-    const std::uint32_t next = ring::kVersion + 1;
-    std::memcpy(bytes.data() + offsetof(ring::Header, version), &next, sizeof next);
-    test::write_bytes(dir / "next", bytes);
-    const RingRead r = read_ring(dir / "next");
-    CHECK(r.status == RingStatus::bad_version);
-    CHECK(r.message.find("version " + std::to_string(next)) != std::string::npos);
+  SECTION("another format version, older or newer") {
+    for (const std::uint32_t other : {ring::kVersion - 1, ring::kVersion + 1}) {
+      { ScopedWriter w(dir / "other", test::small_limits(4, 4)); }
+      std::string bytes = test::read_bytes(dir / "other");
+      std::memcpy(bytes.data() + offsetof(ring::Header, version), &other, sizeof other);
+      test::write_bytes(dir / "other", bytes);
+      const RingRead r = read_ring(dir / "other");
+      CHECK(r.status == RingStatus::bad_version);
+      CHECK_FALSE(r.readable());
+      CHECK(r.message.find("ring format version " + std::to_string(other) + ", written by another cudadiag") !=
+            std::string::npos);
+      CHECK(r.message.find("reads version " + std::to_string(ring::kVersion) + " only") != std::string::npos);
+      std::filesystem::remove(dir / "other");
+    }
   }
   SECTION("a header never completed") {
     test::write_bytes(dir / "zeros", std::string(4096, '\0'));

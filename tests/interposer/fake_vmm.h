@@ -1,0 +1,45 @@
+#pragma once
+// A driver for the interposer's own VMM calls (DriverCalls), in memory: address ranges
+// reserved from a counter, handles numbered from 1, every call logged, any call made to
+// fail. Devices 0..3 answer cuMemGetAllocationGranularity as a real device would (0 and 1
+// peers of each other, 1 with GPUDirect RDMA on VMM memory); 4 answers a granule of 0
+// and 5 an error, as a driver without VMM support can.
+#include <cuda.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "apps/interposer/driver_calls.h"
+
+namespace cudadiag::test {
+
+struct FakeVmm {
+  static constexpr std::uint64_t kGranule = 2ull << 20;  // devices 0, 1 and 3
+  static constexpr std::uint64_t kSmallGranule = 64ull << 10;  // device 2
+
+  // One call as the driver saw it: "reserve", "free", "create", "release", "map", "unmap",
+  // "set_access"; its address (or handle), size and, for set_access, the descriptor count.
+  struct Call {
+    std::string name;
+    std::uint64_t value = 0;
+    std::uint64_t size = 0;
+    std::uint64_t count = 0;
+    bool rdma = false;  // create: asked for GPUDirect RDMA
+  };
+  std::vector<Call> calls;
+  std::uint64_t next_address = 0x7f0000000000ull;
+  std::uint64_t next_handle = 1;
+  // Calls that fail, by name, once each in order of the list: e.g. {"create", OOM}.
+  std::vector<std::pair<std::string, CUresult>> failures;
+
+  // The calls of `name` since the last reset, in order.
+  std::vector<Call> of(const std::string& name) const;
+  void reset();
+};
+
+// The one fake driver; its DriverCalls point at it.
+FakeVmm& fake_vmm();
+const interposer::DriverCalls& fake_driver_calls();
+
+}  // namespace cudadiag::test
