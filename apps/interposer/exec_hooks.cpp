@@ -1,8 +1,8 @@
 // The exec and posix_spawn family, exported under glibc's names: a program a process of
 // the run starts keeps the interposer. When the new environment lacks it in LD_PRELOAD
 // (or lacks the CUDADIAG_* settings), it is put back (exec_env.h) and the restoration
-// is recorded; a program the loader will not preload into (set-user-ID, static, 32-bit)
-// is recorded as escaped. Before an exec replaces this image, CUDA it used without the
+// is recorded; a program the loader will not preload into (set-user-ID, 32-bit) is
+// recorded as escaped (a static one cannot load libcuda: no escape). Before an exec replaces this image, CUDA it used without the
 // interposer is recorded (process.h, check_image_end). glibc's own functions do the rest.
 #include <alloca.h>
 #include <dlfcn.h>

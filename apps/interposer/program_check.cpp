@@ -48,7 +48,10 @@ ring::EventKind check_elf(int fd) {
       return ring::EventKind::escaped_unreadable;
     if (ph.p_type == PT_INTERP) return ring::EventKind::none;
   }
-  return ring::EventKind::escaped_static;
+  // Statically linked: nothing can be preloaded, and nothing can load libcuda.so either
+  // (the driver is a shared library only), so the program cannot use CUDA: no escape
+  // (Triton runs /sbin/ldconfig to find libcuda).
+  return ring::EventKind::none;
 }
 
 ring::EventKind check(int fd, const char* path, int depth);

@@ -1,9 +1,9 @@
 #pragma once
 // Whether a program about to be executed can be followed by the interposer: the loader
 // ignores LD_PRELOAD in a set-user-ID or set-group-ID program that changes this
-// process's ids (or one with file capabilities), and a statically linked program loads
-// nothing at all. A script is judged by its interpreter (#!, up to 4 levels, as the
-// kernel does). No allocation: stack buffers and system calls only (it runs between
+// process's ids (or one with file capabilities). A statically linked program loads
+// nothing at all, libcuda.so included: it cannot use CUDA, so it is no escape. A script
+// is judged by its interpreter (#!, up to 4 levels, as the kernel does). No allocation: stack buffers and system calls only (it runs between
 // vfork and exec too).
 #include <cstddef>
 

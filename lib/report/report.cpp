@@ -549,6 +549,7 @@ SanitizerFindings read_sanitizer(const JsonReader& rd, const json& j, const std:
   for (std::size_t i = 0; i < findings.size(); ++i)
     m.findings.push_back(read_finding(rd, findings[i], JsonReader::element_pointer(fp, i)));
   m.error_count = read_long(rd, j, "errors", p);
+  m.api_errors = read_long(rd, j, "api_errors", p).value_or(0);
   s.memcheck = std::move(m);
   return s;
 }

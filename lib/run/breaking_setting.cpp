@@ -132,6 +132,33 @@ std::string last_output_line(const RunObservation& obs) {
   return err.empty() ? last_line(obs.child.out.text()) : err;
 }
 
+RungDeadline rung_deadline(Rung rung, std::optional<double> native_wall_ms, std::chrono::milliseconds rung_timeout,
+                           int sanitizer_factor, std::chrono::milliseconds floor) {
+  RungDeadline d;
+  d.deadline = rung_timeout;
+  if (rung == Rung::native || !native_wall_ms) return d;
+  const double factor = rung == Rung::sanitizer ? kHungFactor * std::max(1, sanitizer_factor) : kHungFactor;
+  const double floor_ms =
+      static_cast<double>(floor.count()) * (rung == Rung::sanitizer ? std::max(1, sanitizer_factor) : 1);
+  const double learned_ms = std::max(floor_ms, factor * std::max(0.0, *native_wall_ms));
+  if (learned_ms >= static_cast<double>(rung_timeout.count())) return d;
+  d.deadline = std::chrono::milliseconds(static_cast<long long>(learned_ms));
+  d.learned = true;
+  d.text = fmt::format("{:g} x the native run's {:.1f} s, at least {:g} s", factor, *native_wall_ms / 1000.0,
+                       floor_ms / 1000.0);
+  return d;
+}
+
+std::optional<double> native_wall_ms(const std::vector<RunJudgement>& runs, const std::vector<double>& wall_ms) {
+  std::optional<double> longest;
+  for (std::size_t i = 0; i < runs.size() && i < wall_ms.size(); ++i) {
+    if (runs[i].rung != Rung::native) continue;
+    if (runs[i].failed() || runs[i].outcome == RunOutcome::does_not_start) return std::nullopt;
+    longest = std::max(longest.value_or(0.0), wall_ms[i]);
+  }
+  return longest;
+}
+
 std::string breaking_text(const RungSetting& s, const std::string& error_line) {
   return s.text + " breaks this program" + (error_line.empty() ? std::string() : ": `" + error_line + "`");
 }

@@ -39,8 +39,31 @@ bool drop_setting(PlannedRun& run, const PlannedRun& below, const RungSetting& s
 bool fails_without_cuda_error(const RunJudgement& j);
 
 // The deadline of one bisection run: three times the passing run's duration and 10 s
-// more, never longer than the session's own.
+// more, never longer than the session's own (nor than the rung's learned deadline: the
+// caller passes the shorter).
 std::chrono::milliseconds bisect_deadline(double passing_wall_ms, std::chrono::milliseconds session_timeout);
+
+// A deadline that learns: a rung's run that takes far longer than the native run (kHungFactor
+// times its duration, and at least kHungFloor) is ended as hung, so that a setting that
+// makes the program wait forever (a CUDA IPC hand-over the fence refused) costs minutes,
+// not the session's whole --timeout, and goes through the search for the breaking
+// setting. Memcheck's rung gets `sanitizer_factor` times that (it slows a program by an
+// order of magnitude). The session's own deadline for the rung (`rung_timeout`: --timeout,
+// times the sanitizer factor on that rung) always caps it. No native run that passed (or
+// the native rung itself): the session's deadline, unlearned.
+inline constexpr double kHungFactor = 10.0;
+inline constexpr std::chrono::milliseconds kHungFloor{60 * 1000};
+struct RungDeadline {
+  std::chrono::milliseconds deadline{0};
+  bool learned = false;  // shorter than the session's, from the native run
+  std::string text;      // learned: "10 x the native run's 7.2 s, at least 60 s"
+};
+RungDeadline rung_deadline(Rung rung, std::optional<double> native_wall_ms, std::chrono::milliseconds rung_timeout,
+                           int sanitizer_factor, std::chrono::milliseconds floor = kHungFloor);
+
+// The native run the deadlines learn from: the longest of the native rung's runs, when
+// every one of them passed (a failing or timed-out native run teaches nothing).
+std::optional<double> native_wall_ms(const std::vector<RunJudgement>& runs, const std::vector<double>& wall_ms);
 
 // The program's last words: the last line of stderr naming an error or exception
 // ("RuntimeError: invalid device pointer"), else its last non-empty line (else stdout's),

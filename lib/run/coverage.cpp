@@ -46,6 +46,8 @@ Coverage ladder_coverage(const std::vector<RunJudgement>& runs) {
   std::uint64_t quarantine = 0;
   std::string memcheck_kernels;  // memcheck ran, limited to these kernels
   for (const auto& j : runs) {
+    // A run that one of the tool's own settings broke checked nothing.
+    if (!j.broken_by.empty()) continue;
     if (j.rung == Rung::sanitizer && j.sanitizer) {
       if (j.memcheck_kernels.empty()) c.memcheck = true;
       else memcheck_kernels = j.memcheck_kernels;
@@ -54,6 +56,12 @@ Coverage ladder_coverage(const std::vector<RunJudgement>& runs) {
     const FenceReach& f = *j.fence_reach;
     for (const auto& [reason, n] : f.unfenced)
       if (!harmless_unfenced(reason)) c.unfenced[reason] = std::max(c.unfenced[reason], n);
+    // A guard that caught an overrun guarded that end, whatever else made the run's fence
+    // not effective (a process that escaped it): the coverage never contradicts an exposure.
+    if (const auto& a = j.attribution; a && a->certain && a->allocation && a->allocation->side != FenceSide::none) {
+      if (a->relation == Relation::past_end) c.past_end = true;
+      if (a->relation == Relation::before_start) c.before_start = true;
+    }
     if (!f.effective) continue;
     if (f.side == FenceSide::back) c.past_end = true;
     if (f.side == FenceSide::front) c.before_start = true;
@@ -140,7 +148,9 @@ MemcheckPlan plan_memcheck(SanitizeMode mode, const std::vector<RunJudgement>& e
   }
   // A fenced run that saw no CUDA at all: nothing to look for.
   const bool no_cuda = std::any_of(earlier.begin(), earlier.end(),
-                                   [](const RunJudgement& j) { return is_fence(j.rung) && j.fence && j.fence->cuda_unused; });
+                                   [](const RunJudgement& j) {
+                                     return is_fence(j.rung) && j.broken_by.empty() && j.fence && j.fence->cuda_unused;
+                                   });
   const Coverage c = ladder_coverage(earlier);
   if (!no_cuda && fence_blind_somewhere(c)) {
     p.run = true;

@@ -49,6 +49,9 @@ struct Coverage {
 // "past the end and before the start", "past the end", "" (none).
 std::string directions_text(const Coverage& c);
 
+// A run one of the tool's own settings broke (broken_by) checked nothing: it is skipped.
+// A fenced run whose guard caught an overrun guarded that end, whatever else made its
+// fence not effective: the coverage never contradicts an exposure.
 Coverage ladder_coverage(const std::vector<RunJudgement>& runs);
 
 // Whether an overrun could have gone unseen by every fenced run: no effective fenced run,

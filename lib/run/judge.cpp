@@ -36,35 +36,47 @@ CudaErrorEvidence from_finding(const ErrorFinding& f) {
   return e;
 }
 
-// The first memcheck record that says something went wrong.
-std::optional<CudaErrorEvidence> from_memcheck(const sanitizer::MemcheckReport& r) {
-  for (const auto& f : r.findings) {
-    if (f.is_warning()) continue;
-    CudaErrorEvidence e;
-    e.source = EvidenceSource::sanitizer;
-    e.framework = Framework::compute_sanitizer;
-    e.kernel = utf8_prefix(f.kernel, 256);
-    if (f.api) {
-      const auto* t = taxonomy::find_by_name(f.api->error_name);
-      if (!t && f.api->code) t = taxonomy::find_runtime(*f.api->code);
-      if (t) {
-        e.code = t->code;
-        e.name = std::string(t->name);
-        e.error_class = t->error_class;
-      } else {
-        e.name = utf8_prefix(f.api->error_name, 80);
-        e.error_class = taxonomy::ErrorClass::unknown;
-      }
-      e.api_call = utf8_prefix(f.api->call, 80);
-    } else {
-      e.name = utf8_prefix(f.message.empty() ? f.record_kind : f.message, 128);
-      e.error_class = f.message.find("isaligned") != std::string::npos ? taxonomy::ErrorClass::misaligned
-                                                                        : taxonomy::ErrorClass::memory_fault;
+// The first memcheck record that says something went wrong: a memory access or GPU
+// exception first; a record of an API call that returned an error only when the program
+// failed (`api_counts`): one that went on had handled it (NCCL probing its own kernels).
+std::optional<CudaErrorEvidence> from_memcheck(const sanitizer::MemcheckReport& r, bool api_counts) {
+  const sanitizer::Finding* first = nullptr;
+  for (const auto& f : r.findings)
+    if (!f.is_warning() && !f.api) {
+      first = &f;
+      break;
     }
-    e.line = utf8_prefix(f.message, kMaxLineExcerpt);
-    return e;
+  if (!first && api_counts)
+    for (const auto& f : r.findings)
+      if (!f.is_warning()) {
+        first = &f;
+        break;
+      }
+  if (!first) return std::nullopt;
+  const auto& f = *first;
+  CudaErrorEvidence e;
+  e.source = EvidenceSource::sanitizer;
+  e.framework = Framework::compute_sanitizer;
+  e.kernel = utf8_prefix(f.kernel, 256);
+  if (f.api) {
+    const auto* t = taxonomy::find_by_name(f.api->error_name);
+    if (!t && f.api->code) t = taxonomy::find_runtime(*f.api->code);
+    if (t) {
+      e.code = t->code;
+      e.name = std::string(t->name);
+      e.error_class = t->error_class;
+    } else {
+      e.name = utf8_prefix(f.api->error_name, 80);
+      e.error_class = taxonomy::ErrorClass::unknown;
+    }
+    e.api_call = utf8_prefix(f.api->call, 80);
+  } else {
+    e.name = utf8_prefix(f.message.empty() ? f.record_kind : f.message, 128);
+    e.error_class = f.message.find("isaligned") != std::string::npos ? taxonomy::ErrorClass::misaligned
+                                                                      : taxonomy::ErrorClass::memory_fault;
   }
-  return std::nullopt;
+  e.line = utf8_prefix(f.message, kMaxLineExcerpt);
+  return e;
 }
 
 // Xid 13 (graphics exception), 31 (MMU fault) and 43 (channel stopped) of the pid: the
@@ -302,8 +314,18 @@ RunJudgement judge_run(const RunObservation& obs) {
     return j;
   }
 
-  if (const auto* f = j.text.first_cuda()) j.error = from_finding(*f);
-  else if (j.sanitizer) j.error = from_memcheck(*j.sanitizer);
+  // memcheck's text record of an API call that returned an error ("Program hit ..."):
+  // after its access records, and only when the program failed (see from_memcheck).
+  const bool program_failed = c.ending == runner::Ending::signal || c.ending == runner::Ending::timeout ||
+                              (j.exit_code && *j.exit_code != 0);
+  const ErrorFinding* text_error = j.text.first_cuda();
+  if (text_error && text_error->kind == FindingKind::cuda_error &&
+      text_error->framework == Framework::compute_sanitizer) {
+    if (const auto* access = j.text.first_of(FindingKind::sanitizer)) text_error = access;
+    else if (!program_failed) text_error = nullptr;
+  }
+  if (text_error) j.error = from_finding(*text_error);
+  else if (j.sanitizer) j.error = from_memcheck(*j.sanitizer, program_failed);
   if (!j.error) j.error = from_xid(obs.xid);
   judge_sites(obs, j);
 

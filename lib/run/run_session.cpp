@@ -159,7 +159,7 @@ const SessionRun* passing_run_below(const std::vector<SessionRun>& runs, Rung ru
 // rung below's environment with one of the rung's settings at a time until one fails
 // the same way. Marks the rung's runs it explains; the rungs above run without it.
 void find_breaking_setting(SessionOutcome& out, std::size_t plan_index, const SessionOptions& opts,
-                           std::vector<RunStatus>& statuses) {
+                           std::vector<RunStatus>& statuses, std::chrono::milliseconds rung_deadline_cap) {
   const Rung rung = out.plan[plan_index].rung;
   if (rung != Rung::blocking && !is_fence(rung)) return;
   const SessionRun* failing = nullptr;
@@ -177,7 +177,7 @@ void find_breaking_setting(SessionOutcome& out, std::size_t plan_index, const Se
     if (stop_requested(opts)) return;
     PlannedRun trial = with_setting(below->planned, failing->planned, setting);
     runner::ChildSpec spec = child_spec_for(trial, opts);
-    spec.deadline = bisect_deadline(below->observation.child.wall_ms, opts.timeout);
+    spec.deadline = bisect_deadline(below->observation.child.wall_ms, std::min(opts.timeout, rung_deadline_cap));
     spec.label = "bisect " + setting.text;
     remove_outputs(trial, opts);
     bool never_started = false;
@@ -217,6 +217,20 @@ void find_breaking_setting(SessionOutcome& out, std::size_t plan_index, const Se
     statuses[i].failed = false;
   }
   out.breaking.push_back(std::move(found));
+}
+
+// The deadline of a run of `rung`, learned from the native runs so far; `rung_timeout`:
+// the session's own for it.
+RungDeadline deadline_for(const SessionOutcome& out, Rung rung, std::chrono::milliseconds rung_timeout,
+                          const SessionOptions& opts) {
+  std::vector<RunJudgement> judged;
+  std::vector<double> wall;
+  for (const auto& r : out.runs) {
+    judged.push_back(r.judgement);
+    wall.push_back(r.observation.child.wall_ms);
+  }
+  return rung_deadline(rung, native_wall_ms(judged, wall), rung_timeout, opts.sanitizer_timeout_factor,
+                       opts.hung_floor);
 }
 
 }  // namespace
@@ -291,14 +305,18 @@ std::vector<host::XidEvent> xid_lines_of_run(const std::vector<host::XidEvent>& 
   return evidence::xid_lines_of_child(events, pids, evidence::ChildWindow{pids.front(), start_us, end_us}, {}, failed);
 }
 
-// The failing run once more with GPU core dumps armed: its sites become the run's.
-void site_run(SessionRun& run, const SessionOptions& opts, const SessionProgress& progress) {
+// The failing run once more with GPU core dumps armed, under the same deadline: its
+// sites become the run's.
+void site_run(SessionRun& run, const SessionOptions& opts, const SessionProgress& progress,
+              std::chrono::milliseconds deadline) {
   const PlannedRun armed = armed_for_site(run.planned, opts.run);
   remove_outputs(armed, opts);
   if (progress.site_run) progress.site_run(armed);
   const KernelLog klog = kernel_log_before(opts);
   bool never_started = false;
-  const auto child = run_one(child_spec_for(armed, opts), opts, never_started);
+  runner::ChildSpec spec = child_spec_for(armed, opts);
+  spec.deadline = deadline;
+  const auto child = run_one(std::move(spec), opts, never_started);
   if (never_started) return;
   const RunObservation obs = observe(armed, opts, child, klog);
   take_sites_of_site_run(run.judgement, run.observation, obs, judge_run(obs));
@@ -312,6 +330,7 @@ SessionOutcome run_session(const SessionOptions& opts, const SessionProgress& pr
   std::vector<RunStatus> statuses;
   std::string ladder_stopped;  // why the rungs after this point do not run
   std::set<Rung> sited;        // rungs whose first failing run had its site run
+  std::set<Rung> bisected;     // rungs whose breaking setting was looked for
 
   for (std::size_t plan_index = 0; plan_index < out.plan.size(); ++plan_index) {
     const auto& plan = out.plan[plan_index];
@@ -357,8 +376,12 @@ SessionOutcome run_session(const SessionOptions& opts, const SessionProgress& pr
       if (klog.wanted && !klog.cursor.readable && out.kernel_log_reason.empty())
         out.kernel_log_reason = klog.cursor.path + ": " + klog.cursor.reason;
       out.kernel_log_read = out.kernel_log_read || klog.cursor.readable;
+      // The deadline learned from the native run (breaking_setting.h: rung_deadline).
+      runner::ChildSpec spec = child_spec_for(planned, opts);
+      const RungDeadline deadline = deadline_for(out, planned.rung, spec.deadline, opts);
+      spec.deadline = deadline.deadline;
       bool never_started = false;
-      const auto child = run_one(child_spec_for(planned, opts), opts, never_started);
+      const auto child = run_one(std::move(spec), opts, never_started);
       if (never_started || (stop_requested(opts) && child.ending == runner::Ending::timeout)) {
         if (!never_started) out.interrupted.push_back(observe(planned, opts, child, klog));
         ladder_stopped = "interrupted";
@@ -367,18 +390,33 @@ SessionOutcome run_session(const SessionOptions& opts, const SessionProgress& pr
       }
       SessionRun run{planned, observe(planned, opts, child, klog), {}};
       run.judgement = judge_run(run.observation);
-      if (wants_site_run(opts.run, planned.rung) && wants_site(run.judgement) &&
-          sited.insert(planned.rung).second && !stop_requested(opts))
-        site_run(run, opts, progress);
+      if (deadline.learned && child.ending == runner::Ending::timeout && run.judgement.outcome == RunOutcome::timeout)
+        run.judgement.reason += "; ended as hung at the deadline learned from the native run (" + deadline.text + ")";
       spdlog::debug("run {} #{}: {}: {}", to_string(planned.rung), planned.repeat_index,
                     to_string(run.judgement.outcome), run.judgement.reason);
       statuses.push_back(status_of(run.judgement));
       out.runs.push_back(std::move(run));
+      // A failure without a CUDA error: the search for a breaking setting at once, so that
+      // the rung's other repeats are not waited on when one is found.
+      if (fails_without_cuda_error(out.runs.back().judgement) && !stop_requested(opts) &&
+          bisected.insert(plan.rung).second)
+        find_breaking_setting(out, plan_index, opts, statuses, deadline.deadline);
+      SessionRun& last = out.runs.back();
+      if (last.judgement.broken_by.empty() && wants_site_run(opts.run, planned.rung) && wants_site(last.judgement) &&
+          sited.insert(planned.rung).second && !stop_requested(opts))
+        site_run(last, opts, progress, deadline.deadline);
       if (progress.judged) progress.judged(out.runs.back());
       drop_unshown_observation(out.runs);
       ++done;
       const bool rung_complete = done == plan.runs.size();
-      if (rung_complete) find_breaking_setting(out, plan_index, opts, statuses);
+      if (!out.runs.back().judgement.broken_by.empty() && !rung_complete) {
+        // A setting known to break the program: its other repeats would break the same way.
+        out.skipped.push_back({plan.rung, fmt::format("{} more run(s) not run: {}", plan.runs.size() - done,
+                                                      out.runs.back().judgement.broken_by)});
+        break;
+      }
+      if (rung_complete && bisected.insert(plan.rung).second)
+        find_breaking_setting(out, plan_index, opts, statuses, deadline.deadline);
       if (!ladder_continues(opts.run.stop_at_first, statuses, rung_complete)) {
         ladder_stopped = !statuses.back().started
                              ? "the command did not start"

@@ -50,6 +50,9 @@ struct SessionOptions {
   // memcheck slows a program by an order of magnitude: its runs get this many times
   // the timeout.
   int sanitizer_timeout_factor = 10;
+  // A run of a rung above native that takes 10 times the native run, and at least this
+  // long, is ended as hung (breaking_setting.h: rung_deadline); the timeout still caps it.
+  std::chrono::milliseconds hung_floor = kHungFloor;
   std::chrono::milliseconds grace{5000};            // SIGTERM -> SIGKILL
   std::size_t capture_limit = 256 * 1024;           // per stream: head and tail kept
   const std::atomic<bool>* stop = nullptr;

@@ -107,12 +107,22 @@ bool genuine_fault(const RunJudgement& j) {
          !j.fence_suspicion;
 }
 
+// A rung that can see a silent overrun: the fence rungs and memcheck.
+bool can_see_overruns(Rung r) { return is_fence(r) || r == Rung::sanitizer; }
+
 // Why a run without failures proves nothing: what could have seen a silent overrun did
-// not run or could not see.
+// not run or could not see. A run one of the tool's own settings broke saw nothing.
 std::string blind_spots(const std::vector<RunJudgement>& runs, const std::vector<SkippedRung>& skipped) {
   std::vector<std::string> why;
   bool fence_ran = false, sanitizer_ran = false;
+  std::set<Rung> broken;
   for (const auto& j : runs) {
+    if (!j.broken_by.empty() && can_see_overruns(j.rung)) {
+      if (broken.insert(j.rung).second)
+        why.push_back(fmt::format("the {} rung checked nothing: {} (cudadiag's own setting, not the program)",
+                                  to_string(j.rung), j.broken_by));
+      continue;
+    }
     if (is_fence(j.rung)) {
       if (!fence_ran && j.fence && !j.fence->effective) why.push_back("the fence was not effective: " + j.fence->reason);
       fence_ran = true;
@@ -127,7 +137,8 @@ std::string blind_spots(const std::vector<RunJudgement>& runs, const std::vector
       why.push_back(std::string(s.rung == Rung::fence ? "the fence" : "the fence-front rung") + " did not run: " + s.reason);
     if (s.rung == Rung::sanitizer) why.push_back("the sanitizer did not run: " + s.reason);
   }
-  if (!fence_ran && std::none_of(skipped.begin(), skipped.end(), [](const SkippedRung& s) { return is_fence(s.rung); }))
+  if (!fence_ran && std::none_of(runs.begin(), runs.end(), [](const RunJudgement& j) { return is_fence(j.rung); }) &&
+      std::none_of(skipped.begin(), skipped.end(), [](const SkippedRung& s) { return is_fence(s.rung); }))
     why.push_back("the fence rung was not asked for");
   std::string out;
   for (const auto& w : why) out += (out.empty() ? "" : "; ") + w;
@@ -195,7 +206,7 @@ RunVerdict decide_run_verdict(const std::vector<RunJudgement>& judged, const std
     if (j.broken_by.empty()) continue;
     if (broken.insert(j.broken_by).second)
       v.notes.push_back(std::string(to_string(j.rung)) + ": " + j.broken_by +
-                        " (the rung's own setting, not the program's failure: not counted)");
+                        " (the rung's own setting, not the program's failure: not counted, and the run checked nothing)");
     j.outcome = RunOutcome::clean;
     j.reason = "not counted: " + j.broken_by;
   }
@@ -246,10 +257,13 @@ RunVerdict decide_run_verdict(const std::vector<RunJudgement>& judged, const std
   });
 
   if (!any_failed) {
+    // Only the runs the tool did not break count: a broken run checked nothing.
+    std::size_t counted = 0;
+    for (const auto& j : runs) counted += j.broken_by.empty() ? 1 : 0;
     const auto all_of_rung = [&](auto in_rung, auto pred) {
       bool any = false;
       for (const auto& j : runs) {
-        if (!in_rung(j.rung)) continue;
+        if (!j.broken_by.empty() || !in_rung(j.rung)) continue;
         any = true;
         if (!pred(j)) return false;
       }
@@ -264,7 +278,10 @@ RunVerdict decide_run_verdict(const std::vector<RunJudgement>& judged, const std
         all_of_rung(fenced, [](const RunJudgement& j) { return j.fence && (j.fence->effective || j.fence->cuda_unused); });
     const bool no_cuda = all_of_rung(fenced, [](const RunJudgement& j) { return j.fence && j.fence->cuda_unused; });
     const bool memcheck_ok = all_of_rung(sanitized, [](const RunJudgement& j) {
-      return j.outcome == RunOutcome::clean && j.sanitizer && j.sanitizer->findings.empty() && j.memcheck_kernels.empty();
+      // Records of API errors the program handled (it exited 0) are no findings.
+      return j.outcome == RunOutcome::clean && j.sanitizer && j.memcheck_kernels.empty() &&
+             std::all_of(j.sanitizer->findings.begin(), j.sanitizer->findings.end(),
+                         [](const sanitizer::Finding& f) { return f.api.has_value(); });
     });
     if (!escapes.empty()) {
       // Whatever else ran clean, a process that used CUDA unfenced was not watched.
@@ -273,7 +290,11 @@ RunVerdict decide_run_verdict(const std::vector<RunJudgement>& judged, const std
       std::erase(v.notes, "outside the fence: " + escapes.front());  // the reason says it
     } else if (fence_ok || memcheck_ok) {
       v.kind = VerdictKind::clean;
-      v.reason = fmt::format("all {} runs clean; {}", runs.size(),
+      v.reason = fmt::format("all {} runs clean{}; {}", counted,
+                             counted < runs.size()
+                                 ? fmt::format(" ({} broken by a setting of cudadiag's own not counted)",
+                                               runs.size() - counted)
+                                 : std::string(),
                              no_cuda    ? "the program never used CUDA (the interposer loaded and saw no CUDA driver "
                                           "call): nothing to fence"
                              : fence_ok ? "the fence was effective in every fenced run"
@@ -287,7 +308,13 @@ RunVerdict decide_run_verdict(const std::vector<RunJudgement>& judged, const std
       std::string why = blind_spots(runs, skipped);
       for (const auto& [reason, n] : v.coverage.unfenced)
         why += fmt::format("{}{} allocation(s) not fenced ({})", why.empty() ? "" : "; ", n, reason);
-      v.reason = "no run failed, but nothing could have seen a silent overrun: " + why;
+      const bool all_broken =
+          std::any_of(runs.begin(), runs.end(), [](const RunJudgement& j) { return can_see_overruns(j.rung); }) &&
+          std::all_of(runs.begin(), runs.end(),
+                      [](const RunJudgement& j) { return !can_see_overruns(j.rung) || !j.broken_by.empty(); });
+      v.reason = all_broken ? "no run failed, but every rung that could have seen a silent overrun was broken by a "
+                              "setting of cudadiag's own, so nothing was checked: " + why
+                            : "no run failed, but nothing could have seen a silent overrun: " + why;
       if (std::none_of(runs.begin(), runs.end(), [](const RunJudgement& j) { return j.rung == Rung::sanitizer; }))
         v.notes.push_back("run with --sanitize always to put the program under memcheck anyway");
     }

@@ -10,10 +10,13 @@
 //                   could: the fence was effective, or memcheck ran clean (a program
 //                   that never used CUDA had nothing to fence: clean too); never when
 //                   a process of a fenced run may have used CUDA outside the fence (an
-//                   exec the interposer could not follow, CUDA under RTLD_DEEPBIND)
+//                   exec the interposer could not follow, CUDA under RTLD_DEEPBIND); a
+//                   run that one of the tool's own settings broke (broken_by) is not
+//                   counted: it checked nothing
 //   does_not_start  the command did not start
 //   inconclusive    nothing failed but nothing could have seen an overrun (fence not
-//                   effective or not run, no sanitizer), only the fence failed and the
+//                   effective, not run or broken by the tool's own setting, no
+//                   sanitizer), only the fence failed and the
 //                   fence may be the cause, the program fails the same way everywhere
 //                   without a CUDA error, or CUDA could not start (no driver, no device)
 // Exit codes (report::exit_code_for): 0 clean; 1 exposed, flaky, inconclusive (findings,

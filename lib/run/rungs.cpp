@@ -123,6 +123,13 @@ PlannedRun plan_run(const RunOptions& opts, Rung rung, int repeat_index) {
       unset_fence_env(run);
       run.sanitizer_xml = opts.work_dir + "/sanitizer" + suffix + ".xml";
       run.argv = profiles::sanitizer_argv(opts.sanitizer_path, run.sanitizer_xml, opts.sanitizer_padding);
+      // No records of API calls that returned an error: a program handles most of them
+      // (NCCL probes its own kernels: a hundred cudaErrorNoKernelImageForDevice on
+      // cudaFuncGetAttributes), and each one counts against memcheck's print limit, which
+      // they exhausted before the faulting kernel's access. The program's own output names
+      // an error it did not handle; memory findings and GPU exceptions are still reported.
+      run.argv.insert(std::find(run.argv.begin(), run.argv.end(), std::string(kPrintLimitOption)),
+                      {std::string(kApiErrorsOption), "no"});
       run.argv.insert(run.argv.end(), opts.command.begin(), opts.command.end());
       break;
   }

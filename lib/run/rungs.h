@@ -74,6 +74,11 @@ inline constexpr std::string_view kInterposerFile = "libcudadiag_fence.so";
 
 inline constexpr std::uint64_t kDefaultRecycleMb = 4096;
 
+// compute-sanitizer's options the sanitizer rung adds to the sanitizer profile's: API
+// error records off (`--report-api-errors no`), placed before its `--print-limit`.
+inline constexpr std::string_view kApiErrorsOption = "--report-api-errors";
+inline constexpr std::string_view kPrintLimitOption = "--print-limit";
+
 struct RunOptions {
   std::vector<std::string> command;      // CMD ARGS... as the user gave them
   std::vector<Rung> rungs = all_rungs();

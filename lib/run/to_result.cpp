@@ -42,6 +42,43 @@ const char* side_name(FenceSide s) {
   return s == FenceSide::back ? "back" : s == FenceSide::front ? "front" : "none";
 }
 
+}  // namespace
+
+std::string run_next_step(Rung rung, std::string_view taxonomy_step) {
+  // The taxonomy's advice is repro's: "re-run with the `fence` profile ...". A rung of
+  // `run` names the rungs that look further instead, or what it already holds.
+  constexpr std::string_view kProfileAdvice = "re-run with the `";
+  const auto at = taxonomy_step.find(kProfileAdvice);
+  if (at == std::string_view::npos) return std::string(taxonomy_step);
+  std::string own;
+  switch (rung) {
+    case Rung::native:
+    case Rung::blocking:
+      own = "this run's fence rung faults at the first out-of-bounds byte and names the buffer, and its sanitizer "
+            "rung names the kernel, thread and PC (`--rungs native,blocking,fence` and `--sanitize always` where they "
+            "did not run)";
+      break;
+    case Rung::fence:
+    case Rung::fence_front:
+      own = std::string("this rung already fenced the buffers (a fault on a guard names the buffer above); the "
+                        "sanitizer rung names the exact kernel, thread and PC (`--sanitize always` where it did not "
+                        "run)") +
+            (rung == Rung::fence ? "; the fence-front rung guards the buffers' starts" : "");
+      break;
+    case Rung::sanitizer:
+      own = "memcheck's records of this rung name the kernel, thread and PC; build the kernels with -lineinfo for "
+            "the source line";
+      break;
+  }
+  const auto clause_end = taxonomy_step.find("; ", at);
+  std::string out(taxonomy_step.substr(0, at));
+  out += own;
+  if (clause_end != std::string_view::npos) out += taxonomy_step.substr(clause_end);
+  return out;
+}
+
+namespace {
+
 report::ErrorInfo error_info(const CudaErrorEvidence& e, const RunJudgement& j) {
   report::ErrorInfo info;
   info.code = e.code.value_or(-1);  // -1: the evidence names no CUDA error code (Xid, memcheck access record)
@@ -55,7 +92,7 @@ report::ErrorInfo error_info(const CudaErrorEvidence& e, const RunJudgement& j) 
     if (const auto* t = taxonomy::find_runtime(*e.code)) {
       info.sticky = t->sticky;
       info.meaning = std::string(t->meaning);
-      info.next_step = std::string(t->next_step);
+      info.next_step = run_next_step(j.rung, t->next_step);
     }
   }
   if (j.attribution && j.attribution->suspect) info.last_kernel = j.attribution->suspect->kernel;

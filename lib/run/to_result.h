@@ -2,6 +2,9 @@
 // The one place where `cudadiag run`'s judged runs meet the report model (report::Result,
 // report::Verdict). Everything else in lib/run is independent of the report, so a
 // change of the model changes only to_result.cpp.
+#include <string>
+#include <string_view>
+
 #include "run/judge.h"
 #include "run/run_verdict.h"
 #include "report/report.h"
@@ -15,6 +18,12 @@ namespace cudadiag::run {
 // taxonomy, how the child ended, its Xid lines, memcheck's findings, and in details:
 // the fence summary, the attribution, and the recognised error lines.
 report::Result to_result(const RunObservation& obs, const RunJudgement& j);
+
+// The error's next step as it fits the rung it is printed for: the taxonomy's advice to
+// re-run with a repro profile becomes what the ladder's rungs do (the fence and sanitizer
+// rungs after native or blocking, memcheck after a fence rung, memcheck's own records on
+// the sanitizer rung); the rest of the advice stays.
+std::string run_next_step(Rung rung, std::string_view taxonomy_step);
 
 // status = the verdict kind; reasons = the reason line, the evidence, then the notes.
 report::Verdict to_report_verdict(const RunVerdict& v);

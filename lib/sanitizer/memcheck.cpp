@@ -1,5 +1,6 @@
 #include "sanitizer/memcheck.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
@@ -271,7 +272,9 @@ MemcheckReport parse_memcheck_xml(std::string_view xml) {
   MemcheckReport r;
   for (const auto& rec : root.children) {
     if (rec.name == "record" || rec.name == "Error" || rec.name == "error") {
-      r.findings.push_back(finding_from(rec));
+      Finding f = finding_from(rec);
+      if (f.api && r.api_errors++ >= kKeptApiErrors) continue;  // counted, not kept
+      r.findings.push_back(std::move(f));
     } else if (rec.name == "summary" || rec.name == "ErrorSummary" || rec.name == "errorSummary") {
       const std::string n = first_text(&rec, {"errorCount", "errors", "count"});
       if (auto v = to_int(n.empty() ? rec.trimmed_text() : n)) r.error_count = *v;
@@ -326,12 +329,27 @@ json to_json(const Finding& f) {
   return j;
 }
 
+namespace {
+
+// Every record memcheck wrote: those kept, and the API error records counted beyond them.
+long long record_count(const MemcheckReport& r) {
+  const long long kept_api =
+      std::count_if(r.findings.begin(), r.findings.end(), [](const Finding& f) { return f.api.has_value(); });
+  return static_cast<long long>(r.findings.size()) - kept_api + std::max(kept_api, r.api_errors);
+}
+
+}  // namespace
+
 json to_json(const MemcheckReport& r) {
   json findings = json::array();
   for (const auto& f : r.findings) findings.push_back(to_json(f));
   json j{{"tool", "memcheck"},
-         {"errors", r.error_count ? *r.error_count : static_cast<long long>(r.findings.size())},
+         {"errors", r.error_count ? *r.error_count : record_count(r)},
          {"findings", findings}};
+  if (r.api_errors > 0) {
+    j["api_errors"] = r.api_errors;
+    j["api_errors_kept"] = std::min(r.api_errors, kKeptApiErrors);
+  }
   // The first memory-access finding is the headline (API errors follow from it).
   std::string first;
   for (const auto& f : r.findings) {

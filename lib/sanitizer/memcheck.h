@@ -64,9 +64,16 @@ struct Finding {
 struct MemcheckReport {
   std::vector<Finding> findings;
   std::optional<long long> error_count;  // from an error summary element, when present
+  // Records of a CUDA API call that returned an error ("Program hit cudaErrorX ... on
+  // CUDA API call to f"), all of them: NCCL probing its own kernels writes a hundred
+  // (cudaErrorNoKernelImageForDevice on cudaFuncGetAttributes) that it handles. Only the
+  // first kKeptApiErrors stay in `findings`, as examples; memory findings are all kept.
+  long long api_errors = 0;
 };
+inline constexpr long long kKeptApiErrors = 3;
 
-// Throws XmlError (with line/column/byte) on malformed or truncated XML.
+// Throws XmlError (with line/column/byte) on malformed or truncated XML. API error
+// records beyond kKeptApiErrors are counted (api_errors), not kept.
 MemcheckReport parse_memcheck_xml(std::string_view xml);
 
 // Free-text helpers (exposed for tests and for text-mode sanitizer output).
@@ -96,7 +103,8 @@ struct BufferRange {
 };
 void attach_nearest_buffers(MemcheckReport& r, const std::vector<BufferRange>& buffers);
 
-// {"tool":"memcheck","errors":N,"findings":[...],"first":"..."} for report::Result.sanitizer.
+// {"tool":"memcheck","errors":N,"findings":[...],"first":"..."} for report::Result.sanitizer,
+// with "api_errors":N (and "api_errors_kept") when memcheck recorded API errors.
 nlohmann::ordered_json to_json(const MemcheckReport& r);
 nlohmann::ordered_json to_json(const Finding& f);
 

@@ -89,3 +89,47 @@ TEST_CASE("breaking setting: what counts, how long a trial may run, the program'
   CHECK(last_output_line(obs) == "plain words");
   CHECK(breaking_text(RungSetting{{"X"}, {}, "X=1"}, "boom") == "X=1 breaks this program: `boom`");
 }
+
+TEST_CASE("breaking setting: a deadline learned from the native run; --timeout still caps", "[breaking_setting]") {
+  // 10 x the native run, at least 60 s.
+  auto d = rung_deadline(Rung::fence, 7200.0, 3600s, 10);
+  CHECK(d.learned);
+  CHECK(d.deadline == 72s);
+  CHECK(d.text == "10 x the native run's 7.2 s, at least 60 s");
+  d = rung_deadline(Rung::blocking, 800.0, 3600s, 10);
+  CHECK(d.learned);
+  CHECK(d.deadline == 60s);  // a quick program still gets a minute
+  // memcheck slows a program by an order of magnitude: 10 times that again.
+  d = rung_deadline(Rung::sanitizer, 7200.0, 36000s, 10);
+  CHECK(d.learned);
+  CHECK(d.deadline == 720s);
+  CHECK(d.text == "100 x the native run's 7.2 s, at least 600 s");
+  // --timeout caps: a learned deadline past it is no deadline of its own.
+  d = rung_deadline(Rung::fence, 7200.0, 50s, 10);
+  CHECK_FALSE(d.learned);
+  CHECK(d.deadline == 50s);
+  CHECK(d.text.empty());
+  d = rung_deadline(Rung::fence, 30000.0, 120s, 10);
+  CHECK_FALSE(d.learned);
+  CHECK(d.deadline == 120s);
+  // Nothing learned: the native rung itself, or no native run that passed.
+  CHECK_FALSE(rung_deadline(Rung::native, 7200.0, 3600s, 10).learned);
+  CHECK(rung_deadline(Rung::fence, std::nullopt, 3600s, 10).deadline == 3600s);
+  // A floor of the caller's.
+  CHECK(rung_deadline(Rung::fence, 10.0, 20s, 10, 500ms).deadline == 500ms);
+
+  // The native run it learns from: the longest of the native rung's runs, all passing.
+  const auto run = [](Rung r, RunOutcome o) {
+    RunJudgement j;
+    j.rung = r;
+    j.outcome = o;
+    return j;
+  };
+  CHECK(native_wall_ms({run(Rung::native, RunOutcome::clean), run(Rung::native, RunOutcome::clean),
+                        run(Rung::blocking, RunOutcome::clean)},
+                       {1000.0, 4000.0, 90000.0}) == 4000.0);
+  CHECK_FALSE(native_wall_ms({run(Rung::native, RunOutcome::clean), run(Rung::native, RunOutcome::timeout)},
+                             {1000.0, 3600000.0}));
+  CHECK_FALSE(native_wall_ms({run(Rung::native, RunOutcome::exit_code)}, {5.0}));
+  CHECK_FALSE(native_wall_ms({run(Rung::fence, RunOutcome::clean)}, {5.0}));
+}

@@ -314,3 +314,62 @@ TEST_CASE("fence rung: a SIGBUS while the ring was cut short or unreserved is th
   REQUIRE(j.fence_notes.size() == 1);
   CHECK(j.fence_notes[0].find("no room in /tmp/x") != std::string::npos);
 }
+
+namespace {
+
+cudadiag::sanitizer::Finding api_record(const std::string& call, int code, const std::string& name) {
+  cudadiag::sanitizer::Finding f;
+  f.record_kind = "Api";
+  f.message = "CUDA API error " + name + " on " + call;
+  f.api = cudadiag::sanitizer::ApiError{call, code, name, ""};
+  return f;
+}
+
+}  // namespace
+
+TEST_CASE("sanitizer rung: API errors a program handled never hide a memory finding, nor fail the run") {
+  // NCCL probing its own kernels: errors it handles, before the faulting kernel's access.
+  cudadiag::sanitizer::MemcheckReport r;
+  for (int i = 0; i < 3; ++i)
+    r.findings.push_back(api_record("cudaFuncGetAttributes", 209, "cudaErrorNoKernelImageForDevice"));
+  r.api_errors = 100;
+  r.findings.push_back(memcheck_access("Invalid __global__ write of size 4 bytes", "triton_store_kernel"));
+  auto o = exited(Rung::sanitizer, 1,
+                  "========= Program hit cudaErrorNoKernelImageForDevice (error 209) due to \"no kernel image is "
+                  "available for execution on the device\" on CUDA API call to cudaFuncGetAttributes.\n"
+                  "========= Invalid __global__ write of size 4 bytes\n"
+                  "=========     at triton_store_kernel+0x70\n");
+  o.sanitizer = r;
+  auto j = judge_run(o);
+  CHECK(j.outcome == RunOutcome::cuda_error);
+  REQUIRE(j.error);
+  CHECK(j.error->name == "Invalid __global__ write of size 4 bytes");
+  CHECK(j.error->error_class == cudadiag::taxonomy::ErrorClass::memory_fault);
+
+  // The XML alone: its access record, not the first API record.
+  o = exited(Rung::sanitizer, 1);
+  o.sanitizer = r;
+  j = judge_run(o);
+  REQUIRE(j.error);
+  CHECK(j.error->source == EvidenceSource::sanitizer);
+  CHECK(j.error->kernel == "triton_store_kernel");
+  CHECK(j.error->error_class == cudadiag::taxonomy::ErrorClass::memory_fault);
+
+  // Only API errors, and the program went on and exited 0: it handled them.
+  r.findings.pop_back();
+  o = exited(Rung::sanitizer, 0,
+             "========= Program hit cudaErrorNoKernelImageForDevice (error 209) due to \"no kernel image is "
+             "available for execution on the device\" on CUDA API call to cudaFuncGetAttributes.\n");
+  o.sanitizer = r;
+  j = judge_run(o);
+  CHECK(j.outcome == RunOutcome::clean);
+  CHECK_FALSE(j.error);
+
+  // ... but a program that failed after one did not handle it: it is the run's error.
+  o = exited(Rung::sanitizer, 1);
+  o.sanitizer = r;
+  j = judge_run(o);
+  CHECK(j.outcome == RunOutcome::cuda_error);
+  REQUIRE(j.error);
+  CHECK(j.error->api_call == "cudaFuncGetAttributes");
+}

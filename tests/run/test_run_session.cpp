@@ -393,6 +393,54 @@ SessionOptions on_fake_driver(const test::TempDir& dir, const std::string& mode,
 
 }  // namespace
 
+TEST_CASE("session: a run far longer than the native run is ended as hung; its breaking setting is not waited on "
+          "again",
+          "[run_session]") {
+  test::TempDir dir;
+  // Waits forever whenever CUDA_LAUNCH_BLOCKING is set, as a CUDA IPC hand-over the tool
+  // broke does.
+  auto o = options(dir,
+                   sh("if [ \"$CUDA_LAUNCH_BLOCKING\" = 1 ]; then "
+                      "echo 'RuntimeError: invalid device pointer' >&2; sleep 30; fi; echo ok"),
+                   "native,blocking");
+  o.run.repeat = 3;
+  o.run.coredump = false;
+  o.timeout = 20s;
+  o.grace = 300ms;
+  o.hung_floor = 500ms;  // 60 s outside the tests
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto out = run_session(o);
+  // Three native runs, one blocking run ended at the learned deadline, one bisection run:
+  // not 3 x 20 s.
+  CHECK(std::chrono::steady_clock::now() - t0 < 10s);
+  REQUIRE(out.breaking.size() == 1);
+  CHECK(out.breaking[0].rung == Rung::blocking);
+  CHECK(out.breaking[0].setting.text == "CUDA_LAUNCH_BLOCKING=1");
+  std::vector<const SessionRun*> blocking;
+  for (const auto& r : out.runs)
+    if (r.judgement.rung == Rung::blocking) blocking.push_back(&r);
+  REQUIRE(blocking.size() == 1);  // the other two repeats were not waited on
+  CHECK(blocking[0]->judgement.outcome == RunOutcome::timeout);
+  CHECK_THAT(blocking[0]->judgement.reason,
+             Catch::Contains("ended as hung at the deadline learned from the native run (10 x the native run's"));
+  CHECK(blocking[0]->judgement.broken_by == out.breaking[0].text);
+  const auto* s = skipped(out, Rung::blocking);
+  REQUIRE(s);
+  CHECK_THAT(s->reason, Catch::StartsWith("2 more run(s) not run: CUDA_LAUNCH_BLOCKING=1 breaks this program"));
+  CHECK_THAT(out.verdict.reason, !Catch::Contains("the program's own failure"));
+
+  // --timeout still caps: shorter than the learned deadline, it is the deadline.
+  o.run.repeat = 1;
+  o.timeout = 300ms;
+  o.hung_floor = 5s;
+  const auto capped = run_session(o);
+  for (const auto& r : capped.runs)
+    if (r.judgement.rung == Rung::blocking) {
+      CHECK(r.judgement.outcome == RunOutcome::timeout);
+      CHECK_THAT(r.judgement.reason, !Catch::Contains("learned"));
+    }
+}
+
 TEST_CASE("session: the fence exposes an overrun that native runs miss (fake driver)", "[run_session]") {
   test::TempDir dir;
   const auto out = run_session(on_fake_driver(dir, "kernel-overrun", "native,blocking,fence"));

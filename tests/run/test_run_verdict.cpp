@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -269,4 +270,111 @@ TEST_CASE("a driver that does not match the runtime is CUDA that cannot start, a
   CHECK(v.cuda_could_not_start);
   CHECK(exit_code_of(v) == 3);
   CHECK(exit_code_of(v, /*interrupted=*/true) == 1);
+}
+
+TEST_CASE("a fence rung the tool's own setting broke checked nothing: never clean, and the coverage says so") {
+  // --rungs native,fence: the fence interposer broke the program's CUDA IPC hand-over and
+  // the parent waited until its deadline.
+  auto fence = fence_clean();
+  fence.interposer->summary.side = FenceSide::back;  // the guards sat after every buffer
+  fence.child.ending = cudadiag::runner::Ending::timeout;
+  fence.child.exit_code.reset();
+  fence.child.err = capture("RuntimeError: invalid device pointer\n");
+  auto broken = judged(fence);
+  REQUIRE(broken.outcome == RunOutcome::timeout);
+  REQUIRE(broken.fence_reach);
+  REQUIRE(broken.fence_reach->effective);  // the guards sat where they should: the run still checked nothing
+  broken.broken_by = "the fence interposer breaks this program: `RuntimeError: invalid device pointer`";
+  const std::vector<RunJudgement> runs{judged(exited(Rung::native, 0)), broken};
+
+  const auto v = decide_run_verdict(runs, {{Rung::sanitizer, "--sanitize never"}});
+  CHECK(v.kind == VerdictKind::inconclusive);
+  CHECK(exit_code_of(v) == 1);
+  INFO(v.reason);
+  CHECK_THAT(v.reason, Catch::StartsWith("no run failed, but every rung that could have seen a silent overrun was "
+                                         "broken by a setting of cudadiag's own"));
+  CHECK_THAT(v.reason, Catch::Contains("the fence rung checked nothing: the fence interposer breaks this program: "
+                                       "`RuntimeError: invalid device pointer` (cudadiag's own setting"));
+  CHECK_THAT(v.reason, Catch::Contains("the sanitizer did not run: --sanitize never"));
+  CHECK_THAT(v.reason, !Catch::Contains("checked past the end"));
+  CHECK_THAT(v.reason, !Catch::Contains("effective"));
+  CHECK(has_note(v, "fence: the fence interposer breaks this program"));
+  CHECK(has_note(v, "the run checked nothing"));
+
+  // The coverage claims nothing for it.
+  CHECK_FALSE(v.coverage.past_end);
+  CHECK_FALSE(v.coverage.use_after_free);
+  CHECK_FALSE(v.coverage.allocations);
+  CHECK(v.coverage.seen.empty());
+  CHECK(directions_text(v.coverage).empty());
+  CHECK(std::find(v.coverage.unseen.begin(), v.coverage.unseen.end(),
+                  "overruns past the end (no effective fence rung guarded the ends)") != v.coverage.unseen.end());
+  CHECK(ladder_coverage(runs).seen.empty());
+
+  // Under --sanitize auto, memcheck runs: the fence saw nothing.
+  const auto memcheck = plan_memcheck(SanitizeMode::automatic, runs);
+  CHECK(memcheck.run);
+  CHECK(memcheck.reason == "--sanitize auto: no fenced run could have seen an overrun");
+
+  // memcheck running clean is enough, and the verdict rests on it alone.
+  auto san = exited(Rung::sanitizer, 0);
+  san.sanitizer = cudadiag::sanitizer::MemcheckReport{};
+  auto with_memcheck = runs;
+  with_memcheck.push_back(judged(san));
+  const auto m = decide_run_verdict(with_memcheck, {});
+  CHECK(m.kind == VerdictKind::clean);
+  CHECK(m.reason ==
+        "all 2 runs clean (1 broken by a setting of cudadiag's own not counted); memcheck found nothing");
+  CHECK_FALSE(m.coverage.past_end);
+  CHECK(m.coverage.memcheck);
+}
+
+TEST_CASE("a blocking rung the tool broke is not counted; an effective fence still makes the program clean") {
+  auto blocking = judged(exited(Rung::blocking, 1, "RuntimeError: invalid device pointer\n"));
+  REQUIRE(blocking.outcome == RunOutcome::exit_code);
+  blocking.broken_by = "PYTORCH_NO_CUDA_MEMORY_CACHING=1 breaks this program: `RuntimeError: invalid device pointer`";
+  auto fence = fence_clean();
+  fence.interposer->summary.side = FenceSide::back;
+  const auto v = decide_run_verdict({judged(exited(Rung::native, 0)), blocking, judged(fence)}, {});
+  CHECK(v.kind == VerdictKind::clean);
+  CHECK(v.reason == "all 2 runs clean (1 broken by a setting of cudadiag's own not counted); the fence was effective "
+                    "in every fenced run; checked past the end");
+  CHECK(v.coverage.past_end);
+}
+
+TEST_CASE("the coverage never contradicts an exposure: the guard that caught the overrun guarded the end") {
+  // A process of the run escaped the fence (its fence was not effective for the verdict's
+  // clean), but the fenced buffer's guard caught the overrun.
+  auto o = fence_fault();
+  o.interposer->process_events.push_back(
+      {777, "escaped: a set-user-ID or set-group-ID program (the loader ignores LD_PRELOAD)", "/usr/bin/sudo", true});
+  o.interposer->escapes = 1;
+  const auto fence = judged(o);
+  REQUIRE(fence.fence);
+  REQUIRE_FALSE(fence.fence->effective);
+  const auto v = decide_run_verdict({judged(exited(Rung::native, 0)), fence}, {});
+  CHECK(v.kind == VerdictKind::exposed);
+  REQUIRE(v.first_exposed_by);
+  CHECK(*v.first_exposed_by == Rung::fence);
+  CHECK(v.coverage.past_end);
+  CHECK(directions_text(v.coverage) == "past the end");
+  for (const auto& line : v.coverage.unseen) {
+    INFO(line);
+    CHECK(line.find("overruns past the end") == std::string::npos);
+  }
+  CHECK(has_note(v, "outside the fence: process 777"));
+}
+
+TEST_CASE("memcheck's records of API errors the program handled do not keep it from being clean") {
+  cudadiag::sanitizer::MemcheckReport m;
+  cudadiag::sanitizer::Finding api;
+  api.record_kind = "Api";
+  api.api = cudadiag::sanitizer::ApiError{"cudaFuncGetAttributes", 209, "cudaErrorNoKernelImageForDevice", ""};
+  m.findings.push_back(api);
+  m.api_errors = 100;
+  auto san = exited(Rung::sanitizer, 0);
+  san.sanitizer = m;
+  const auto v = decide_run_verdict({judged(exited(Rung::native, 0)), judged(san)}, {{Rung::fence, "not found"}});
+  CHECK(v.kind == VerdictKind::clean);
+  CHECK(v.reason == "all 2 runs clean; memcheck found nothing");
 }

@@ -147,6 +147,14 @@ TEST_CASE("plan: every rung's environment, argv and files") {
   CHECK(san.argv.front() == "/usr/local/cuda/bin/compute-sanitizer");
   CHECK(std::find(san.argv.begin(), san.argv.end(), "--padding") != san.argv.end());
   CHECK(std::vector<std::string>(san.argv.end() - 4, san.argv.end()) == base_options().command);
+  // API error records do not count against the print limit: memcheck writes none.
+  const auto api = std::find(san.argv.begin(), san.argv.end(), "--report-api-errors");
+  REQUIRE(api != san.argv.end());
+  REQUIRE(api + 1 != san.argv.end());
+  CHECK(*(api + 1) == "no");
+  const auto limit = std::find(san.argv.begin(), san.argv.end(), "--print-limit");
+  REQUIRE(limit != san.argv.end());
+  CHECK(api < limit);  // the tool's options, before the print limit and the command
   CHECK(san.env_set.at("CUDA_LAUNCH_BLOCKING") == "1");
   CHECK(san.env_set.count("LD_PRELOAD") == 0);
 }

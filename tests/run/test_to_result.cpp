@@ -4,6 +4,7 @@
 
 #include "run/to_result.h"
 #include "report/schema.h"
+#include "taxonomy/taxonomy.h"
 #include "run_fixtures.h"
 
 using namespace cudadiag;
@@ -119,4 +120,48 @@ TEST_CASE("the verdict as the report's verdict") {
   v.reason = "flaky";
   rv = to_report_verdict(v);
   CHECK(rv.reasons == std::vector<std::string>{"flaky", "fence: X", v.notes[0]});
+}
+
+TEST_CASE("every next step fits the rung it is printed for") {
+  // The fence rung's own result never advises re-running with the fence.
+  auto o = exited(Rung::fence, 1, kIllegalAddress);
+  o.interposer = fenced_log();
+  o.xid.push_back(xid31(0x7f0000200000));
+  const auto fence = to_result(o, judge_run(o));
+  REQUIRE(fence.error);
+  INFO(fence.error->next_step);
+  CHECK(fence.error->next_step.find("profile") == std::string::npos);
+  CHECK(fence.error->next_step.find("re-run with the `fence`") == std::string::npos);
+  CHECK(fence.error->next_step.find("the sanitizer rung names the exact kernel, thread and PC") != std::string::npos);
+
+  const auto native = to_result(exited(Rung::native, 1, kIllegalAddress), judge_run(exited(Rung::native, 1, kIllegalAddress)));
+  REQUIRE(native.error);
+  CHECK(native.error->next_step.find("this run's fence rung faults at the first out-of-bounds byte") == 0);
+
+  auto s = exited(Rung::sanitizer, 1, kIllegalAddress);
+  s.sanitizer = cudadiag::sanitizer::MemcheckReport{};
+  const auto sanitizer = to_result(s, judge_run(s));
+  REQUIRE(sanitizer.error);
+  CHECK(sanitizer.error->next_step.find("memcheck's records of this rung") == 0);
+  CHECK(sanitizer.error->next_step.find("sanitizer` profile") == std::string::npos);
+
+  // The rest of the taxonomy's advice stays: misaligned keeps its first clause.
+  const auto* misaligned = cudadiag::taxonomy::find_runtime(716);
+  REQUIRE(misaligned);
+  const auto step = run_next_step(Rung::fence, misaligned->next_step);
+  CHECK(step.rfind("check base pointers and strides against the vector width", 0) == 0);
+  CHECK(step.find("profile") == std::string::npos);
+  // A launch failure keeps what follows the profile clause.
+  const auto* launch = cudadiag::taxonomy::find_runtime(719);
+  REQUIRE(launch);
+  CHECK(run_next_step(Rung::native, launch->next_step).find("; check the kernel log (Xid 13/31)") != std::string::npos);
+
+  // No taxonomy entry's advice names a repro profile in any rung's result.
+  for (const auto& entry : cudadiag::taxonomy::all())
+    for (const Rung rung : all_rungs()) {
+      const auto text = run_next_step(rung, entry.next_step);
+      INFO(entry.name << " on " << to_string(rung) << ": " << text);
+      CHECK(text.find("profile") == std::string::npos);
+      CHECK_FALSE(text.empty());
+    }
 }

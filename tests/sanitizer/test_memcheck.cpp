@@ -180,3 +180,65 @@ TEST_CASE("memcheck: access text of a message", "[sanitizer]") {
   a = parse_access_text("of size " + std::string(1000, '9'));  // bounded, no overflow trap
   CHECK(a.size);
 }
+
+namespace {
+
+// memcheck's XML as a two-rank NCCL job leaves it: `api` records of the API errors NCCL
+// handles (probing its own kernels), then the faulting kernel's access (the real H200
+// record), then a record of the error the program hit at its next synchronisation.
+std::string nccl_noise_xml(int api_records) {
+  const std::string real = read_data("real_h200_memcheck_oob_write.xml");
+  const auto first = real.find("<record>");
+  const auto second = real.find("<record>", first + 1);
+  const auto end = real.find("</ComputeSanitizerOutput>");
+  REQUIRE(first != std::string::npos);
+  REQUIRE(second != std::string::npos);
+  REQUIRE(end != std::string::npos);
+  std::string noise;
+  for (int i = 0; i < api_records; ++i)
+    noise +=
+        "  <record>\n    <kind>Api</kind>\n    <what>\n      <text>Program hit cudaErrorNoKernelImageForDevice (error "
+        "209) due to &quot;no kernel image is available for execution on the device&quot; on CUDA API call to "
+        "cudaFuncGetAttributes.</text>\n      <api>cudaFuncGetAttributes</api>\n      "
+        "<error>cudaErrorNoKernelImageForDevice</error>\n      <result>209</result>\n    </what>\n    <hostStack>\n"
+        "      <frame>\n        <func>ncclInitKernelsForDevice(int, unsigned long*)</func>\n        "
+        "<module>libnccl.so.2</module>\n      </frame>\n    </hostStack>\n  </record>\n";
+  return real.substr(0, first) + noise + real.substr(first, end - first) + real.substr(end);
+}
+
+}  // namespace
+
+TEST_CASE("memcheck: API errors a program handled are counted, a few kept; memory findings all kept", "[sanitizer]") {
+  const std::string xml = nccl_noise_xml(100);
+  const auto r = parse_memcheck_xml(xml);
+  CHECK(r.api_errors == 101);  // NCCL's hundred and the program's cudaDeviceSynchronize
+  REQUIRE(r.findings.size() == static_cast<std::size_t>(kKeptApiErrors) + 1);
+  for (long long i = 0; i < kKeptApiErrors; ++i) {
+    REQUIRE(r.findings[static_cast<std::size_t>(i)].api);
+    CHECK(r.findings[static_cast<std::size_t>(i)].api->call == "cudaFuncGetAttributes");
+    CHECK(r.findings[static_cast<std::size_t>(i)].api->code == 209);
+  }
+  const auto& access = r.findings.back();
+  CHECK_FALSE(access.api);
+  CHECK(access.message == "Invalid __global__ write of size 4 bytes is out of bounds");
+  CHECK(access.kernel == "oob_write");
+
+  const auto j = to_json(r);
+  CHECK(j["errors"] == 102);
+  CHECK(j["api_errors"] == 101);
+  CHECK(j["api_errors_kept"] == kKeptApiErrors);
+  CHECK(j["findings"].size() == 4u);
+  CHECK(j["first"] == "Invalid __global__ write of size 4 bytes is out of bounds in oob_write");
+  // The report of such a run stays small: what is kept does not grow with the noise.
+  const auto small = to_json(parse_memcheck_xml(nccl_noise_xml(10))).dump();
+  const auto large = j.dump();
+  CHECK(xml.size() > 50000);
+  CHECK(large.size() < 8000);
+  CHECK(large.size() - small.size() < 16);  // the counts' digits only
+
+  // Fewer API errors than kept: all of them stay.
+  const auto few = parse_memcheck_xml(read_data("real_h200_memcheck_oob_write.xml"));
+  CHECK(few.api_errors == 1);
+  CHECK(few.findings.size() == 2);
+  CHECK(to_json(few)["api_errors"] == 1);
+}
