@@ -12,27 +12,15 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/temp_dir.h"
 #include "util/dir_entries.h"
 
 namespace fs = std::filesystem;
 using cudadiag::for_each_dir_entry;
 using cudadiag::open_directory;
+using cudadiag::test::TempDir;
 
 namespace {
-
-// A fresh directory under the temp dir, removed with its contents at the end of the test.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "cudadiag-dir-entries-XXXXXX").string();
-    REQUIRE(::mkdtemp(tmpl.data()));
-    path = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
 
 void touch(const fs::path& p) { std::ofstream(p) << "x"; }
 
