@@ -2,8 +2,8 @@
 // The report's sections about the machine: host, driver, devices, environment. Each
 // names the members cudadiag reads or redacts; the rest of what the host modules
 // (lib/host: system_info, nvml, the CUDA probe) found stays as named facts in the order
-// they were found, so a report read back writes the same document. The JSON edge is
-// report.cpp (to_json) and host_sections.cpp (read).
+// they were found, so a report read back writes the same document. The JSON edge
+// (to_json, read) is host_sections.cpp.
 #include <cstdint>
 #include <optional>
 #include <string>

@@ -2,7 +2,7 @@
 // Facts a kernel family or a command reports about one result whose set of names
 // differs by family (Result.params, Result.details): named members in their order, each
 // a typed scalar (bool, signed or unsigned integer, double, string), a list, or named
-// members again. The JSON edge converts (report.cpp); everything in between reads
+// members again. The JSON edge converts (report_write.cpp, report_read.cpp); everything in between reads
 // members by name and type.
 #include <cstdint>
 #include <optional>

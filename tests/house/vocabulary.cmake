@@ -17,7 +17,7 @@ endif()
 set(allowed
   # (a) Edge parsers: text from the command line or a file turned into a typed value.
   "lib/profiles/allocator.h|fence"              # parse_allocator: "fence" means fence-back
-  "lib/report/report.cpp|host"                  # parse_device: the "host" sentinel
+  "lib/report/report_values.cpp|host"           # parse_device: the "host" sentinel
   "lib/cases/expectation.cpp|any"               # Expectation::parse
   "lib/cases/expectation.cpp|silent"
   "lib/cases/expectation.cpp|error"
