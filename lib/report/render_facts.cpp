@@ -193,12 +193,29 @@ std::vector<Fact> header(const Report& r) {
   return out;
 }
 
+namespace {
+
+// A process that exited non-zero on its own was not killed: the report's outcome
+// (crashed: "died, or exited non-zero without a result") is shown as what happened.
+std::optional<int> plain_exit(const Result& r) {
+  if (r.outcome != Outcome::crashed || !r.child || r.child->ending != ChildEnding::exit_code) return std::nullopt;
+  if (r.child->signal || !r.child->exit_code || *r.child->exit_code == 0) return std::nullopt;
+  return *r.child->exit_code;
+}
+
+}  // namespace
+
+std::string outcome_text(const Result& r) {
+  if (const auto code = plain_exit(r)) return "exited " + std::to_string(*code);
+  return std::string(to_string(r.outcome));
+}
+
 Row row(const Result& r) {
   Row row;
   row.case_id = r.case_id;
   row.profile = r.profile;
   row.allocator = r.allocator ? std::string(profiles::to_string(*r.allocator)) : "";
-  row.outcome = std::string(to_string(r.outcome));
+  row.outcome = outcome_text(r);
   row.expected = r.expected;
   row.met = r.expectation_met;
   if (r.error) {
@@ -219,7 +236,7 @@ bool needs_details(const Result& r) {
 std::string detail_title(const Result& r) {
   const std::string where =
       join({r.profile, r.allocator ? std::string(profiles::to_string(*r.allocator)) : std::string()}, ", ");
-  std::string t = r.case_id + (where.empty() ? "" : " [" + where + "]") + ": " + std::string(to_string(r.outcome));
+  std::string t = r.case_id + (where.empty() ? "" : " [" + where + "]") + ": " + outcome_text(r);
   if (!r.expected.empty()) t += ", expected " + r.expected;
   return t;
 }
@@ -323,7 +340,7 @@ std::vector<Fact> summary(const Report& r) {
   std::vector<std::pair<std::string, int>> counts;
   for (const auto& res : r.results) {
     bool found = false;
-    const std::string outcome(to_string(res.outcome));
+    const std::string outcome = plain_exit(res) ? std::string("exited non-zero") : std::string(to_string(res.outcome));
     for (auto& [name, n] : counts) {
       if (name == outcome) {
         ++n;

@@ -23,6 +23,10 @@ struct Fact {
 // host, gpu(s), driver, GPU part not run, tool, started.
 std::vector<Fact> header(const Report& r);
 
+// The outcome as a person reads it: "exited 1" for a process that exited non-zero on
+// its own (the report's word is crashed), else the report's own word.
+std::string outcome_text(const Result& r);
+
 struct Row {
   std::string case_id, profile, allocator, outcome, expected;
   std::optional<bool> met;  // nullopt: not judged
