@@ -94,6 +94,10 @@ int main(int argc, char** argv) {
     return cli.exit(e);
   } catch (const CLI::CallForVersion& e) {
     return cli.exit(e);
+  } catch (const CLI::ExtrasError& e) {
+    app::print_usage_error(command, std::string(e.what()) + app::run_extras_hint(app::invocation().argv) +
+                                        " (see 'cudadiag " + (command.empty() ? "" : command + " ") + "--help')");
+    return kExitUsage;
   } catch (const CLI::ParseError& e) {
     app::print_usage_error(command, std::string(e.what()) + " (see 'cudadiag " +
                                         (command.empty() ? "" : command + " ") + "--help')");
