@@ -16,6 +16,7 @@
 #include "util/interrupt.h"
 #include "util/log.h"
 #include "util/printable.h"
+#include "util/terminal.h"
 
 extern char** environ;
 
@@ -48,7 +49,7 @@ int main(int argc, char** argv) {
   // to it fail with EPIPE instead; logs are then dropped and a report is kept elsewhere
   // (write_report). Children get the default back (runner: posix_spawnattr_setsigdefault).
   std::signal(SIGPIPE, SIG_IGN);
-  init_logging(::isatty(STDERR_FILENO) != 0 && std::getenv("NO_COLOR") == nullptr);
+  init_logging(::isatty(STDERR_FILENO) != 0 && !text::no_color_from_env());
   install_stop_handlers();
 
   app::set_invocation({std::vector<std::string>(argv, argv + argc), environ, self_exe_path(argv[0])});
