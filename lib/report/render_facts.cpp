@@ -1,5 +1,6 @@
 #include "report/render_facts.h"
 
+#include "stats/rate_text.h"
 #include "util/text_layout.h"
 
 #include <cmath>
@@ -289,9 +290,7 @@ std::vector<Fact> detail_facts(const Result& r) {
   }
   if (r.repeats) {
     const auto& s = *r.repeats;
-    std::string line = std::to_string(s.failures) + "/" + std::to_string(s.runs) + " failed (" +
-                       fixed(100.0 * s.failure_rate, 1) + "%, 95% CI " + fixed(100.0 * s.ci_low, 1) + "-" +
-                       fixed(100.0 * s.ci_high, 1) + "%)";
+    std::string line = stats::rate_text(s.failures, s.runs, stats::Interval{s.ci_low, s.ci_high});
     if (s.seconds && s.runs_per_second)
       line += ", " + fixed(*s.runs_per_second, 0) + " runs/s in the child (" + fixed(*s.seconds, 3) + " s)";
     out.push_back({"repeats", line});
