@@ -45,6 +45,12 @@ run::SessionProgress log_progress() {
   return progress;
 }
 
+// `--`: where the program's own words start on the command line.
+constexpr std::string_view kEndOfOptions = "--";
+
+// The `run` subcommand, for run_extras_hint to know it by.
+const CLI::App* g_run_command = nullptr;
+
 bool is_option_word(const std::string& a) { return a.size() > 1 && a[0] == '-'; }
 
 // Without `--`, CLI11 reads an option anywhere on the line as ours: in `cudadiag run
@@ -56,7 +62,7 @@ void refuse_options_after_command(const CLI::App& cmd, const std::vector<std::st
   std::string program;
   for (++i; i < argv.size(); ++i) {
     const std::string& a = argv[i];
-    if (a == "--") return;
+    if (a == kEndOfOptions) return;
     if (!is_option_word(a)) {
       if (program.empty()) program = a;
       continue;
@@ -96,8 +102,9 @@ void run_run(const RunCliOptions& o) {
 
 }  // namespace
 
-std::string run_extras_hint(const std::vector<std::string>& argv) {
-  if (argv.size() < 2 || argv[1] != "run" || std::find(argv.begin(), argv.end(), "--") != argv.end()) return "";
+std::string run_extras_hint(const CLI::App* command, const std::vector<std::string>& argv) {
+  if (command == nullptr || command != g_run_command) return "";
+  if (std::find(argv.begin(), argv.end(), kEndOfOptions) != argv.end()) return "";
   return "; if these are the program's arguments, put the program after --: cudadiag run [options] -- CMD [ARGS...]";
 }
 
@@ -107,6 +114,7 @@ void set_run_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "run", "Run your own program on a ladder of rungs (native, blocking + caching off, guard-page fence, "
              "memcheck) and say which rung exposes its memory fault, and where");
+  g_run_command = cmd;
   add_common_options(cmd, opts->common);
   cmd->add_option("command", args.command, "The command to run, after --: cudadiag run [options] -- CMD [ARGS...]")
       ->expected(-1);

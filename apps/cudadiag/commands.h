@@ -28,7 +28,7 @@ void set_child_commands(CLI::App& app);
 
 // For a parse error that names unexpected arguments: a hint when they follow `run`'s
 // command without `--` (`cudadiag run ls -l`), else "".
-std::string run_extras_hint(const std::vector<std::string>& argv);
+std::string run_extras_hint(const CLI::App* command, const std::vector<std::string>& argv);
 
 // The exit code main() returns after the callback ran.
 void set_exit_code(int code);

@@ -96,7 +96,9 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return cli.exit(e);
   } catch (const CLI::ExtrasError& e) {
-    app::print_usage_error(command, std::string(e.what()) + app::run_extras_hint(app::invocation().argv) +
+    // `cudadiag run ls -l`: the program's own words, without the -- that marks them.
+    const CLI::App* sub = command.empty() ? nullptr : cli.get_subcommand(command);
+    app::print_usage_error(command, std::string(e.what()) + app::run_extras_hint(sub, app::invocation().argv) +
                                         " (see 'cudadiag " + (command.empty() ? "" : command + " ") + "--help')");
     return kExitUsage;
   } catch (const CLI::ParseError& e) {
