@@ -17,6 +17,7 @@
 #include "util/log.h"
 #include "util/printable.h"
 #include "util/terminal.h"
+#include "util/text_layout.h"
 
 extern char** environ;
 
@@ -50,6 +51,8 @@ int main(int argc, char** argv) {
   // (write_report). Children get the default back (runner: posix_spawnattr_setsigdefault).
   std::signal(SIGPIPE, SIG_IGN);
   init_logging(::isatty(STDERR_FILENO) != 0 && !text::no_color_from_env());
+  text::set_columns(text::columns_from_env(STDOUT_FILENO));  // every text view and --help
+
   install_stop_handlers();
 
   app::set_invocation({std::vector<std::string>(argv, argv + argc), environ, self_exe_path(argv[0])});

@@ -54,9 +54,32 @@ void write_facts(std::ostringstream& out, const std::vector<facts::Fact>& list, 
   for (const auto& f : shown) out << text::labelled(indent, f.label, width, f.value);
 }
 
-// The results table at 80 columns: a column that says nothing for any row ("-" in every
-// one: no allocator, no expectation) is left out, and the widest columns are cut, marked
-// with '~' (the detail blocks and the JSON hold the whole text).
+// A table too wide for the line: each result as a list item, the case id whole on its
+// own line and the other cells under it.
+void write_list(std::ostringstream& out, const std::vector<std::array<std::string, 8>>& rows,
+                const std::vector<std::optional<bool>>& met, const std::vector<size_t>& shown, const Painter& paint,
+                bool color) {
+  constexpr size_t kCase = 0, kExpected = 4, kMet = 5;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    out << rows[i][kCase] << "\n";
+    std::string rest;
+    for (const size_t c : shown) {
+      if (c == kCase || c == kMet || rows[i][c] == "-") continue;
+      std::string cell = c == kExpected ? "expected " + rows[i][c] : rows[i][c];
+      if (c == kExpected && met[i]) cell += *met[i] ? " (met)" : " (NOT met)";
+      rest += (rest.empty() ? "" : ", ") + cell;
+    }
+    std::string text = text::hanging("    ", rest);
+    if (color && met[i] && !*met[i]) text = paint(text, kRed);
+    out << text;
+  }
+}
+
+// The results table, as wide as the line: a column that says nothing for any row ("-"
+// in every one: no allocator, no expectation) is left out; too wide, the error's class
+// goes, then the error column (each result that needs a look has its error in its
+// detail block). A cell is never cut (a case id cut short names no case): a table that
+// still cannot fit becomes a list.
 void write_table(std::ostringstream& out, const Report& r, const Painter& paint, bool color) {
   constexpr size_t kCols = 8;
   constexpr size_t kMet = 5, kTime = 7;
@@ -64,7 +87,7 @@ void write_table(std::ostringstream& out, const Report& r, const Painter& paint,
                                             "EXPECTED", "MET", "ERROR", "TIME"};
   // Columns always shown: the case, its outcome and its time.
   const std::array<bool, kCols> always{true, false, false, true, false, false, false, true};
-  constexpr size_t kCase = 0, kProfile = 1, kAllocator = 2, kExpected = 4, kError = 6;
+  constexpr size_t kError = 6;
   std::vector<std::array<std::string, kCols>> rows;
   std::vector<std::optional<bool>> met;
   for (const auto& res : r.results) {
@@ -84,52 +107,43 @@ void write_table(std::ostringstream& out, const Report& r, const Painter& paint,
     if (always[c] || says_something) shown.push_back(c);
   }
   std::array<size_t, kCols> width{};
-  for (size_t c = 0; c < kCols; ++c) {
-    width[c] = text::display_width(head[c]);
-    for (const auto& row : rows) width[c] = std::max(width[c], text::display_width(row[c]));
-  }
+  auto measure = [&] {
+    for (size_t c = 0; c < kCols; ++c) {
+      width[c] = text::display_width(head[c]);
+      for (const auto& row : rows) width[c] = std::max(width[c], text::display_width(row[c]));
+    }
+  };
+  measure();
   auto total = [&] {
     size_t n = 2 * (shown.size() - 1);
     for (const size_t c : shown) n += width[c];
     return n;
   };
   auto is_shown = [&](size_t c) { return std::find(shown.begin(), shown.end(), c) != shown.end(); };
-  auto shrink = [&](size_t c, size_t floor) {
-    if (!is_shown(c) || total() <= text::kColumns || width[c] <= floor) return;
-    width[c] -= std::min(total() - text::kColumns, width[c] - floor);
-  };
-  // Too wide for 80 columns: the error's class goes first, then the error is cut, then
-  // the error column goes (each result that needs a look has its error in its detail
-  // block), then what was expected is cut, then the case id, the allocator and the
-  // profile in turns, the case id never below 16 columns: it names the detail block.
-  if (total() > text::kColumns && is_shown(kError)) {
+  const size_t line = text::columns();
+  if (total() > line && is_shown(kError)) {
     for (auto& row : rows)
       if (const auto paren = row[kError].find(" ("); paren != std::string::npos) row[kError].erase(paren);
-    width[kError] = text::display_width(head[kError]);
-    for (const auto& row : rows) width[kError] = std::max(width[kError], text::display_width(row[kError]));
+    measure();
   }
-  shrink(kError, 12);
-  if (total() > text::kColumns && is_shown(kError)) shown.erase(std::find(shown.begin(), shown.end(), kError));
-  shrink(kExpected, 8);
-  shrink(kCase, 20);
-  shrink(kAllocator, 11);  // "fence-front" whole
-  shrink(kProfile, 8);     // "blocking" whole
-  shrink(kCase, 16);
-  shrink(kAllocator, 9);
-  shrink(kProfile, 7);
-  auto line = [&](const std::array<std::string, kCols>& cells, const std::optional<bool>* mark) {
+  if (total() > line && is_shown(kError)) shown.erase(std::find(shown.begin(), shown.end(), kError));
+  if (total() > line) {
+    write_list(out, rows, met, shown, paint, color);
+    return;
+  }
+  auto print = [&](const std::array<std::string, kCols>& cells, const std::optional<bool>* mark) {
     std::string s;
     for (size_t i = 0; i < shown.size(); ++i) {
       const size_t c = shown[i];
-      const std::string cut = text::abbreviate(cells[c], width[c], color ? "…" : "~");
-      std::string cell = c == kTime ? text::pad_left(cut, width[c]) : text::pad_right(cut, width[c]);
+      const bool last = i + 1 == shown.size();
+      std::string cell = c == kTime ? text::pad_left(cells[c], width[c]) : last ? cells[c] : text::pad_right(cells[c], width[c]);
       if (c == kMet && mark) cell = paint(cell, !*mark ? kYellow : (**mark ? kGreen : kRed));
-      s += cell + (i + 1 == shown.size() ? "" : "  ");
+      s += cell + (last ? "" : "  ");
     }
     out << s << "\n";
   };
-  line(head, nullptr);
-  for (size_t i = 0; i < rows.size(); ++i) line(rows[i], &met[i]);
+  print(head, nullptr);
+  for (size_t i = 0; i < rows.size(); ++i) print(rows[i], &met[i]);
 }
 
 void write_details(std::ostringstream& out, const Report& r, const Painter& paint) {
