@@ -333,7 +333,7 @@ void emit_report(report::Report& r, const CommonOptions& opts, const report::Red
     inputs.tokens = opts.redaction;
     report::redact(r, inputs);  // the typed report: no JSON round trip
   }
-  emit_text(report::render(r, opts.report_format, opts.color), opts);
+  emit_text(report::render(r, opts.report_format, opts.color, opts.verbose > 0), opts);
 }
 
 }  // namespace cudadiag::app

@@ -169,6 +169,12 @@ size_t display_width(const std::string& s) { return text::display_width(s); }
 
 std::vector<Fact> header(const Report& r) {
   std::vector<Fact> out;
+  // What was run: a saved report shown later says it too (the binary's own path left out).
+  if (r.invocation.argv.size() > 1) {
+    std::string line = "cudadiag";
+    for (std::size_t i = 1; i < r.invocation.argv.size(); ++i) line += " " + r.invocation.argv[i];
+    out.push_back({"command", line});
+  }
   const std::string host = host_line(r.host);
   if (!host.empty()) out.push_back({"host", host});
   for (const auto& d : r.devices) out.push_back({"gpu", device_line(d)});
@@ -178,8 +184,10 @@ std::vector<Fact> header(const Report& r) {
   if (r.driver.nvml && !r.driver.nvml->available && r.driver.nvml->reason && !r.driver.nvml->reason->empty())
     out.push_back({"health", *r.driver.nvml->reason});
   if (!r.gpu.ran) {
+    // Said once: where the verdict gives the reason, the header only says so.
     const std::string reason = r.gpu.reason.value_or("");
-    out.push_back({"gpu part", "did not run" + (reason.empty() ? "" : ": " + reason)});
+    const bool in_verdict = !reason.empty() && already_said(reason, r.verdict.reasons);
+    out.push_back({"gpu part", "did not run" + (reason.empty() ? "" : in_verdict ? " (the verdict says why)" : ": " + reason)});
   }
   std::string tool = r.tool.name;
   if (tool.empty()) tool = "cudadiag";
@@ -299,7 +307,8 @@ std::vector<Fact> detail_facts(const Result& r) {
   const std::string san = sanitizer_line(r.sanitizer);
   if (!san.empty()) out.push_back({"sanitizer", san});
   if (!r.details.empty()) {
-    for (auto& f : flatten_section(to_json(r.details), 8)) out.push_back({"detail " + f.label, f.value});
+    for (auto& f : flatten_section(to_json(r.details), 8))
+      out.push_back({"detail " + f.label, f.value, Fact::Role::internal});
   }
   return out;
 }
@@ -359,8 +368,9 @@ std::vector<Fact> summary(const Report& r) {
   std::string results = std::to_string(r.results.size());
   if (!by_outcome.empty()) results += " (" + join(by_outcome, ", ") + ")";
   out.push_back({"results", results});
-  out.push_back({"expectations", std::to_string(met) + " met, " + std::to_string(unmet) + " unmet, " +
-                                     std::to_string(unjudged) + " not judged"});
+  if (met + unmet > 0)
+    out.push_back({"expectations", std::to_string(met) + " met, " + std::to_string(unmet) + " unmet, " +
+                                       std::to_string(unjudged) + " not judged"});
   if (r.invocation.duration_ms) out.push_back({"took", format_duration(*r.invocation.duration_ms)});
   return out;
 }
@@ -384,6 +394,24 @@ std::vector<Fact> flatten_section(const json& section, size_t max_facts) {
     kept.push_back(std::move(f));
   }
   return kept;
+}
+
+bool already_said(const std::string& line, const std::vector<std::string>& said) {
+  if (line.empty()) return true;
+  for (const auto& s : said)
+    if (s.find(line) != std::string::npos) return true;
+  return false;
+}
+
+std::vector<std::string> distinct_reasons(const std::vector<std::string>& reasons) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < reasons.size(); ++i) {
+    std::vector<std::string> others;
+    for (std::size_t j = 0; j < reasons.size(); ++j)
+      if (j != i && (reasons[j] != reasons[i] || j < i)) others.push_back(reasons[j]);
+    if (!already_said(reasons[i], others)) out.push_back(reasons[i]);
+  }
+  return out;
 }
 
 std::string section_title(const std::string& key) {

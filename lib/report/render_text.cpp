@@ -1,5 +1,6 @@
 // Text layout: header facts, an aligned results table, detail blocks for the results
-// that need a look, then summary, extra sections and the verdict. Colour (ANSI) and
+// that need a look, then summary (and, with -v, the command's own sections and the
+// results' details) and the verdict, each reason said once. Colour (ANSI) and
 // the check marks are used only on a terminal (color == true); otherwise plain ASCII
 // so that files and pipes stay greppable.
 #include <algorithm>
@@ -146,7 +147,7 @@ void write_table(std::ostringstream& out, const Report& r, const Painter& paint,
   for (size_t i = 0; i < rows.size(); ++i) print(rows[i], &met[i]);
 }
 
-void write_details(std::ostringstream& out, const Report& r, const Painter& paint) {
+void write_details(std::ostringstream& out, const Report& r, const Painter& paint, bool verbose) {
   bool any = false;
   std::string last_reason;
   for (const auto& res : r.results) {
@@ -157,6 +158,7 @@ void write_details(std::ostringstream& out, const Report& r, const Painter& pain
     // A reason shared with the block before (every configuration skipped for the same
     // missing driver) is not said again.
     auto detail = facts::detail_facts(res);
+    if (!verbose) std::erase_if(detail, [](const facts::Fact& f) { return f.role == facts::Fact::Role::internal; });
     for (auto& f : detail)
       if (f.role == facts::Fact::Role::reason && !f.value.empty() && f.value == last_reason) f.value = "the same as above";
       else if (f.role == facts::Fact::Role::reason) last_reason = f.value;
@@ -174,7 +176,7 @@ void write_details(std::ostringstream& out, const Report& r, const Painter& pain
 
 }  // namespace
 
-std::string render_text(const Report& r, bool color) {
+std::string render_text(const Report& r, bool color, bool verbose) {
   const Painter paint(color);
   std::ostringstream out;
   const std::string command = printable(r.invocation.command.empty() ? std::string("report") : r.invocation.command);
@@ -185,10 +187,17 @@ std::string render_text(const Report& r, bool color) {
   if (!r.results.empty()) {
     out << "\n";
     write_table(out, r, paint, color);
-    write_details(out, r, paint);
+    write_details(out, r, paint, verbose);
   }
 
+  // A command's own section (run's plan and ladder, repro's suite) is for tools and for
+  // -v: the table, the details and the verdict say what a reader needs.
+  std::string hidden;
   for (const auto& section : r.extra.items()) {
+    if (!verbose) {
+      hidden += (hidden.empty() ? "" : ", ") + printable(section.name);
+      continue;
+    }
     out << "\n" << paint(printable(facts::section_title(section.name)), kBold) << "\n";
     const auto section_facts = facts::flatten_section(to_json(section.value));
     // A section that is one list or one value has no label of its own to show.
@@ -199,15 +208,26 @@ std::string render_text(const Report& r, bool color) {
   }
 
   out << "\n" << paint("Summary", kBold) << "\n";
-  write_facts(out, facts::summary(r), "  ");
+  auto summary = facts::summary(r);
+  if (!hidden.empty()) summary.push_back({"more", "-v, or the JSON report (" + hidden + ")"});
+  write_facts(out, summary, "  ");
   out << "\n" << paint("Verdict: ", kBold) << paint(status, verdict_colour(r.verdict.status)) << "\n";
-  for (const auto& reason : r.verdict.reasons) out << text::hanging("  - ", "    ", printable(reason));
+  const auto reasons = facts::distinct_reasons(r.verdict.reasons);
+  for (const auto& reason : reasons) out << text::hanging("  - ", "    ", printable(reason));
   if (const auto& c = r.verdict.coverage) {
-    // An empty list is said to be empty, not printed as a heading with nothing under it.
-    out << paint("Could have been seen:", kBold) << (c->seen.empty() ? " nothing" : "") << "\n";
-    for (const auto& line : c->seen) out << text::hanging("  - ", "    ", printable(line));
-    out << paint("Could not be seen:", kBold) << (c->unseen.empty() ? " nothing" : "") << "\n";
-    for (const auto& line : c->unseen) out << text::hanging("  - ", "    ", printable(line));
+    // A line the verdict's reasons already say is not said again; a list with nothing
+    // left in it is left out, and one that is empty says so.
+    std::vector<std::string> unseen;
+    for (const auto& line : c->unseen)
+      if (!facts::already_said(line, reasons)) unseen.push_back(line);
+    if (!c->seen.empty() || !unseen.empty()) {
+      out << paint("Could have been seen:", kBold) << (c->seen.empty() ? " nothing" : "") << "\n";
+      for (const auto& line : c->seen) out << text::hanging("  - ", "    ", printable(line));
+    }
+    if (!unseen.empty()) {
+      out << paint("Could not be seen:", kBold) << "\n";
+      for (const auto& line : unseen) out << text::hanging("  - ", "    ", printable(line));
+    }
   }
   return out.str();
 }
