@@ -119,8 +119,9 @@ std::vector<EnvironmentDoc> environment_doc() {
       {"NO_COLOR", "Set and not empty: no colour in the text and the log (as --no-color). Empty or unset: colour "
                    "on a terminal only."},
       {"COLUMNS", "The width text views are laid out for, in columns; else the terminal's width, else 80."},
-      {"CUDADIAG_REDACT_KEY_FILE", "A file holding the site's redaction key (as --redact-key); implies --redact."},
-      {"CUDADIAG_REDACT_KEY", "The site's redaction key itself, when no key file is given; implies --redact."},
+      {"CUDADIAG_REDACT_KEY_FILE", "A file holding the site's key for --redact's tokens, when --redact-key gives "
+                                   "none; reports redacted with one key pair up."},
+      {"CUDADIAG_REDACT_KEY", "The key itself, when neither --redact-key nor CUDADIAG_REDACT_KEY_FILE gives one."},
       {"CUDADIAG_NVDISASM", "The nvdisasm that reads the fault site out of GPU core dumps (else PATH, CUDA_HOME, "
                             "/usr/local/cuda)."},
       {"CUDA_VISIBLE_DEVICES", "The GPUs this job may use: env and repro list and run on these only. Without "
@@ -130,8 +131,8 @@ std::vector<EnvironmentDoc> environment_doc() {
       {"PATH", "Where run's command, compute-sanitizer and nvdisasm are looked for (run --env PATH=... first)."},
       {"LD_PRELOAD", "run's fence rungs put the program's own preloads after the interposer."},
       {"CUDA_ENABLE_COREDUMP_ON_EXCEPTION",
-       "With this or any other CUDA_COREDUMP_* variable set, run and repro respect the user's GPU core dump "
-       "settings and arm none of their own."},
+       "With this or another of the driver's core dump variables set (CUDA_COREDUMP_FILE, ...), run keeps "
+       "the user's GPU core dump settings and arms none of its own."},
       {"TMPDIR", "Where the rings, memcheck's files and GPU core dumps of a run are written (else /tmp)."},
   };
 }
