@@ -18,6 +18,7 @@
 #include "run/run_report.h"
 #include "run/run_request.h"
 #include "run/run_session.h"
+#include "util/errors.h"
 #include "util/log.h"
 #include "util/scratch_dir.h"
 
@@ -73,7 +74,7 @@ void refuse_options_after_command(const CLI::App& cmd, const std::vector<std::st
                        " ...");
     if (a.find('=') != std::string::npos) continue;
     const CLI::Option* opt = cmd.get_option_no_throw(a);
-    if (opt && opt->get_expected_min() > 0) ++i;  // the option's value
+    if (opt && opt->get_items_expected_min() > 0) ++i;  // the option's value (a flag takes none)
   }
 }
 

@@ -92,6 +92,8 @@ std::string render_man_page(const ProgramDoc& doc) {
   return out;
 }
 
+namespace {
+
 // The COMPREPLY line for a set of words: the current word completed from them, or for a
 // comma list the part after its last comma, kept after what comes before it.
 std::string reply_from(const OptionDoc& o) {
@@ -101,6 +103,8 @@ std::string reply_from(const OptionDoc& o) {
   return "local head=\"\"; [[ $cur == *,* ]] && head=\"${cur%,*},\"; COMPREPLY=($(compgen -P \"$head\" -W '" +
          shell_word(list) + "' -- \"${cur##*,}\")); compopt -o nospace 2>/dev/null";
 }
+
+}  // namespace
 
 std::string render_bash_completion(const ProgramDoc& doc) {
   const std::string fn = function_name(doc.name);
