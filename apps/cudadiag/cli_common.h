@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,9 @@
 #include "report/report.h"
 
 namespace cudadiag::app {
+
+// An integer option the user did not give: the catalog's (or the kernel's) default stays.
+inline constexpr long long kNotGiven = std::numeric_limits<long long>::min();
 
 struct CommonOptions {
   std::string format = "text";  // text | json | md

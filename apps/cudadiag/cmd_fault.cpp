@@ -16,8 +16,6 @@
 namespace cudadiag::app {
 namespace {
 
-constexpr long long kNotGiven = std::numeric_limits<long long>::min();  // keep the catalog's value
-
 struct FaultOptions {
   CommonOptions common;
   std::string case_id;

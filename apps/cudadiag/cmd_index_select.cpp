@@ -15,8 +15,6 @@
 namespace cudadiag::app {
 namespace {
 
-constexpr long long kNotGiven = std::numeric_limits<long long>::min();  // keep the default
-
 struct IndexSelectOptions {
   CommonOptions common;
   std::string shape, heads, indices, layout, bounds, dtype, index_dtype;

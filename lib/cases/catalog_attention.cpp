@@ -114,7 +114,7 @@ std::vector<CaseDef> attention_cases() {
   return out;
 }
 
-report::Result evaluate_on_host(const CaseDef& d) {
+report::Result evaluate_attention_on_host(const CaseDef& d) {
   report::Result r;
   r.case_id = d.id;
   r.kernel = d.family;
@@ -145,7 +145,7 @@ KernelFamily attention_family() {
       if (p.contains(extra)) out[extra] = p[extra];
     return out;
   };
-  f.host_eval = evaluate_on_host;
+  f.host_eval = evaluate_attention_on_host;
   f.estimate_run_ms = [](const json& p) {
     try {
       return attention::estimate_run_ms(attention::attention_config_from_json(p));

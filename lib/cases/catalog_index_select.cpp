@@ -13,7 +13,7 @@ namespace {
 using index_select::IndexSelectParams;
 using profiles::Allocator;
 
-json normalize(const json& params) {
+json normalize_index_select_params(const json& params) {
   return index_select::to_json(index_select::index_select_params_from_json(params));
 }
 
@@ -68,7 +68,7 @@ KernelFamily index_select_family() {
   f.id = Family::index_select;
   f.description = "index_select along S of [B,S,H,D] K and V on a heads slice (ring-attention seed)";
   f.cases = index_select_cases;
-  f.normalize_params = normalize;
+  f.normalize_params = normalize_index_select_params;
   return f;
 }
 

@@ -93,7 +93,7 @@ std::vector<CaseDef> tma_cases() {
   return out;
 }
 
-report::Result evaluate_on_host(const CaseDef& c) {
+report::Result evaluate_tma_on_host(const CaseDef& c) {
   report::Result r;
   r.case_id = c.id;
   r.kernel = c.family;
@@ -110,7 +110,7 @@ report::Result evaluate_on_host(const CaseDef& c) {
   return r;
 }
 
-json normalize(const json& p) {
+json normalize_tma_params(const json& p) {
   if (!p.is_object()) throw std::invalid_argument("tma parameters: expected an object");
   if (!p.contains("descriptor")) throw std::invalid_argument("descriptor: missing");
   json out;
@@ -131,8 +131,8 @@ KernelFamily tma_family() {
   f.id = Family::tma;
   f.description = "TMA descriptors: host rule validator, cuTensorMapEncodeTiled, cp.async.bulk.tensor box loads";
   f.cases = tma_cases;
-  f.normalize_params = normalize;
-  f.host_eval = evaluate_on_host;
+  f.normalize_params = normalize_tma_params;
+  f.host_eval = evaluate_tma_on_host;
   return f;
 }
 

@@ -18,7 +18,7 @@ namespace {
 
 using report::json;
 
-json probe_failed(const std::string& why) {
+json failed_probe_json(const std::string& why) {
   return json{{"available", false},
               {"library", cuda_driver::kLibrary},
               {"status", "probe_failed"},
@@ -42,25 +42,25 @@ json run_driver_probe(const std::string& self_exe, const DeviceBinding& binding,
     case runner::Ending::result:
       break;
     case runner::Ending::spawn_failed:
-      return probe_failed("could not be started: " + out.spawn_error);
+      return failed_probe_json("could not be started: " + out.spawn_error);
     case runner::Ending::timeout:
-      if (stop_requested()) return probe_failed("was stopped by the interrupt");
-      return probe_failed("did not answer within " + std::to_string(deadline.count() / 1000) +
+      if (stop_requested()) return failed_probe_json("was stopped by the interrupt");
+      return failed_probe_json("did not answer within " + std::to_string(deadline.count() / 1000) +
                           " s (cuInit hung: check nvidia-smi and the kernel log)");
     case runner::Ending::signal:
-      return probe_failed("was killed by " + out.signal_name + " in cuInit (broken driver install?)");
+      return failed_probe_json("was killed by " + out.signal_name + " in cuInit (broken driver install?)");
     default:
       if (out.result.empty())
-        return probe_failed("ended (" + std::string(runner::to_string(out.ending)) + ") without an answer");
+        return failed_probe_json("ended (" + std::string(runner::to_string(out.ending)) + ") without an answer");
       break;
   }
   try {
     json j = json::parse(out.result.substr(0, out.result.find('\n')));
     if (!j.is_object() || !j.contains("status") || !j.contains("devices") || !j["devices"].is_array())
-      return probe_failed("wrote an answer without status and devices");
+      return failed_probe_json("wrote an answer without status and devices");
     return j;
   } catch (const json::exception& e) {
-    return probe_failed(std::string("wrote malformed JSON: ") + e.what());
+    return failed_probe_json(std::string("wrote malformed JSON: ") + e.what());
   }
 }
 

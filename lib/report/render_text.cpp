@@ -23,7 +23,7 @@ const fmt::text_style kRed = fmt::fg(fmt::terminal_color::red);
 const fmt::text_style kYellow = fmt::fg(fmt::terminal_color::yellow);
 const fmt::text_style kBold = fmt::emphasis::bold;
 
-constexpr size_t kStderrLines = 5;
+constexpr size_t kTextStderrLines = 5;
 
 class Painter {
  public:
@@ -165,7 +165,7 @@ void write_details(std::ostringstream& out, const Report& r, const Painter& pain
     write_facts(out, detail, "  ");
     if (res.child && !res.child->stderr_excerpt.text.empty()) {
       size_t omitted = 0;
-      const auto lines = facts::first_lines(res.child->stderr_excerpt.text, kStderrLines, omitted);
+      const auto lines = facts::first_lines(res.child->stderr_excerpt.text, kTextStderrLines, omitted);
       out << "  stderr:\n";
       for (const auto& l : lines) out << text::hanging("    | ", "    | ", printable(l));
       if (omitted > 0) out << "    | ... (" << omitted << " more line(s))\n";

@@ -32,7 +32,7 @@ class ScopedEnv {
   std::map<std::string, std::string> vars_;
 };
 
-cuda_driver::Api fake_api() {
+cuda_driver::Api fake_driver_api() {
   cuda_driver::Api api;
   std::string reason;
 #ifdef FAKE_LIBCUDA
@@ -63,7 +63,7 @@ DeviceBinding binding_of(std::map<std::string, std::string> env) {
 }  // namespace
 
 TEST_CASE("driver: every device with name, UUID, PCI bus id, memory and compute capability", "[driver]") {
-  const auto api = fake_api();
+  const auto api = fake_driver_api();
   const ScopedEnv env(Vars{{"FAKE_LIBCUDA_GPUS", "2"}});
   const json s = cuda_driver::snapshot(api);
   CHECK(s["available"] == true);
@@ -79,7 +79,7 @@ TEST_CASE("driver: every device with name, UUID, PCI bus id, memory and compute 
 }
 
 TEST_CASE("driver: CUDA_VISIBLE_DEVICES as an index or a UUID narrows the list, numbered within it", "[driver]") {
-  const auto api = fake_api();
+  const auto api = fake_driver_api();
   for (const std::string& cvd : std::vector<std::string>{"1", kUuid1, "GPU-fa4e0000-0000-0000-0000-000000000001,7"}) {
     const ScopedEnv env(Vars{{"FAKE_LIBCUDA_GPUS", "2"}, {"CUDA_VISIBLE_DEVICES", cvd}});
     const json s = cuda_driver::snapshot(api);
@@ -90,7 +90,7 @@ TEST_CASE("driver: CUDA_VISIBLE_DEVICES as an index or a UUID narrows the list, 
 }
 
 TEST_CASE("driver: nothing visible, a failing cuInit and a missing library are reasons, not errors", "[driver]") {
-  const auto api = fake_api();
+  const auto api = fake_driver_api();
   {
     const ScopedEnv env(Vars{{"CUDA_VISIBLE_DEVICES", ""}});
     const json s = cuda_driver::snapshot(api);
@@ -144,7 +144,7 @@ TEST_CASE("binding: a child is narrowed to the job's own entry, never widened to
 }
 
 TEST_CASE("facts: the driver without NVML gives the devices and one note on what is not read", "[facts]") {
-  const auto api = fake_api();
+  const auto api = fake_driver_api();
   const ScopedEnv env(Vars{{"FAKE_LIBCUDA_GPUS", "2"}});
   const auto f = host_facts_from(json::object(), no_nvml(), cuda_driver::snapshot(api), binding_of({}));
   CHECK(f.no_gpu_reason.empty());
@@ -179,7 +179,7 @@ TEST_CASE("facts: no driver is said once, in the same words, whatever NVML says"
 }
 
 TEST_CASE("facts: under a binding, NVML's other GPUs are listed but not visible", "[facts]") {
-  const auto api = fake_api();
+  const auto api = fake_driver_api();
   const ScopedEnv env(Vars{{"FAKE_LIBCUDA_GPUS", "2"}, {"CUDA_VISIBLE_DEVICES", "1"}});
   const json nvml{{"nvml", {{"available", true}}},
                   {"driver", json::object()},

@@ -22,7 +22,7 @@ Return copy_str(char* buf, unsigned int len, const char* s) {
   return kSuccess;
 }
 
-Api fake_api() {
+Api fake_nvml_api() {
   Api a;
   a.init_v2 = [] { return g_init_rc; };
   a.shutdown = [] { ++g_shutdowns; return kSuccess; };
@@ -76,7 +76,7 @@ Api fake_api() {
 TEST_CASE("snapshot reads driver and per-device facts") {
   g_init_rc = kSuccess;
   g_shutdowns = 0;
-  const auto s = snapshot(fake_api());
+  const auto s = snapshot(fake_nvml_api());
   CHECK(s["nvml"]["available"] == true);
   CHECK(s["driver"]["version"] == "580.65.06");
   CHECK(s["driver"]["nvml_cuda_driver_version"] == 13000);
@@ -107,7 +107,7 @@ TEST_CASE("snapshot reads driver and per-device facts") {
 
 TEST_CASE("NOT_SUPPORTED and missing symbols become null with a reason") {
   g_init_rc = kSuccess;
-  const auto s = snapshot(fake_api());
+  const auto s = snapshot(fake_nvml_api());
   const auto& d0 = s["devices"][0];
   CHECK(d0["mig_mode"].is_null());
   CHECK(d0["unavailable"]["mig_mode"] == "Not Supported (3)");
@@ -122,7 +122,7 @@ TEST_CASE("NOT_SUPPORTED and missing symbols become null with a reason") {
 TEST_CASE("a failing nvmlInit is reported, not thrown") {
   g_init_rc = kDriverNotLoaded;
   g_shutdowns = 0;
-  auto api = fake_api();
+  auto api = fake_nvml_api();
   api.error_string = nullptr;  // fallback names
   const auto s = snapshot(api);
   CHECK(s["nvml"]["available"] == false);
@@ -156,7 +156,7 @@ TEST_CASE("nvml_snapshot on this machine never throws and says whether NVML is t
 
 TEST_CASE("several GPUs: the path and NVLink between every pair, and each GPU's active links") {
   g_init_rc = kSuccess;
-  auto api = fake_api();
+  auto api = fake_nvml_api();
   api.device_get_topology_common_ancestor = [](Device a, Device b, int* level) {
     REQUIRE(a != b);
     *level = 40;  // NVML_TOPOLOGY_NODE
@@ -185,7 +185,7 @@ TEST_CASE("several GPUs: the path and NVLink between every pair, and each GPU's 
   CHECK(s["devices"][1]["unavailable"].contains("nvlink_active_links"));
 
   // A driver without the topology symbols: the pair is listed, its facts are null.
-  const auto plain = snapshot(fake_api());
+  const auto plain = snapshot(fake_nvml_api());
   REQUIRE(plain["topology"].size() == 1);
   CHECK(plain["topology"][0]["path"].is_null());
   CHECK(plain["topology"][0]["nvlink"].is_null());

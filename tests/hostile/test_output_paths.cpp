@@ -50,7 +50,7 @@ bool root_or_skip() {
 // already gone (the `| head -c 10` that exited).
 enum class Sink { file, gone };
 
-struct Run {
+struct LaunchResult {
   bool exited = false;
   int code = -1;  // exit status, or the signal when !exited
   std::string out, err;
@@ -65,7 +65,7 @@ struct Launch {
   double kill_after = 20;    // seconds; a run that takes longer is killed (and fails the test)
 };
 
-Run run_binary(const Launch& l, const fs::path& scratch) {
+LaunchResult run_binary(const Launch& l, const fs::path& scratch) {
   const fs::path out_path = scratch / "stdout.txt", err_path = scratch / "stderr.txt";
   int gone[2];
   REQUIRE(::pipe(gone) == 0);
@@ -107,7 +107,7 @@ Run run_binary(const Launch& l, const fs::path& scratch) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  Run r;
+  LaunchResult r;
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   r.exited = WIFEXITED(status);
   r.code = r.exited ? WEXITSTATUS(status) : WTERMSIG(status);
@@ -133,7 +133,7 @@ void check_nothing_kept(const std::string& err, const fs::path& tmpdir) {
 
 // What `cudadiag schema` prints: the reference report for the kept copies.
 std::string schema_text(const fs::path& scratch) {
-  const Run r = run_binary({{"schema"}, scratch}, scratch);
+  const LaunchResult r = run_binary({{"schema"}, scratch}, scratch);
   REQUIRE(r.exited);
   REQUIRE(r.code == 0);
   REQUIRE(r.out.size() > 100);
@@ -181,7 +181,7 @@ TEST_CASE("cli -o: another user's symlink in a sticky directory is refused, its 
   fs::create_symlink(victim, link);
   REQUIRE(::lchown(link.c_str(), kNobody, kNobody) == 0);
 
-  const Run r = run_binary({{"schema", "-o", link.string()}, s.tmpdir}, s.scratch);
+  const LaunchResult r = run_binary({{"schema", "-o", link.string()}, s.tmpdir}, s.scratch);
   CHECK(r.exited);
   CHECK(r.code == 2);
   CHECK_THAT(r.err, Catch::Contains("cannot write " + link.string()) && Catch::Contains("owned by uid 65534") &&
@@ -202,7 +202,7 @@ TEST_CASE("cli -o: another user's 0666 file in a sticky directory is refused and
   REQUIRE(::chown(planted.c_str(), kNobody, kNobody) == 0);
   REQUIRE(::chmod(planted.c_str(), 0666) == 0);
 
-  const Run r = run_binary({{"schema", "-o", planted.string()}, s.tmpdir}, s.scratch);
+  const LaunchResult r = run_binary({{"schema", "-o", planted.string()}, s.tmpdir}, s.scratch);
   CHECK(r.exited);
   CHECK(r.code == 2);
   CHECK_THAT(r.err, Catch::Contains("owned by uid 65534 in sticky directory") && Catch::Contains("protected_regular"));
@@ -221,7 +221,7 @@ TEST_CASE("cli -o: a FIFO is refused at once, nothing written into it", "[cli][o
   REQUIRE(::chown(theirs.c_str(), kNobody, kNobody) == 0);
   Launch l{{"schema", "-o", theirs.string()}, s.tmpdir};
   l.kill_after = 10;
-  Run r = run_binary(l, s.scratch);
+  LaunchResult r = run_binary(l, s.scratch);
   CHECK(r.exited);
   CHECK(r.code == 2);
   CHECK(r.seconds < 5);
@@ -245,7 +245,7 @@ TEST_CASE("cli -o: a new file is 0644 even with umask 0, and a replaced one beco
   const auto fresh = dir.path / "new.json";
   Launch l{{"schema", "-o", fresh.string()}, dir.path};
   l.umask = 0;
-  Run r = run_binary(l, dir.path);
+  LaunchResult r = run_binary(l, dir.path);
   CHECK(r.code == 0);
   CHECK((lstat_of(fresh).st_mode & 07777) == 0644);
 
@@ -278,7 +278,7 @@ TEST_CASE("cli -o: a path that cannot be written is exit 2 before any work, noth
   const auto tmpdir = dir.path / "tmp";
   fs::create_directory(tmpdir);
   const auto target = dir.path / "no" / "such" / "r.json";
-  Run r = run_binary({{"schema", "-o", target.string()}, tmpdir}, dir.path);
+  LaunchResult r = run_binary({{"schema", "-o", target.string()}, tmpdir}, dir.path);
   CHECK(r.exited);
   CHECK(r.code == 2);
   CHECK_THAT(r.err, Catch::Contains("cannot write " + target.string() + ": No such file or directory"));
@@ -313,7 +313,7 @@ TEST_CASE("cli -o: a report whose write fails after the work is exit 2 and kept 
     WARN("SKIPPED: no /dev/full character device of root's here");
     return;
   }
-  const Run r = run_binary({{"schema", "-o", "/dev/full"}, tmpdir}, dir.path);
+  const LaunchResult r = run_binary({{"schema", "-o", "/dev/full"}, tmpdir}, dir.path);
   CHECK(r.exited);
   CHECK(r.code == 2);
   CHECK_THAT(r.err, Catch::Contains("cannot write /dev/full: No space left on device; the report was kept in " +
@@ -324,7 +324,7 @@ TEST_CASE("cli -o: a report whose write fails after the work is exit 2 and kept 
 TEST_CASE("cli -o: FILE.json and FILE.md pick the format unless --format says otherwise", "[cli][output_paths]") {
   TempDir dir;
   const auto json_out = dir.path / "list.json";
-  Run r = run_binary({{"list", "-o", json_out.string()}, dir.path}, dir.path);
+  LaunchResult r = run_binary({{"list", "-o", json_out.string()}, dir.path}, dir.path);
   REQUIRE(r.code == 0);
   CHECK(slurp(json_out).rfind("{", 0) == 0);
   const auto md_out = dir.path / "schema.MD";
@@ -343,7 +343,7 @@ TEST_CASE("cli: a stdout whose reader has gone is no SIGPIPE death: exit 2, the 
   TempDir dir;
   Launch l{{"schema"}, dir.path};
   l.out = Sink::gone;
-  const Run r = run_binary(l, dir.path);
+  const LaunchResult r = run_binary(l, dir.path);
   INFO(r.err);
   CHECK(r.exited);  // not killed by SIGPIPE (13)
   CHECK(r.code == 2);
@@ -360,7 +360,7 @@ TEST_CASE("cli run: stdout and stderr whose reader has gone: the run completes, 
   Launch l{{"run", "-v", "--format", "json", "--", "/bin/true"}, tmpdir};
   l.out = Sink::gone;
   l.err = Sink::gone;
-  const Run r = run_binary(l, dir.path);
+  const LaunchResult r = run_binary(l, dir.path);
   CHECK(r.exited);
   CHECK(r.code == 2);
   // stderr is gone too, so the kept report is found in $TMPDIR; no scratch folder is left.
@@ -374,7 +374,7 @@ TEST_CASE("cli run: stdout and stderr whose reader has gone: the run completes, 
   const auto out = dir.path / "run.json";
   l.args = {"run", "-v", "--format", "json", "-o", out.string(), "--", "/bin/true"};
   l.out = Sink::file;
-  const Run ok = run_binary(l, dir.path);
+  const LaunchResult ok = run_binary(l, dir.path);
   CHECK(ok.exited);
   CHECK(ok.code == 0);
   CHECK_THAT(slurp(out), Catch::Contains("\"status\": \"clean\""));
@@ -384,7 +384,7 @@ TEST_CASE("cli run: the program runs with SIGPIPE at its default although cudadi
           "[cli][output_paths]") {
   TempDir dir;
   // The program's own ignored signals (SigIgn, a hex mask: SIGPIPE is bit 12) in its output.
-  const Run r = run_binary({{"run", "--format", "json", "--rungs", "native", "--", "/bin/sh", "-c",
+  const LaunchResult r = run_binary({{"run", "--format", "json", "--rungs", "native", "--", "/bin/sh", "-c",
                              "grep '^SigIgn' /proc/self/status"},
                             dir.path},
                            dir.path);

@@ -8,33 +8,9 @@
 #include <string>
 
 #include "apps/interposer/ring_writer.h"
+#include "tests/support/temp_dir.h"
 
 namespace cudadiag::test {
-
-// A fresh directory under the system's temporary one, removed with the object.
-class TempDir {
- public:
-  TempDir() {
-    path_ = std::filesystem::temp_directory_path() /
-            ("cudadiag-ring-test-" + std::to_string(getpid()) + "-" + std::to_string(counter()++));
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
-
- private:
-  static int& counter() {
-    static int n = 0;
-    return n;
-  }
-  std::filesystem::path path_;
-};
 
 // A writer attached to `file` for the scope of a test (the interposer's writers live as
 // long as the process and have no destructor).

@@ -55,7 +55,7 @@ Batch batch_of(Plan& p, const Suite& s, std::vector<size_t> cases, bool own, int
   return b;
 }
 
-SuiteRunOptions fake_options() {
+SuiteRunOptions fake_run_options() {
   SuiteRunOptions o;
   o.self_exe = FAKE_CHILD;
   o.jobs = 3;
@@ -76,7 +76,7 @@ TEST_CASE("run_plan: batches run in children, results judged in plan order", "[r
   p.batches.push_back(batch_of(p, s, {2}, true));
   p.batches.push_back(batch_of(p, s, {3}, true));
   size_t delivered = 0;
-  auto o = fake_options();
+  auto o = fake_run_options();
   o.on_result = [&](const report::Result&) { ++delivered; };
   const auto out = run_plan(s, p, o);
   CHECK_FALSE(out.interrupted);
@@ -99,7 +99,7 @@ TEST_CASE("run_plan: a stop before the start leaves every run skipped as interru
   p.batches.push_back(batch_of(p, s, {0}, true));
   p.batches.push_back(batch_of(p, s, {1}, true));
   std::atomic<bool> stop{true};
-  auto o = fake_options();
+  auto o = fake_run_options();
   o.stop = &stop;
   const auto out = run_plan(s, p, o);
   CHECK(out.interrupted);
@@ -118,7 +118,7 @@ TEST_CASE("run_plan: an interrupt stops a hanging child after the grace", "[run_
   p.batches.push_back(batch_of(p, s, {0}, true));
   p.batches.push_back(batch_of(p, s, {1}, true));
   std::atomic<bool> stop{false};
-  auto o = fake_options();
+  auto o = fake_run_options();
   o.stop = &stop;
   o.default_deadline = std::chrono::milliseconds(60000);
   o.stop_grace = std::chrono::milliseconds(200);
@@ -150,7 +150,7 @@ TEST_CASE("run_plan: skipped runs and batch environment", "[run_plan]") {
   run.venue = Venue::skipped;
   run.skip_reason = "no NVIDIA driver";
   p.runs.push_back(run);
-  const auto out = run_plan(s, p, fake_options());
+  const auto out = run_plan(s, p, fake_run_options());
   REQUIRE(out.results.size() == 1);
   CHECK(out.results[0].outcome == report::Outcome::skipped);
   CHECK(out.results[0].reason == "no NVIDIA driver");
@@ -182,7 +182,7 @@ TEST_CASE("run_plan: sanitizer children run under memcheck with the shared paddi
   Plan p;
   p.batches.push_back(batch_of(p, s, {0}, true));
   p.batches.back().sanitizer = true;
-  auto o = fake_options();
+  auto o = fake_run_options();
   o.sanitizer_path = tool;
   o.scratch_dir = dir;
   const auto out = run_plan(s, p, o);
@@ -285,7 +285,7 @@ TEST_CASE("run_plan: with several GPUs one result per case per GPU, and the verd
   Plan p;
   p.batches.push_back(batch_of(p, s, {0, 1}, false, 0));
   p.batches.push_back(batch_of(p, s, {0, 1}, false, 1));
-  auto o = fake_options();
+  auto o = fake_run_options();
   o.devices = {{0, "GPU-fake-0", "fake"}, {1, "GPU-fake-1", "fake"}};
   const auto out = run_plan(s, p, o);
   REQUIRE(out.results.size() == 4);

@@ -25,6 +25,7 @@ struct TempDir {
   }
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
+  std::filesystem::path operator/(const std::string& name) const { return path / name; }
   // Names of the entries, sorted.
   std::vector<std::string> entries() const {
     std::vector<std::string> out;
