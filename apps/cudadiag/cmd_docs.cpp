@@ -72,33 +72,33 @@ struct WordsOf {
   bool comma_list;
 };
 
-std::vector<std::string> rung_names() {
+std::vector<std::string> rung_words() {
   std::vector<std::string> out;
   for (const run::Rung r : run::all_rungs()) out.emplace_back(run::to_string(r));
   return out;
 }
-std::vector<std::string> case_ids() {
+std::vector<std::string> case_id_words() {
   std::vector<std::string> out;
   for (const auto& c : cases::all_cases()) out.push_back(c.id);
   return out;
 }
-std::vector<std::string> fault_case_ids() {
+std::vector<std::string> fault_case_words() {
   std::vector<std::string> out;
   for (const auto& c : cases::all_cases())
     if (c.family == cases::Family::fault) out.push_back(c.id);
   return out;
 }
-std::vector<std::string> family_names() {
+std::vector<std::string> kernel_family_words() {
   std::vector<std::string> out;
   for (const auto& f : cases::families()) out.emplace_back(cases::to_string(f.id));
   return out;
 }
-std::vector<std::string> profile_names() { return profiles::base_profile_names(); }
+std::vector<std::string> profile_words() { return profiles::base_profile_names(); }
 
 const WordsOf kWordsOf[] = {
-    {"run", "--rungs", rung_names, true},          {"repro", "--suite", suite::embedded_suite_names, false},
-    {"repro", "--profiles", profile_names, true},  {"repro", "--case", case_ids, false},
-    {"fault", "case", fault_case_ids, false},      {"list", "--kernel", family_names, false},
+    {"run", "--rungs", rung_words, true},          {"repro", "--suite", suite::embedded_suite_names, false},
+    {"repro", "--profiles", profile_words, true},  {"repro", "--case", case_id_words, false},
+    {"fault", "case", fault_case_words, false},      {"list", "--kernel", kernel_family_words, false},
 };
 
 void add_words(CommandDoc& c) {

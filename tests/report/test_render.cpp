@@ -48,14 +48,18 @@ TEST_CASE("text: header names the command, verdict, host, GPU and driver", "[ren
   CHECK(contains(line_starting(text, "  driver"), "580.65.06, CUDA 13.0"));
 }
 
+namespace {
+
 // The width for one test, 80 again after it.
-struct Width {
-  explicit Width(std::size_t w) { text::set_columns(w); }
-  ~Width() { text::set_columns(text::kColumns); }
+struct RenderWidth {
+  explicit RenderWidth(std::size_t w) { text::set_columns(w); }
+  ~RenderWidth() { text::set_columns(text::kColumns); }
 };
 
+}  // namespace
+
 TEST_CASE("text: one aligned table row per result where the line is wide enough", "[render]") {
-  const Width width(132);
+  const RenderWidth width(132);
   const auto rep = test::sample_report();
   const auto text = render(rep, Format::text, false);
   const auto lines = lines_of(text);

@@ -35,14 +35,14 @@ constexpr const char* kTorchNoGpu =
     "    torch._C._cuda_init()\n"
     "RuntimeError: No CUDA GPUs are available\n";
 
-struct Case {
+struct StartFailureCase {
   const char* what;
   const char* text;
   int code;
   Framework framework;
 };
 
-const Case kCases[] = {
+const StartFailureCase kStartFailureCases[] = {
     {"PyTorch, no driver", kTorchNoDriver, 35, Framework::pytorch},
     {"PyTorch, no device", kTorchNoGpu, 100, Framework::pytorch},
     // torch < 1.5 raised the same words as an AssertionError over three lines.
@@ -90,7 +90,7 @@ const Case kCases[] = {
 }  // namespace
 
 TEST_CASE("frameworks' own no-driver and no-device messages name the runtime error they stand for") {
-  for (const auto& c : kCases) {
+  for (const auto& c : kStartFailureCases) {
     INFO(c.what);
     const auto s = scan_error_text(c.text, "");
     const auto* f = s.first_cuda();
@@ -104,7 +104,7 @@ TEST_CASE("frameworks' own no-driver and no-device messages name the runtime err
 }
 
 TEST_CASE("a run that ends on a framework's no-driver message: CUDA could not start, exit 3") {
-  for (const auto& c : kCases) {
+  for (const auto& c : kStartFailureCases) {
     INFO(c.what);
     const auto v = decide_run_verdict(
         {judge_run(exited(Rung::native, 1, c.text)), judge_run(exited(Rung::blocking, 1, c.text))}, {});

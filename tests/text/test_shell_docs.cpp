@@ -24,7 +24,7 @@ std::string shell_quote(const std::string& w) {
 
 // What the completion offers for the command line `words` (the last one is being
 // completed), one word per line as bash's COMPREPLY holds them.
-std::set<std::string> complete(const fs::path& script, const std::vector<std::string>& words) {
+std::set<std::string> bash_completions(const fs::path& script, const std::vector<std::string>& words) {
   std::string array;
   for (const auto& w : words) array += " " + shell_quote(w);
   const std::string cmd = "bash -c " + shell_quote("source " + script.string() + "; COMP_WORDS=(" + array +
@@ -52,17 +52,17 @@ TEST_CASE("bash completion offers rungs, suites, profiles, case ids and families
   const fs::path script = dir.path / "cudadiag.bash";
   std::ofstream(script) << bash.out;
 
-  CHECK(complete(script, {"cudadiag", "run", "--rungs", ""}) ==
+  CHECK(bash_completions(script, {"cudadiag", "run", "--rungs", ""}) ==
         std::set<std::string>{"native", "blocking", "fence", "fence-front", "sanitizer"});
   // A comma list completes its last item, keeping the ones before.
-  CHECK(complete(script, {"cudadiag", "run", "--rungs", "native,fe"}) ==
+  CHECK(bash_completions(script, {"cudadiag", "run", "--rungs", "native,fe"}) ==
         std::set<std::string>{"native,fence", "native,fence-front"});
-  CHECK(complete(script, {"cudadiag", "repro", "--profiles", "default,bl"}) ==
+  CHECK(bash_completions(script, {"cudadiag", "repro", "--profiles", "default,bl"}) ==
         std::set<std::string>{"default,blocking"});
-  const auto suites = complete(script, {"cudadiag", "repro", "--suite", ""});
+  const auto suites = bash_completions(script, {"cudadiag", "repro", "--suite", ""});
   CHECK(suites.count("default") == 1);
   CHECK(suites.count("health") == 1);
-  CHECK(complete(script, {"cudadiag", "list", "--kernel", ""}) ==
+  CHECK(bash_completions(script, {"cudadiag", "list", "--kernel", ""}) ==
         std::set<std::string>{"fault", "index_select", "attention", "tma"});
 
   // Every case id the catalog lists, from the same table `list` prints.
@@ -75,14 +75,14 @@ TEST_CASE("bash completion offers rungs, suites, profiles, case ids and families
     if (c.at("id").get<std::string>().rfind("fault.", 0) == 0) fault_ids.insert(c.at("id").get<std::string>());
   }
   REQUIRE(ids.size() >= 20);
-  CHECK(complete(script, {"cudadiag", "repro", "--case", ""}) == ids);
-  CHECK(complete(script, {"cudadiag", "fault", ""}) == fault_ids);
-  CHECK(complete(script, {"cudadiag", "fault", "fault.oob-w"}) == std::set<std::string>{"fault.oob-write"});
+  CHECK(bash_completions(script, {"cudadiag", "repro", "--case", ""}) == ids);
+  CHECK(bash_completions(script, {"cudadiag", "fault", ""}) == fault_ids);
+  CHECK(bash_completions(script, {"cudadiag", "fault", "fault.oob-w"}) == std::set<std::string>{"fault.oob-write"});
 
   // Options still complete as options; a file argument still completes file names.
-  CHECK(complete(script, {"cudadiag", "run", "--rung"}) == std::set<std::string>{"--rungs"});
+  CHECK(bash_completions(script, {"cudadiag", "run", "--rung"}) == std::set<std::string>{"--rungs"});
   std::ofstream(dir.path / "h100.json") << "{}";
-  CHECK(complete(script, {"cudadiag", "show", (dir.path / "h100.j").string()}) ==
+  CHECK(bash_completions(script, {"cudadiag", "show", (dir.path / "h100.j").string()}) ==
         std::set<std::string>{(dir.path / "h100.json").string()});
 }
 

@@ -19,19 +19,19 @@ namespace {
 
 // COLUMNS for the binaries this test runs, restored after: the views are checked at a
 // known width whatever the terminal running the tests says.
-struct Columns {
-  explicit Columns(const char* value) {
+struct ColumnsEnv {
+  explicit ColumnsEnv(const char* value) {
     if (const char* old = std::getenv("COLUMNS")) saved = old;
     ::setenv("COLUMNS", value, 1);
   }
-  ~Columns() {
+  ~ColumnsEnv() {
     if (saved.empty()) ::unsetenv("COLUMNS");
     else ::setenv("COLUMNS", saved.c_str(), 1);
   }
   std::string saved;
 };
 
-std::string read_text(const fs::path& p) {
+std::string read_report_text(const fs::path& p) {
   std::ifstream in(p);
   std::ostringstream s;
   s << in.rdbuf();
@@ -81,7 +81,7 @@ void check_fits(const std::vector<std::string>& args, const Run& r, std::size_t 
 }  // namespace
 
 TEST_CASE("saved reports render within 80 columns", "[text][width]") {
-  const Columns columns("80");
+  const ColumnsEnv columns("80");
   TempDir dir;
   std::vector<fs::path> reports = files_in(source_dir() / "tests/fixtures/compare", ".json");
   for (const auto& p : files_in(source_dir() / "tests/report/data/golden", ".json")) reports.push_back(p);
@@ -99,7 +99,7 @@ TEST_CASE("saved reports render within 80 columns", "[text][width]") {
 }
 
 TEST_CASE("the commands' own text fits 80 columns on a machine without a GPU", "[text][width]") {
-  const Columns columns("80");
+  const ColumnsEnv columns("80");
   TempDir dir;
   const fs::path src = source_dir();
   const std::string cmp = (src / "tests/fixtures/compare").string();
@@ -131,9 +131,9 @@ TEST_CASE("every case id of a saved report appears whole in show's text, at any 
   for (const auto& p : files_in(source_dir() / "tests/report/data/golden", ".report.json")) reports.push_back(p);
   std::size_t checked = 0;
   for (const char* width : {"80", "60", "132"}) {
-    const Columns columns(width);
+    const ColumnsEnv columns(width);
     for (const auto& p : reports) {
-      const auto doc = nlohmann::json::parse(read_text(p), nullptr, false);
+      const auto doc = nlohmann::json::parse(read_report_text(p), nullptr, false);
       if (doc.is_discarded() || !doc.contains("results")) continue;
       const Run r = run_binary({"show", p.string()}, dir.path);
       if (r.code == 2) continue;
@@ -156,7 +156,7 @@ TEST_CASE("text follows COLUMNS: wider lines when it is wide, within it when nar
   const std::vector<std::string> args{"run", "--rungs", "native", "--", "/bin/false"};
   std::size_t widest_at_160 = 0;
   {
-    const Columns columns("160");
+    const ColumnsEnv columns("160");
     const Run r = run_binary(args, dir.path);
     check_fits(args, r, 160);
     std::istringstream in(r.out);
@@ -164,6 +164,6 @@ TEST_CASE("text follows COLUMNS: wider lines when it is wide, within it when nar
       widest_at_160 = std::max(widest_at_160, cudadiag::text::display_width(line));
   }
   CHECK(widest_at_160 > 80);
-  const Columns columns("50");
+  const ColumnsEnv columns("50");
   check_fits(args, run_binary(args, dir.path), 50);
 }
