@@ -55,14 +55,13 @@ void write_facts(std::ostringstream& out, const std::vector<facts::Fact>& list, 
   for (const auto& f : shown) out << text::labelled(indent, f.label, width, f.value);
 }
 
-// A table too wide for the line: each result as a list item, the case id whole on its
-// own line and the other cells under it.
+// A table too wide for the line: each result as a list item, the case id whole and the
+// other cells after it, on its line when they fit, else under it.
 void write_list(std::ostringstream& out, const std::vector<std::array<std::string, 8>>& rows,
                 const std::vector<std::optional<bool>>& met, const std::vector<size_t>& shown, const Painter& paint,
                 bool color) {
   constexpr size_t kCase = 0, kExpected = 4, kMet = 5;
   for (size_t i = 0; i < rows.size(); ++i) {
-    out << rows[i][kCase] << "\n";
     std::string rest;
     for (const size_t c : shown) {
       if (c == kCase || c == kMet || rows[i][c] == "-") continue;
@@ -70,7 +69,9 @@ void write_list(std::ostringstream& out, const std::vector<std::array<std::strin
       if (c == kExpected && met[i]) cell += *met[i] ? " (met)" : " (NOT met)";
       rest += (rest.empty() ? "" : ", ") + cell;
     }
-    std::string text = text::hanging("    ", rest);
+    const std::string one_line = rows[i][kCase] + "  " + rest;
+    std::string text = text::display_width(one_line) <= text::columns() ? one_line + "\n"
+                                                                        : rows[i][kCase] + "\n" + text::hanging("    ", rest);
     if (color && met[i] && !*met[i]) text = paint(text, kRed);
     out << text;
   }
