@@ -62,16 +62,32 @@ void write_list(std::ostringstream& out, const std::vector<std::array<std::strin
                 bool color) {
   constexpr size_t kCase = 0, kExpected = 4, kMet = 5;
   for (size_t i = 0; i < rows.size(); ++i) {
-    std::string rest;
+    std::vector<std::string> cells;
     for (const size_t c : shown) {
       if (c == kCase || c == kMet || rows[i][c] == "-") continue;
       std::string cell = c == kExpected ? "expected " + rows[i][c] : rows[i][c];
       if (c == kExpected && met[i]) cell += *met[i] ? " (met)" : " (NOT met)";
-      rest += (rest.empty() ? "" : ", ") + cell;
+      cells.push_back(cell);
     }
+    std::string rest;
+    for (const auto& c : cells) rest += (rest.empty() ? "" : ", ") + c;
     const std::string one_line = rows[i][kCase] + "  " + rest;
-    std::string text = text::display_width(one_line) <= text::columns() ? one_line + "\n"
-                                                                        : rows[i][kCase] + "\n" + text::hanging("    ", rest);
+    std::string text = rows[i][kCase] + "\n";
+    if (text::display_width(one_line) <= text::columns()) {
+      text = one_line + "\n";
+    } else {
+      // Under the id, broken between cells only ("12.5 ms" is one value).
+      std::string line = "    ";
+      for (size_t k = 0; k < cells.size(); ++k) {
+        const std::string piece = cells[k] + (k + 1 < cells.size() ? "," : "");
+        if (line.size() > 4 && text::display_width(line + " " + piece) > text::columns()) {
+          text += line + "\n";
+          line = "    ";
+        }
+        line += (line.size() > 4 ? " " : "") + piece;
+      }
+      text += line + "\n";
+    }
     if (color && met[i] && !*met[i]) text = paint(text, kRed);
     out << text;
   }
