@@ -191,11 +191,10 @@ void md_few_hosts(std::ostringstream& out, const json& cmp) {
     md_table(out, header, outcomes);
   }
   md_section(out, {"Failure rates (Fisher's exact test, two-sided)", {"case", "host A", "host B", "p", "conclusion"},
-                   rate_table(cmp), "", "", true});
-  md_section(out, {"Suspects, most likely first", {"#", "field", "score", "why"}, suspect_table(cmp), "", "", true});
-  md_section(out, {"Majority baseline", {"case", "baseline", "hosts agreeing", "outliers"}, baseline_table(cmp), "", "",
-                   true});
-  md_section(out, {"Unpaired results", {"case", "ran on", "missing in", "why"}, unpaired_table(cmp), "", "", true});
+                   rate_table(cmp), "", ""});
+  md_section(out, {"Suspects, most likely first", {"#", "field", "score", "why"}, suspect_table(cmp), "", ""});
+  md_section(out, {"Majority baseline", {"case", "baseline", "hosts agreeing", "outliers"}, baseline_table(cmp), "", ""});
+  md_section(out, {"Unpaired results", {"case", "ran on", "missing in", "why"}, unpaired_table(cmp), "", ""});
 }
 
 void text_few_hosts(std::ostringstream& out, const json& cmp) {
