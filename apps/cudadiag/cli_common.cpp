@@ -22,6 +22,7 @@
 #include "util/interrupt.h"
 #include "util/log.h"
 #include "util/printable.h"
+#include "util/terminal.h"
 #include "util/text_layout.h"
 
 namespace cudadiag::app {
@@ -302,7 +303,7 @@ void configure_logging(const CommonOptions& opts) {
 }
 
 bool use_color(const CommonOptions& opts) {
-  if (opts.no_color || std::getenv("NO_COLOR") != nullptr) return false;
+  if (opts.no_color || text::no_color_from_env()) return false;
   if (!opts.output.empty() && opts.output != "-") return false;
   return ::isatty(STDOUT_FILENO) != 0;
 }
@@ -332,7 +333,7 @@ void emit_report(report::Report& r, const CommonOptions& opts, const report::Red
     inputs.tokens = opts.redaction;
     report::redact(r, inputs);  // the typed report: no JSON round trip
   }
-  emit_text(report::render(r, opts.report_format, opts.color), opts);
+  emit_text(report::render(r, opts.report_format, opts.color, opts.verbose > 0), opts);
 }
 
 }  // namespace cudadiag::app

@@ -125,7 +125,7 @@ std::string subcommand_of(const CLI::App& root, const std::vector<std::string>& 
 // Applies -q/-v and colour rules to the stderr logger.
 void configure_logging(const CommonOptions& opts);
 
-// True when colour may be used on stdout (a terminal, NO_COLOR unset, --no-color absent).
+// True when colour may be used on stdout (a terminal, NO_COLOR unset or empty, --no-color absent).
 bool use_color(const CommonOptions& opts);
 
 // After SIGINT/SIGTERM/SIGHUP: marks the report invocation.interrupted and says so in

@@ -1,11 +1,16 @@
 // `cudadiag docs man|bash` (hidden): the man page and the bash completion script, made
 // at build time from this binary's own option parser (lib/util/cli_docs renders them).
+#include <algorithm>
 #include <cstdint>
 #include <iostream>
 #include <memory>
 #include <string>
 
+#include "cases/catalog.h"
 #include "commands.h"
+#include "profiles/profile.h"
+#include "run/rungs.h"
+#include "suite/suite.h"
 #include "util/build_info.h"
 #include "util/choices.h"
 #include "util/cli_docs.h"
@@ -57,6 +62,81 @@ std::vector<OptionDoc> options_of(const CLI::App& app) {
   return out;
 }
 
+// The words an option or positional takes that its parser reads itself (comma lists,
+// catalog ids): taken from the tables the parsers use, so completion offers what is
+// accepted and nothing else.
+struct WordsOf {
+  const char* command;
+  const char* option;  // "--rungs", or a positional's name
+  std::vector<std::string> (*words)();
+  bool comma_list;
+};
+
+std::vector<std::string> rung_words() {
+  std::vector<std::string> out;
+  for (const run::Rung r : run::all_rungs()) out.emplace_back(run::to_string(r));
+  return out;
+}
+std::vector<std::string> case_id_words() {
+  std::vector<std::string> out;
+  for (const auto& c : cases::all_cases()) out.push_back(c.id);
+  return out;
+}
+std::vector<std::string> fault_case_words() {
+  std::vector<std::string> out;
+  for (const auto& c : cases::all_cases())
+    if (c.family == cases::Family::fault) out.push_back(c.id);
+  return out;
+}
+std::vector<std::string> kernel_family_words() {
+  std::vector<std::string> out;
+  for (const auto& f : cases::families()) out.emplace_back(cases::to_string(f.id));
+  return out;
+}
+std::vector<std::string> profile_words() { return profiles::base_profile_names(); }
+
+const WordsOf kWordsOf[] = {
+    {"run", "--rungs", rung_words, true},          {"repro", "--suite", suite::embedded_suite_names, false},
+    {"repro", "--profiles", profile_words, true},  {"repro", "--case", case_id_words, false},
+    {"fault", "case", fault_case_words, false},      {"list", "--kernel", kernel_family_words, false},
+};
+
+void add_words(CommandDoc& c) {
+  for (const auto& w : kWordsOf) {
+    if (c.name != w.command) continue;
+    for (auto& o : c.options)
+      if (std::find(o.names.begin(), o.names.end(), w.option) != o.names.end()) {
+        o.choices = w.words();
+        o.comma_list = w.comma_list;
+      }
+  }
+}
+
+// The environment variables cudadiag reads (its children's own, set by cudadiag, are
+// not listed: CUDADIAG_RING*, CUDADIAG_FENCE_*, CUDADIAG_RESULT_FD).
+std::vector<EnvironmentDoc> environment_doc() {
+  return {
+      {"NO_COLOR", "Set and not empty: no colour in the text and the log (as --no-color). Empty or unset: colour "
+                   "on a terminal only."},
+      {"COLUMNS", "The width text views are laid out for, in columns; else the terminal's width, else 80."},
+      {"CUDADIAG_REDACT_KEY_FILE", "A file holding the site's key for --redact's tokens, when --redact-key gives "
+                                   "none; reports redacted with one key pair up."},
+      {"CUDADIAG_REDACT_KEY", "The key itself, when neither --redact-key nor CUDADIAG_REDACT_KEY_FILE gives one."},
+      {"CUDADIAG_NVDISASM", "The nvdisasm that reads the fault site out of GPU core dumps (else PATH, CUDA_HOME, "
+                            "/usr/local/cuda)."},
+      {"CUDA_VISIBLE_DEVICES", "The GPUs this job may use: env and repro list and run on these only. Without "
+                               "it, Slurm's SLURM_STEP_GPUS or SLURM_JOB_GPUS, or GPU_DEVICE_ORDINAL."},
+      {"CUDA_DEVICE_MAX_CONNECTIONS", "Kept when set; else set to 1 in every case child of repro."},
+      {"CUDA_HOME", "Where compute-sanitizer and nvdisasm are looked for after PATH (then CUDA_PATH)."},
+      {"PATH", "Where run's command, compute-sanitizer and nvdisasm are looked for (run --env PATH=... first)."},
+      {"LD_PRELOAD", "run's fence rungs put the program's own preloads after the interposer."},
+      {"CUDA_ENABLE_COREDUMP_ON_EXCEPTION",
+       "With this or another of the driver's core dump variables set (CUDA_COREDUMP_FILE, ...), run keeps "
+       "the user's GPU core dump settings and arms none of its own."},
+      {"TMPDIR", "Where the rings, memcheck's files and GPU core dumps of a run are written (else /tmp)."},
+  };
+}
+
 ProgramDoc program_doc(const CLI::App& root) {
   ProgramDoc doc;
   doc.name = "cudadiag";
@@ -67,6 +147,8 @@ ProgramDoc program_doc(const CLI::App& root) {
   doc.options = options_of(root);
   for (const CLI::App* sub : root.get_subcommands([](const CLI::App* s) { return !s->get_group().empty(); }))
     doc.commands.push_back({sub->get_name(), sub->get_description(), sub->get_footer(), options_of(*sub)});
+  for (auto& c : doc.commands) add_words(c);
+  doc.environment = environment_doc();
   return doc;
 }
 

@@ -7,6 +7,7 @@
 // command that cannot be found or started; 3 CUDA could not start in the program.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <memory>
 
 #include "cli_common.h"
@@ -17,6 +18,7 @@
 #include "run/run_report.h"
 #include "run/run_request.h"
 #include "run/run_session.h"
+#include "util/errors.h"
 #include "util/log.h"
 #include "util/scratch_dir.h"
 
@@ -44,6 +46,38 @@ run::SessionProgress log_progress() {
   return progress;
 }
 
+// `--`: where the program's own words start on the command line.
+constexpr std::string_view kEndOfOptions = "--";
+
+// The `run` subcommand, for run_extras_hint to know it by.
+const CLI::App* g_run_command = nullptr;
+
+bool is_option_word(const std::string& a) { return a.size() > 1 && a[0] == '-'; }
+
+// Without `--`, CLI11 reads an option anywhere on the line as ours: in `cudadiag run
+// ./app --repeat 3` the program would lose its --repeat without a word. An option word
+// after the command's first word is refused unless `--` marks where the program starts.
+void refuse_options_after_command(const CLI::App& cmd, const std::vector<std::string>& argv) {
+  std::size_t i = 1;
+  while (i < argv.size() && argv[i] != cmd.get_name()) ++i;
+  std::string program;
+  for (++i; i < argv.size(); ++i) {
+    const std::string& a = argv[i];
+    if (a == kEndOfOptions) return;
+    if (!is_option_word(a)) {
+      if (program.empty()) program = a;
+      continue;
+    }
+    if (!program.empty())
+      throw UsageError("'" + a + "' after the command '" + program + "' was read as cudadiag's option; put " +
+                       "cudadiag's options first and the program after --: cudadiag run [options] -- " + program +
+                       " ...");
+    if (a.find('=') != std::string::npos) continue;
+    const CLI::Option* opt = cmd.get_option_no_throw(a);
+    if (opt && opt->get_items_expected_min() > 0) ++i;  // the option's value (a flag takes none)
+  }
+}
+
 // Resolve, run, report: every option is checked and looked up in resolve_request.
 void run_run(const RunCliOptions& o) {
   const ScratchDir work("run");  // the rings and memcheck's XML
@@ -69,17 +103,28 @@ void run_run(const RunCliOptions& o) {
 
 }  // namespace
 
+std::string run_extras_hint(const CLI::App* command, const std::vector<std::string>& argv) {
+  if (command == nullptr || command != g_run_command) return "";
+  if (std::find(argv.begin(), argv.end(), kEndOfOptions) != argv.end()) return "";
+  return "; if these are the program's arguments, put the program after --: cudadiag run [options] -- CMD [ARGS...]";
+}
+
 void set_run_command(CLI::App& app) {
   auto opts = std::make_shared<RunCliOptions>();
   run::Args& args = opts->args;
   auto* cmd = app.add_subcommand(
       "run", "Run your own program on a ladder of rungs (native, blocking + caching off, guard-page fence, "
              "memcheck) and say which rung exposes its memory fault, and where");
+  g_run_command = cmd;
   add_common_options(cmd, opts->common);
   cmd->add_option("command", args.command, "The command to run, after --: cudadiag run [options] -- CMD [ARGS...]")
       ->expected(-1);
   cmd->add_option_function<std::string>(
-         "--rungs", [&args](const std::string& text) { args.rungs = run::parse_rungs(text); },
+         "--rungs",
+         [&args](const std::string& text) {
+           args.rungs = run::parse_rungs(text);
+           args.rungs_given = true;
+         },
          "Rungs to run, in any order (they run bottom-up): native, blocking, fence "
          "(guards after every buffer), fence-front (guards before), sanitizer")
       ->default_str("native,blocking,fence,fence-front,sanitizer");
@@ -128,7 +173,8 @@ void set_run_command(CLI::App& app) {
                   "that cannot be found or started, 3 CUDA could not start in the program.",
                   {"cudadiag run -- python3 train.py",
                    "cudadiag run --repeat 10 --timeout 600 -o run.json -- ./my_app"});
-  cmd->callback([opts] {
+  cmd->callback([opts, cmd] {
+    refuse_options_after_command(*cmd, invocation().argv);
     configure_logging(opts->common);
     run_run(*opts);
   });

@@ -7,9 +7,11 @@
 
 #include "cli_common.h"
 #include "commands.h"
+#include "compare/render_compare.h"
 #include "report/json_document.h"
 #include "report/render.h"
 #include "report/report.h"
+#include "report/vocabulary.h"
 #include "util/exit_codes.h"
 
 namespace cudadiag::app {
@@ -20,10 +22,19 @@ struct ShowOptions {
   std::string path;
 };
 
+// The text the command that wrote the report prints: compare has its own layout (hosts,
+// differences, suspects); every other command's is the report's own.
+std::string shown(const report::Report& r, const CommonOptions& common) {
+  const auto format = report::parse_format(common.format);
+  if (format != report::Format::json && report::parse_command(r.invocation.command) == report::Command::compare)
+    return format == report::Format::md ? compare::render_compare_md(r) : compare::render_compare_text(r, use_color(common));
+  return report::render(r, format, use_color(common), common.verbose > 0);
+}
+
 void run_show(const ShowOptions& o) {
   configure_logging(o.common);
   report::Report r = report::report_from_json(report::load_json_document(o.path), o.path);
-  emit_text(report::render(r, report::parse_format(o.common.format), use_color(o.common)), o.common);
+  emit_text(shown(r, o.common), o.common);
   set_exit_code(kExitOk);
 }
 
@@ -32,7 +43,8 @@ void run_show(const ShowOptions& o) {
 void set_show_command(CLI::App& app) {
   auto opts = std::make_shared<ShowOptions>();
   auto* cmd = app.add_subcommand(
-      "show", "Render a saved report (repro, run, fault, attention, tma, index-select, env) as text or Markdown");
+      "show", "Render a saved report (repro, run, fault, attention, tma, index-select, env, compare) as text or "
+              "Markdown, as the command that wrote it prints it");
   cmd->add_option("report", opts->path, "The report file (- reads standard input)")->required();
   add_common_options(cmd, opts->common);
   set_help_footer(cmd, "Exit codes: 0 shown, 2 unreadable or not a report.",

@@ -5,6 +5,9 @@
 // through set_exit_code().
 #include <CLI/CLI.hpp>
 
+#include <string>
+#include <vector>
+
 namespace cudadiag::app {
 
 void set_env_command(CLI::App& app);
@@ -22,6 +25,10 @@ void set_show_command(CLI::App& app);
 void set_docs_command(CLI::App& app);
 // Hidden: the child side of the process model (never called by users).
 void set_child_commands(CLI::App& app);
+
+// For a parse error that names unexpected arguments: a hint when they follow `run`'s
+// command without `--` (`cudadiag run ls -l`), else "".
+std::string run_extras_hint(const CLI::App* command, const std::vector<std::string>& argv);
 
 // The exit code main() returns after the callback ran.
 void set_exit_code(int code);

@@ -16,6 +16,8 @@
 #include "util/interrupt.h"
 #include "util/log.h"
 #include "util/printable.h"
+#include "util/terminal.h"
+#include "util/text_layout.h"
 
 extern char** environ;
 
@@ -48,7 +50,9 @@ int main(int argc, char** argv) {
   // to it fail with EPIPE instead; logs are then dropped and a report is kept elsewhere
   // (write_report). Children get the default back (runner: posix_spawnattr_setsigdefault).
   std::signal(SIGPIPE, SIG_IGN);
-  init_logging(::isatty(STDERR_FILENO) != 0 && std::getenv("NO_COLOR") == nullptr);
+  init_logging(::isatty(STDERR_FILENO) != 0 && !text::no_color_from_env());
+  text::set_columns(text::columns_from_env(STDOUT_FILENO));  // every text view and --help
+
   install_stop_handlers();
 
   app::set_invocation({std::vector<std::string>(argv, argv + argc), environ, self_exe_path(argv[0])});
@@ -94,6 +98,12 @@ int main(int argc, char** argv) {
     return cli.exit(e);
   } catch (const CLI::CallForVersion& e) {
     return cli.exit(e);
+  } catch (const CLI::ExtrasError& e) {
+    // `cudadiag run ls -l`: the program's own words, without the -- that marks them.
+    const CLI::App* sub = command.empty() ? nullptr : cli.get_subcommand(command);
+    app::print_usage_error(command, std::string(e.what()) + app::run_extras_hint(sub, app::invocation().argv) +
+                                        " (see 'cudadiag " + (command.empty() ? "" : command + " ") + "--help')");
+    return kExitUsage;
   } catch (const CLI::ParseError& e) {
     app::print_usage_error(command, std::string(e.what()) + " (see 'cudadiag " +
                                         (command.empty() ? "" : command + " ") + "--help')");

@@ -191,11 +191,10 @@ void md_few_hosts(std::ostringstream& out, const json& cmp) {
     md_table(out, header, outcomes);
   }
   md_section(out, {"Failure rates (Fisher's exact test, two-sided)", {"case", "host A", "host B", "p", "conclusion"},
-                   rate_table(cmp), "", "", true});
-  md_section(out, {"Suspects, most likely first", {"#", "field", "score", "why"}, suspect_table(cmp), "", "", true});
-  md_section(out, {"Majority baseline", {"case", "baseline", "hosts agreeing", "outliers"}, baseline_table(cmp), "", "",
-                   true});
-  md_section(out, {"Unpaired results", {"case", "ran on", "missing in", "why"}, unpaired_table(cmp), "", "", true});
+                   rate_table(cmp), "", ""});
+  md_section(out, {"Suspects, most likely first", {"#", "field", "score", "why"}, suspect_table(cmp), "", ""});
+  md_section(out, {"Majority baseline", {"case", "baseline", "hosts agreeing", "outliers"}, baseline_table(cmp), "", ""});
+  md_section(out, {"Unpaired results", {"case", "ran on", "missing in", "why"}, unpaired_table(cmp), "", ""});
 }
 
 void text_few_hosts(std::ostringstream& out, const json& cmp) {
@@ -205,7 +204,7 @@ void text_few_hosts(std::ostringstream& out, const json& cmp) {
   for (const auto& rep : member_or_empty(cmp, "reports"))
     hosts.push_back({rep.value("host", ""), rep.value("file", ""), text_of(rep.value("gpu", json(nullptr))),
                      text_of(rep.value("driver", json(nullptr))), std::to_string(rep.value("results", 0))});
-  text_table(out, "Hosts", hosts_header, hosts, false);
+  text_table(out, "Hosts", hosts_header, hosts);
 
   Row env_header{"field"};
   for (const auto& l : labels) env_header.push_back(l);
@@ -217,7 +216,7 @@ void text_few_hosts(std::ostringstream& out, const json& cmp) {
   text_table(out, "Failing or differing outcomes", oc_header, outcome_table(cmp, labels));
   text_table(out, "Failure rates (Fisher's exact test, two-sided)", {"case", "host A", "host B", "p", "conclusion"},
              rate_table(cmp));
-  text_table(out, "Suspects, most likely first", {"#", "field", "score", "why"}, suspect_table(cmp), false);
+  text_table(out, "Suspects, most likely first", {"#", "field", "score", "why"}, suspect_table(cmp));
   text_table(out, "Majority baseline", {"case", "baseline", "agreeing", "outliers"}, baseline_table(cmp));
   text_table(out, "Unpaired results", {"case", "ran on", "missing in", "why"}, unpaired_table(cmp));
 }

@@ -52,7 +52,7 @@ std::map<std::string, std::size_t> environment_sizes(const json& cmp) {
 }
 
 Section overview(const json& cmp) {
-  Section s{"Fleet", {"", "count"}, {}, "", "", false};
+  Section s{"Fleet", {"", "count"}, {}, "", ""};
   s.rows.push_back({"reports", std::to_string(member_or_empty(cmp, "reports").size())});
   s.rows.push_back({"their own verdicts", verdict_counts(cmp)});
   s.rows.push_back({"groups of identical hosts", std::to_string(member_or_empty(cmp, "groups").size())});
@@ -63,8 +63,7 @@ Section overview(const json& cmp) {
 
 Section groups(const json& cmp) {
   Section s{"Groups (same environment, outcomes and own verdict)",
-            {"group", "hosts", "example", "environment", "own verdict", "differs from most hosts in"}, {}, "", "",
-            false};
+            {"group", "hosts", "example", "environment", "own verdict", "differs from most hosts in"}, {}, "", ""};
   const auto& all = member_or_empty(cmp, "groups");
   for (std::size_t k = 0; k < all.size() && k < kRowsShown; ++k) {
     const auto& g = all[k];
@@ -76,7 +75,7 @@ Section groups(const json& cmp) {
 }
 
 Section environments(const json& cmp) {
-  Section s{"Environments", {"environment", "hosts", "example", "differs from most hosts in"}, {}, "", "", false};
+  Section s{"Environments", {"environment", "hosts", "example", "differs from most hosts in"}, {}, "", ""};
   const auto& all = member_or_empty(cmp, "environment_groups");
   if (all.size() < 2) return s;
   for (std::size_t k = 0; k < all.size() && k < kRowsShown; ++k) {
@@ -89,7 +88,7 @@ Section environments(const json& cmp) {
 }
 
 Section environment_values(const json& cmp) {
-  Section s{"Environment (≠ marks a difference)", {"field", "value: hosts (example)"}, {}, "", "", false};
+  Section s{"Environment (≠ marks a difference)", {"field", "value: hosts (example)"}, {}, "", ""};
   const auto n = member_or_empty(cmp, "reports").size();
   for (const auto& e : member_or_empty(cmp, "environment_common"))
     if (always_shown_field(e.value("field", ""))) s.rows.push_back({e.value("field", ""), fmt::format("{}: all {}", e.value("value", ""), n)});
@@ -100,7 +99,7 @@ Section environment_values(const json& cmp) {
 
 // Cases that fail the same way everywhere say nothing about one host: counted, not listed.
 Section outcomes(const json& cmp) {
-  Section s{"Failing or differing outcomes", {"case", "outcome: hosts (example)", "kind"}, {}, "", "", false};
+  Section s{"Failing or differing outcomes", {"case", "outcome: hosts (example)", "kind"}, {}, "", ""};
   std::size_t shown = 0, common = 0;
   for (const auto& c : member_or_empty(cmp, "outcome_diff")) {
     if (parse_case_kind(c.value("kind", "")) == CaseKind::common_failure) {
@@ -122,7 +121,7 @@ Section outcomes(const json& cmp) {
 
 Section group_tests(const json& cmp) {
   Section s{"Failure rates by environment (Fisher's exact test against every other host, Bonferroni-corrected)",
-            {"case", "environment", "failed", "elsewhere", "p", "conclusion"}, {}, "", "", false};
+            {"case", "environment", "failed", "elsewhere", "p", "conclusion"}, {}, "", ""};
   const auto sizes = environment_sizes(cmp);
   const auto& all = member_or_empty(cmp, "group_tests");
   for (std::size_t k = 0; k < all.size() && k < kRowsShown; ++k) {
@@ -141,7 +140,7 @@ Section group_tests(const json& cmp) {
 
 Section host_tests(const json& cmp) {
   Section s{"Hosts that fail more often than the rest (Fisher's exact test, Bonferroni-corrected)",
-            {"case", "host", "failed", "elsewhere", "p"}, {}, "", "", false};
+            {"case", "host", "failed", "elsewhere", "p"}, {}, "", ""};
   std::size_t significant = 0, tests = 0;
   for (const auto& t : member_or_empty(cmp, "rate_tests")) {
     if (!t.value("against_rest", false)) continue;
@@ -159,7 +158,7 @@ Section host_tests(const json& cmp) {
 }
 
 Section suspects(const json& cmp) {
-  Section s{"Suspects, most likely first", {"#", "field", "score", "why"}, {}, "", "", false};
+  Section s{"Suspects, most likely first", {"#", "field", "score", "why"}, {}, "", ""};
   int rank = 0;
   for (const auto& x : member_or_empty(cmp, "suspects"))
     s.rows.push_back({std::to_string(++rank), x.value("field", ""), std::to_string(x.value("score", 0)), x.value("why", "")});
@@ -167,7 +166,7 @@ Section suspects(const json& cmp) {
 }
 
 Section standouts(const json& cmp) {
-  Section s{"Hosts that stand out from the majority", {"host", "cases", "environment"}, {}, "", "", false};
+  Section s{"Hosts that stand out from the majority", {"host", "cases", "environment"}, {}, "", ""};
   if (!cmp.contains("baseline")) return s;
   const auto& all = member_or_empty(cmp["baseline"], "outliers");
   for (std::size_t k = 0; k < all.size() && k < kRowsShown; ++k)
@@ -185,7 +184,7 @@ std::string hosts_cell(const json& labels) {
 }
 
 Section unpaired(const json& cmp) {
-  Section s{"Unpaired results", {"case", "ran on", "missing in", "why"}, {}, "", "", false};
+  Section s{"Unpaired results", {"case", "ran on", "missing in", "why"}, {}, "", ""};
   const auto& all = member_or_empty(cmp, "unpaired");
   for (std::size_t k = 0; k < all.size() && k < kRowsShown; ++k)
     s.rows.push_back({all[k].value("case", ""), hosts_cell(member_or_empty(all[k], "present_in")),

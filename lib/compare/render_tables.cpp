@@ -70,36 +70,42 @@ void md_table(std::ostringstream& out, const Row& header, const std::vector<Row>
 
 // --- text -------------------------------------------------------------------------
 
-// At 80 columns (util/text_layout.h): every column but the last is cut where the table
-// must shrink ('…'); the last, usually the longest text (why, what differs), wraps under
-// its own column instead, so nothing a reader needs is cut off. With clip_cells off no
-// column is cut until the last one has too little room.
+// As wide as the line (util/text_layout.h): every column but the last as wide as its
+// widest cell, the last (usually the longest text: why, what differs) wrapped under its
+// own column. A cell is never cut (a case id or a field name cut short names nothing):
+// when the columns before the last leave it less than kLastMin, the table becomes a list,
+// each row's first cell on its own line and the others under it, labelled by their
+// header.
 void text_table(std::ostringstream& out, const std::string& title, const Row& header,
-                const std::vector<Row>& rows, bool clip_cells) {
+                const std::vector<Row>& rows) {
   if (rows.empty() || header.empty()) return;
   out << "\n" << text::hanging("", "  ", title);
   constexpr std::size_t kIndent = 2, kGap = 2, kLastMin = 24;
   const std::size_t n = header.size();
+  const std::size_t line_width = text::columns();
   auto cell = [&](const Row& r, std::size_t i) { return i < r.size() ? printable(r[i]) : std::string(); };
-  std::vector<std::size_t> natural(n, 0), uncut(n, 0), cut(n, 0);
+  std::vector<std::size_t> width(n, 0);
   for (std::size_t i = 0; i < n; ++i) {
-    natural[i] = text::display_width(cell(header, i));
-    for (const auto& r : rows) natural[i] = std::max(natural[i], text::display_width(cell(r, i)));
-    const std::size_t floor = std::max<std::size_t>(text::display_width(cell(header, i)), 12);
-    uncut[i] = std::min(natural[i], i + 1 == n ? kLastMin : natural[i]);
-    cut[i] = std::min(natural[i], i + 1 == n ? kLastMin : floor);
+    width[i] = text::display_width(cell(header, i));
+    for (const auto& r : rows) width[i] = std::max(width[i], text::display_width(cell(r, i)));
   }
-  auto width = text::fit_columns(natural, clip_cells ? cut : uncut, kGap, text::kColumns - kIndent);
-  std::size_t used = kGap * (n - 1);
-  for (const auto w : width) used += w;
-  if (used > text::kColumns - kIndent) width = text::fit_columns(natural, cut, kGap, text::kColumns - kIndent);
   std::size_t last_at = kIndent;
   for (std::size_t i = 0; i + 1 < n; ++i) last_at += width[i] + kGap;
+  if (n > 1 && last_at + std::min(width[n - 1], kLastMin) > line_width) {
+    std::size_t label_width = 0;
+    for (std::size_t i = 1; i < n; ++i) label_width = std::max(label_width, text::display_width(cell(header, i)));
+    for (const auto& r : rows) {
+      out << text::hanging(std::string(kIndent, ' '), cell(r, 0));
+      for (std::size_t i = 1; i < n; ++i)
+        out << text::labelled(std::string(kIndent + 4, ' '), cell(header, i), label_width, cell(r, i));
+    }
+    return;
+  }
   const std::string hang(last_at, ' ');
   auto line = [&](const Row& r) {
     std::string s(kIndent, ' ');
-    for (std::size_t i = 0; i + 1 < n; ++i) s += text::pad_right(text::abbreviate(cell(r, i), width[i], "…"), width[i] + kGap);
-    out << text::hanging(s, hang, cell(r, n - 1), text::kColumns, 1);
+    for (std::size_t i = 0; i + 1 < n; ++i) s += text::pad_right(cell(r, i), width[i] + kGap);
+    out << text::hanging(s, hang, cell(r, n - 1), line_width, 1);
   };
   line(header);
   for (const auto& r : rows) line(r);
@@ -121,7 +127,7 @@ void text_section(std::ostringstream& out, const Section& s) {
     if (!s.empty_text.empty()) out << "\n" << text::hanging("", "  ", s.title) << text::hanging("  ", s.empty_text);
     return;
   }
-  text_table(out, s.title, s.header, s.rows, s.clip_cells);
+  text_table(out, s.title, s.header, s.rows);
   if (!s.footnote.empty()) out << text::hanging("  ", s.footnote);
 }
 

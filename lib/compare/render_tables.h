@@ -18,7 +18,6 @@ struct Section {
   std::vector<Row> rows;
   std::string empty_text;  // said when rows is empty ("" omits the section)
   std::string footnote;    // said after the table (e.g. "and 40 more groups: JSON lists all")
-  bool clip_cells = true;  // text: clip long cells
 };
 
 // Environment fields shown even where every host agrees: what a reader asks first.
@@ -33,8 +32,9 @@ std::string text_of(const report::json& v);
 std::string join_values(const report::json& arr, const std::string& sep);
 
 void md_table(std::ostringstream& out, const Row& header, const std::vector<Row>& rows);
+// As wide as the line, no cell cut; a list when it cannot fit (render_tables.cpp).
 void text_table(std::ostringstream& out, const std::string& title, const Row& header,
-                const std::vector<Row>& rows, bool clip_cells = true);
+                const std::vector<Row>& rows);
 
 // A section as "### title" + table (Markdown) or title + aligned table (text).
 void md_section(std::ostringstream& out, const Section& s);

@@ -36,13 +36,13 @@ std::string_view to_string(Format f) {
   return "text";
 }
 
-std::string render(const Report& r, Format format, bool color) {
+std::string render(const Report& r, Format format, bool color, bool verbose) {
   switch (format) {
     case Format::json: return dump_json(to_json(r), 2) + "\n";
-    case Format::md: return render_markdown(r);
+    case Format::md: return render_markdown(r, verbose);
     case Format::text: break;
   }
-  return render_text(r, color);
+  return render_text(r, color, verbose);
 }
 
 }  // namespace cudadiag::report

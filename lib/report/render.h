@@ -19,6 +19,8 @@ std::optional<Format> format_for_path(std::string_view path);
 std::string_view to_string(Format f);
 
 // color: ANSI colour in the text format (only on a terminal, never with NO_COLOR).
-std::string render(const Report& r, Format format, bool color = false);
+// verbose (-v): text and Markdown also show what the JSON keeps for tools: a command's own
+// section (run's plan, repro's suite), a result's details; each reason is said once.
+std::string render(const Report& r, Format format, bool color = false, bool verbose = false);
 
 }  // namespace cudadiag::report

@@ -1,5 +1,6 @@
 #include "report/render_facts.h"
 
+#include "stats/rate_text.h"
 #include "util/text_layout.h"
 
 #include <cmath>
@@ -168,6 +169,12 @@ size_t display_width(const std::string& s) { return text::display_width(s); }
 
 std::vector<Fact> header(const Report& r) {
   std::vector<Fact> out;
+  // What was run: a saved report shown later says it too (the binary's own path left out).
+  if (r.invocation.argv.size() > 1) {
+    std::string line = "cudadiag";
+    for (std::size_t i = 1; i < r.invocation.argv.size(); ++i) line += " " + r.invocation.argv[i];
+    out.push_back({"command", line});
+  }
   const std::string host = host_line(r.host);
   if (!host.empty()) out.push_back({"host", host});
   for (const auto& d : r.devices) out.push_back({"gpu", device_line(d)});
@@ -177,8 +184,10 @@ std::vector<Fact> header(const Report& r) {
   if (r.driver.nvml && !r.driver.nvml->available && r.driver.nvml->reason && !r.driver.nvml->reason->empty())
     out.push_back({"health", *r.driver.nvml->reason});
   if (!r.gpu.ran) {
+    // Said once: where the verdict gives the reason, the header only says so.
     const std::string reason = r.gpu.reason.value_or("");
-    out.push_back({"gpu part", "did not run" + (reason.empty() ? "" : ": " + reason)});
+    const bool in_verdict = !reason.empty() && already_said(reason, r.verdict.reasons);
+    out.push_back({"gpu part", "did not run" + (reason.empty() ? "" : in_verdict ? " (the verdict says why)" : ": " + reason)});
   }
   std::string tool = r.tool.name;
   if (tool.empty()) tool = "cudadiag";
@@ -193,12 +202,29 @@ std::vector<Fact> header(const Report& r) {
   return out;
 }
 
+namespace {
+
+// A process that exited non-zero on its own was not killed: the report's outcome
+// (crashed: "died, or exited non-zero without a result") is shown as what happened.
+std::optional<int> plain_exit(const Result& r) {
+  if (r.outcome != Outcome::crashed || !r.child || r.child->ending != ChildEnding::exit_code) return std::nullopt;
+  if (r.child->signal || !r.child->exit_code || *r.child->exit_code == 0) return std::nullopt;
+  return *r.child->exit_code;
+}
+
+}  // namespace
+
+std::string outcome_text(const Result& r) {
+  if (const auto code = plain_exit(r)) return "exited " + std::to_string(*code);
+  return std::string(to_string(r.outcome));
+}
+
 Row row(const Result& r) {
   Row row;
   row.case_id = r.case_id;
   row.profile = r.profile;
   row.allocator = r.allocator ? std::string(profiles::to_string(*r.allocator)) : "";
-  row.outcome = std::string(to_string(r.outcome));
+  row.outcome = outcome_text(r);
   row.expected = r.expected;
   row.met = r.expectation_met;
   if (r.error) {
@@ -219,7 +245,7 @@ bool needs_details(const Result& r) {
 std::string detail_title(const Result& r) {
   const std::string where =
       join({r.profile, r.allocator ? std::string(profiles::to_string(*r.allocator)) : std::string()}, ", ");
-  std::string t = r.case_id + (where.empty() ? "" : " [" + where + "]") + ": " + std::string(to_string(r.outcome));
+  std::string t = r.case_id + (where.empty() ? "" : " [" + where + "]") + ": " + outcome_text(r);
   if (!r.expected.empty()) t += ", expected " + r.expected;
   return t;
 }
@@ -272,9 +298,7 @@ std::vector<Fact> detail_facts(const Result& r) {
   }
   if (r.repeats) {
     const auto& s = *r.repeats;
-    std::string line = std::to_string(s.failures) + "/" + std::to_string(s.runs) + " failed (" +
-                       fixed(100.0 * s.failure_rate, 1) + "%, 95% CI " + fixed(100.0 * s.ci_low, 1) + "-" +
-                       fixed(100.0 * s.ci_high, 1) + "%)";
+    std::string line = stats::rate_text(s.failures, s.runs, stats::Interval{s.ci_low, s.ci_high});
     if (s.seconds && s.runs_per_second)
       line += ", " + fixed(*s.runs_per_second, 0) + " runs/s in the child (" + fixed(*s.seconds, 3) + " s)";
     out.push_back({"repeats", line});
@@ -283,7 +307,8 @@ std::vector<Fact> detail_facts(const Result& r) {
   const std::string san = sanitizer_line(r.sanitizer);
   if (!san.empty()) out.push_back({"sanitizer", san});
   if (!r.details.empty()) {
-    for (auto& f : flatten_section(to_json(r.details), 8)) out.push_back({"detail " + f.label, f.value});
+    for (auto& f : flatten_section(to_json(r.details), 8))
+      out.push_back({"detail " + f.label, f.value, Fact::Role::internal});
   }
   return out;
 }
@@ -323,7 +348,7 @@ std::vector<Fact> summary(const Report& r) {
   std::vector<std::pair<std::string, int>> counts;
   for (const auto& res : r.results) {
     bool found = false;
-    const std::string outcome(to_string(res.outcome));
+    const std::string outcome = plain_exit(res) ? std::string("exited non-zero") : std::string(to_string(res.outcome));
     for (auto& [name, n] : counts) {
       if (name == outcome) {
         ++n;
@@ -343,8 +368,9 @@ std::vector<Fact> summary(const Report& r) {
   std::string results = std::to_string(r.results.size());
   if (!by_outcome.empty()) results += " (" + join(by_outcome, ", ") + ")";
   out.push_back({"results", results});
-  out.push_back({"expectations", std::to_string(met) + " met, " + std::to_string(unmet) + " unmet, " +
-                                     std::to_string(unjudged) + " not judged"});
+  if (met + unmet > 0)
+    out.push_back({"expectations", std::to_string(met) + " met, " + std::to_string(unmet) + " unmet, " +
+                                       std::to_string(unjudged) + " not judged"});
   if (r.invocation.duration_ms) out.push_back({"took", format_duration(*r.invocation.duration_ms)});
   return out;
 }
@@ -368,6 +394,24 @@ std::vector<Fact> flatten_section(const json& section, size_t max_facts) {
     kept.push_back(std::move(f));
   }
   return kept;
+}
+
+bool already_said(const std::string& line, const std::vector<std::string>& said) {
+  if (line.empty()) return true;
+  for (const auto& s : said)
+    if (s.find(line) != std::string::npos) return true;
+  return false;
+}
+
+std::vector<std::string> distinct_reasons(const std::vector<std::string>& reasons) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < reasons.size(); ++i) {
+    std::vector<std::string> others;
+    for (std::size_t j = 0; j < reasons.size(); ++j)
+      if (j != i && (reasons[j] != reasons[i] || j < i)) others.push_back(reasons[j]);
+    if (!already_said(reasons[i], others)) out.push_back(reasons[i]);
+  }
+  return out;
 }
 
 std::string section_title(const std::string& key) {

@@ -15,13 +15,18 @@ struct Fact {
   std::string label;
   std::string value;
   // What renderers treat apart: a result's reason (said once for a run of equal ones),
-  // the one value of a section without a label of its own.
-  enum class Role : std::uint8_t { other, reason, lone_value };
+  // the one value of a section without a label of its own, a key of the JSON's own
+  // (a result's details: shown with -v only).
+  enum class Role : std::uint8_t { other, reason, lone_value, internal };
   Role role = Role::other;
 };
 
-// host, gpu(s), driver, GPU part not run, tool, started.
+// command, host, gpu(s), driver, GPU part not run, tool, started.
 std::vector<Fact> header(const Report& r);
+
+// The outcome as a person reads it: "exited 1" for a process that exited non-zero on
+// its own (the report's word is crashed), else the report's own word.
+std::string outcome_text(const Result& r);
 
 struct Row {
   std::string case_id, profile, allocator, outcome, expected;
@@ -45,7 +50,7 @@ std::vector<std::string> xid_lines(const Result& r);
 // The first `max_lines` lines of a captured stream; `omitted` gets the number left out.
 std::vector<std::string> first_lines(const std::string& text, size_t max_lines, size_t& omitted);
 
-// results, expectations.
+// results, expectations (when any result has one).
 std::vector<Fact> summary(const Report& r);
 
 // A command-specific top-level section flattened to key: value facts (nested keys
@@ -53,6 +58,11 @@ std::vector<Fact> summary(const Report& r);
 std::vector<Fact> flatten_section(const json& section, size_t max_facts = 40);
 // "comparison" -> "Comparison", "tma_descriptor" -> "Tma descriptor".
 std::string section_title(const std::string& key);
+
+// The verdict's reasons, each said once: a reason another one already holds is left out.
+std::vector<std::string> distinct_reasons(const std::vector<std::string>& reasons);
+// Whether `line` says nothing `said` does not: it is empty, or one of `said` holds it.
+bool already_said(const std::string& line, const std::vector<std::string>& said);
 
 std::string format_duration(double ms);
 // Display width of UTF-8 text (util/text_layout.h: wide characters count two).

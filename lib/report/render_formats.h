@@ -6,7 +6,7 @@
 
 namespace cudadiag::report {
 
-std::string render_text(const Report& r, bool color);
-std::string render_markdown(const Report& r);
+std::string render_text(const Report& r, bool color, bool verbose = false);
+std::string render_markdown(const Report& r, bool verbose = false);
 
 }  // namespace cudadiag::report

@@ -68,14 +68,16 @@ void write_table(std::ostringstream& out, const Report& r) {
   }
 }
 
-void write_details(std::ostringstream& out, const Report& r) {
+void write_details(std::ostringstream& out, const Report& r, bool verbose) {
   bool any = false;
   for (const auto& res : r.results) {
     if (!facts::needs_details(res)) continue;
     if (!any) out << "\n### Details\n";
     any = true;
     out << "\n#### " << printable(facts::detail_title(res)) << "\n\n";
-    write_bullets(out, facts::detail_facts(res));
+    auto detail = facts::detail_facts(res);
+    if (!verbose) std::erase_if(detail, [](const facts::Fact& f) { return f.role == facts::Fact::Role::internal; });
+    write_bullets(out, detail);
     for (const auto& x : facts::xid_lines(res)) out << "- **Kernel log:** " << printable(x) << "\n";
     if (res.child && !res.child->stderr_excerpt.text.empty()) {
       size_t omitted = 0;
@@ -91,7 +93,7 @@ void write_details(std::ostringstream& out, const Report& r) {
 
 }  // namespace
 
-std::string render_markdown(const Report& r) {
+std::string render_markdown(const Report& r, bool verbose) {
   std::ostringstream out;
   const std::string command = printable(r.invocation.command.empty() ? std::string("report") : r.invocation.command);
   const std::string status(to_string(r.verdict.status));
@@ -101,24 +103,30 @@ std::string render_markdown(const Report& r) {
   if (!r.results.empty()) {
     out << "\n### Results\n\n";
     write_table(out, r);
-    write_details(out, r);
+    write_details(out, r, verbose);
   }
 
-  for (const auto& section : r.extra.items()) {
-    out << "\n### " << printable(facts::section_title(section.name)) << "\n\n";
-    write_bullets(out, facts::flatten_section(to_json(section.value)));
-  }
+  // A command's own section is the JSON's, shown with -v (render_text.cpp says why).
+  if (verbose)
+    for (const auto& section : r.extra.items()) {
+      out << "\n### " << printable(facts::section_title(section.name)) << "\n\n";
+      write_bullets(out, facts::flatten_section(to_json(section.value)));
+    }
 
   out << "\n### Summary\n\n";
   write_bullets(out, facts::summary(r));
   out << "\n### Verdict: " << status << "\n";
-  if (!r.verdict.reasons.empty()) out << "\n";
-  for (const auto& reason : r.verdict.reasons) out << "- " << printable(reason) << "\n";
+  const auto reasons = facts::distinct_reasons(r.verdict.reasons);
+  if (!reasons.empty()) out << "\n";
+  for (const auto& reason : reasons) out << "- " << printable(reason) << "\n";
   if (const auto& c = r.verdict.coverage) {
-    out << "\n**Could have been seen:**\n\n";
+    std::vector<std::string> unseen;
+    for (const auto& line : c->unseen)
+      if (!facts::already_said(line, reasons)) unseen.push_back(line);
+    if (!c->seen.empty()) out << "\n**Could have been seen:**\n\n";
     for (const auto& line : c->seen) out << "- " << printable(line) << "\n";
-    out << "\n**Could not be seen:**\n\n";
-    for (const auto& line : c->unseen) out << "- " << printable(line) << "\n";
+    if (!unseen.empty()) out << "\n**Could not be seen:**\n\n";
+    for (const auto& line : unseen) out << "- " << printable(line) << "\n";
   }
   return out.str();
 }

@@ -1,5 +1,6 @@
 // Text layout: header facts, an aligned results table, detail blocks for the results
-// that need a look, then summary, extra sections and the verdict. Colour (ANSI) and
+// that need a look, then summary (and, with -v, the command's own sections and the
+// results' details) and the verdict, each reason said once. Colour (ANSI) and
 // the check marks are used only on a terminal (color == true); otherwise plain ASCII
 // so that files and pipes stay greppable.
 #include <algorithm>
@@ -54,9 +55,49 @@ void write_facts(std::ostringstream& out, const std::vector<facts::Fact>& list, 
   for (const auto& f : shown) out << text::labelled(indent, f.label, width, f.value);
 }
 
-// The results table at 80 columns: a column that says nothing for any row ("-" in every
-// one: no allocator, no expectation) is left out, and the widest columns are cut, marked
-// with '~' (the detail blocks and the JSON hold the whole text).
+// A table too wide for the line: each result as a list item, the case id whole and the
+// other cells after it, on its line when they fit, else under it.
+void write_list(std::ostringstream& out, const std::vector<std::array<std::string, 8>>& rows,
+                const std::vector<std::optional<bool>>& met, const std::vector<size_t>& shown, const Painter& paint,
+                bool color) {
+  constexpr size_t kCase = 0, kExpected = 4, kMet = 5;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    std::vector<std::string> cells;
+    for (const size_t c : shown) {
+      if (c == kCase || c == kMet || rows[i][c] == "-") continue;
+      std::string cell = c == kExpected ? "expected " + rows[i][c] : rows[i][c];
+      if (c == kExpected && met[i]) cell += *met[i] ? " (met)" : " (NOT met)";
+      cells.push_back(cell);
+    }
+    std::string rest;
+    for (const auto& c : cells) rest += (rest.empty() ? "" : ", ") + c;
+    const std::string one_line = rows[i][kCase] + "  " + rest;
+    std::string text = rows[i][kCase] + "\n";
+    if (text::display_width(one_line) <= text::columns()) {
+      text = one_line + "\n";
+    } else {
+      // Under the id, broken between cells only ("12.5 ms" is one value).
+      std::string line = "    ";
+      for (size_t k = 0; k < cells.size(); ++k) {
+        const std::string piece = cells[k] + (k + 1 < cells.size() ? "," : "");
+        if (line.size() > 4 && text::display_width(line + " " + piece) > text::columns()) {
+          text += line + "\n";
+          line = "    ";
+        }
+        line += (line.size() > 4 ? " " : "") + piece;
+      }
+      text += line + "\n";
+    }
+    if (color && met[i] && !*met[i]) text = paint(text, kRed);
+    out << text;
+  }
+}
+
+// The results table, as wide as the line: a column that says nothing for any row ("-"
+// in every one: no allocator, no expectation) is left out; too wide, the error's class
+// goes, then the error column (each result that needs a look has its error in its
+// detail block). A cell is never cut (a case id cut short names no case): a table that
+// still cannot fit becomes a list.
 void write_table(std::ostringstream& out, const Report& r, const Painter& paint, bool color) {
   constexpr size_t kCols = 8;
   constexpr size_t kMet = 5, kTime = 7;
@@ -64,7 +105,7 @@ void write_table(std::ostringstream& out, const Report& r, const Painter& paint,
                                             "EXPECTED", "MET", "ERROR", "TIME"};
   // Columns always shown: the case, its outcome and its time.
   const std::array<bool, kCols> always{true, false, false, true, false, false, false, true};
-  constexpr size_t kCase = 0, kProfile = 1, kAllocator = 2, kExpected = 4, kError = 6;
+  constexpr size_t kError = 6;
   std::vector<std::array<std::string, kCols>> rows;
   std::vector<std::optional<bool>> met;
   for (const auto& res : r.results) {
@@ -84,55 +125,46 @@ void write_table(std::ostringstream& out, const Report& r, const Painter& paint,
     if (always[c] || says_something) shown.push_back(c);
   }
   std::array<size_t, kCols> width{};
-  for (size_t c = 0; c < kCols; ++c) {
-    width[c] = text::display_width(head[c]);
-    for (const auto& row : rows) width[c] = std::max(width[c], text::display_width(row[c]));
-  }
+  auto measure = [&] {
+    for (size_t c = 0; c < kCols; ++c) {
+      width[c] = text::display_width(head[c]);
+      for (const auto& row : rows) width[c] = std::max(width[c], text::display_width(row[c]));
+    }
+  };
+  measure();
   auto total = [&] {
     size_t n = 2 * (shown.size() - 1);
     for (const size_t c : shown) n += width[c];
     return n;
   };
   auto is_shown = [&](size_t c) { return std::find(shown.begin(), shown.end(), c) != shown.end(); };
-  auto shrink = [&](size_t c, size_t floor) {
-    if (!is_shown(c) || total() <= text::kColumns || width[c] <= floor) return;
-    width[c] -= std::min(total() - text::kColumns, width[c] - floor);
-  };
-  // Too wide for 80 columns: the error's class goes first, then the error is cut, then
-  // the error column goes (each result that needs a look has its error in its detail
-  // block), then what was expected is cut, then the case id, the allocator and the
-  // profile in turns, the case id never below 16 columns: it names the detail block.
-  if (total() > text::kColumns && is_shown(kError)) {
+  const size_t line = text::columns();
+  if (total() > line && is_shown(kError)) {
     for (auto& row : rows)
       if (const auto paren = row[kError].find(" ("); paren != std::string::npos) row[kError].erase(paren);
-    width[kError] = text::display_width(head[kError]);
-    for (const auto& row : rows) width[kError] = std::max(width[kError], text::display_width(row[kError]));
+    measure();
   }
-  shrink(kError, 12);
-  if (total() > text::kColumns && is_shown(kError)) shown.erase(std::find(shown.begin(), shown.end(), kError));
-  shrink(kExpected, 8);
-  shrink(kCase, 20);
-  shrink(kAllocator, 11);  // "fence-front" whole
-  shrink(kProfile, 8);     // "blocking" whole
-  shrink(kCase, 16);
-  shrink(kAllocator, 9);
-  shrink(kProfile, 7);
-  auto line = [&](const std::array<std::string, kCols>& cells, const std::optional<bool>* mark) {
+  if (total() > line && is_shown(kError)) shown.erase(std::find(shown.begin(), shown.end(), kError));
+  if (total() > line) {
+    write_list(out, rows, met, shown, paint, color);
+    return;
+  }
+  auto print = [&](const std::array<std::string, kCols>& cells, const std::optional<bool>* mark) {
     std::string s;
     for (size_t i = 0; i < shown.size(); ++i) {
       const size_t c = shown[i];
-      const std::string cut = text::abbreviate(cells[c], width[c], color ? "…" : "~");
-      std::string cell = c == kTime ? text::pad_left(cut, width[c]) : text::pad_right(cut, width[c]);
+      const bool last = i + 1 == shown.size();
+      std::string cell = c == kTime ? text::pad_left(cells[c], width[c]) : last ? cells[c] : text::pad_right(cells[c], width[c]);
       if (c == kMet && mark) cell = paint(cell, !*mark ? kYellow : (**mark ? kGreen : kRed));
-      s += cell + (i + 1 == shown.size() ? "" : "  ");
+      s += cell + (last ? "" : "  ");
     }
     out << s << "\n";
   };
-  line(head, nullptr);
-  for (size_t i = 0; i < rows.size(); ++i) line(rows[i], &met[i]);
+  print(head, nullptr);
+  for (size_t i = 0; i < rows.size(); ++i) print(rows[i], &met[i]);
 }
 
-void write_details(std::ostringstream& out, const Report& r, const Painter& paint) {
+void write_details(std::ostringstream& out, const Report& r, const Painter& paint, bool verbose) {
   bool any = false;
   std::string last_reason;
   for (const auto& res : r.results) {
@@ -143,6 +175,7 @@ void write_details(std::ostringstream& out, const Report& r, const Painter& pain
     // A reason shared with the block before (every configuration skipped for the same
     // missing driver) is not said again.
     auto detail = facts::detail_facts(res);
+    if (!verbose) std::erase_if(detail, [](const facts::Fact& f) { return f.role == facts::Fact::Role::internal; });
     for (auto& f : detail)
       if (f.role == facts::Fact::Role::reason && !f.value.empty() && f.value == last_reason) f.value = "the same as above";
       else if (f.role == facts::Fact::Role::reason) last_reason = f.value;
@@ -160,7 +193,7 @@ void write_details(std::ostringstream& out, const Report& r, const Painter& pain
 
 }  // namespace
 
-std::string render_text(const Report& r, bool color) {
+std::string render_text(const Report& r, bool color, bool verbose) {
   const Painter paint(color);
   std::ostringstream out;
   const std::string command = printable(r.invocation.command.empty() ? std::string("report") : r.invocation.command);
@@ -171,10 +204,17 @@ std::string render_text(const Report& r, bool color) {
   if (!r.results.empty()) {
     out << "\n";
     write_table(out, r, paint, color);
-    write_details(out, r, paint);
+    write_details(out, r, paint, verbose);
   }
 
+  // A command's own section (run's plan and ladder, repro's suite) is for tools and for
+  // -v: the table, the details and the verdict say what a reader needs.
+  std::string hidden;
   for (const auto& section : r.extra.items()) {
+    if (!verbose) {
+      hidden += (hidden.empty() ? "" : ", ") + printable(section.name);
+      continue;
+    }
     out << "\n" << paint(printable(facts::section_title(section.name)), kBold) << "\n";
     const auto section_facts = facts::flatten_section(to_json(section.value));
     // A section that is one list or one value has no label of its own to show.
@@ -185,15 +225,26 @@ std::string render_text(const Report& r, bool color) {
   }
 
   out << "\n" << paint("Summary", kBold) << "\n";
-  write_facts(out, facts::summary(r), "  ");
+  auto summary = facts::summary(r);
+  if (!hidden.empty()) summary.push_back({"more", "-v, or the JSON report (" + hidden + ")"});
+  write_facts(out, summary, "  ");
   out << "\n" << paint("Verdict: ", kBold) << paint(status, verdict_colour(r.verdict.status)) << "\n";
-  for (const auto& reason : r.verdict.reasons) out << text::hanging("  - ", "    ", printable(reason));
+  const auto reasons = facts::distinct_reasons(r.verdict.reasons);
+  for (const auto& reason : reasons) out << text::hanging("  - ", "    ", printable(reason));
   if (const auto& c = r.verdict.coverage) {
-    // An empty list is said to be empty, not printed as a heading with nothing under it.
-    out << paint("Could have been seen:", kBold) << (c->seen.empty() ? " nothing" : "") << "\n";
-    for (const auto& line : c->seen) out << text::hanging("  - ", "    ", printable(line));
-    out << paint("Could not be seen:", kBold) << (c->unseen.empty() ? " nothing" : "") << "\n";
-    for (const auto& line : c->unseen) out << text::hanging("  - ", "    ", printable(line));
+    // A line the verdict's reasons already say is not said again; a list with nothing
+    // left in it is left out, and one that is empty says so.
+    std::vector<std::string> unseen;
+    for (const auto& line : c->unseen)
+      if (!facts::already_said(line, reasons)) unseen.push_back(line);
+    if (!c->seen.empty() || !unseen.empty()) {
+      out << paint("Could have been seen:", kBold) << (c->seen.empty() ? " nothing" : "") << "\n";
+      for (const auto& line : c->seen) out << text::hanging("  - ", "    ", printable(line));
+    }
+    if (!unseen.empty()) {
+      out << paint("Could not be seen:", kBold) << "\n";
+      for (const auto& line : unseen) out << text::hanging("  - ", "    ", printable(line));
+    }
   }
   return out.str();
 }

@@ -129,6 +129,34 @@ constexpr sv kCudaContext[] = {"CUDA error",   "CUDA Error",         "cuda error
                                "CUDA Runtime", "cuda runtime error", "CUDA failure",        "Triton Error [CUDA]",
                                "CUDA_ERROR_",  "cudaError",          "GPUassert",           "CUDA call"};
 
+// What frameworks print when CUDA cannot start here (no driver, no device), in their own
+// words rather than the runtime's: without these a laptop's "Found no NVIDIA driver" reads
+// as the program's own failure instead of "CUDA could not start" (exit 3). Each maps onto
+// the runtime error it stands for; the framework is the one whose source prints it (a
+// marker on the line or a recent traceback line still wins).
+struct StartFailureRule {
+  sv text;
+  int code;
+  Framework framework;
+};
+constexpr StartFailureRule kStartFailures[] = {
+    // c10/cuda/CUDAFunctions.cpp, torch/cuda/__init__.py (_lazy_init, _check_driver)
+    {"Found no NVIDIA driver on your system", 35, Framework::pytorch},
+    {"The NVIDIA driver on your system is too old", 35, Framework::pytorch},
+    {"No CUDA GPUs are available", 100, Framework::pytorch},
+    {"CUDA driver initialization failed, you might not have a CUDA gpu", 3, Framework::pytorch},
+    // jax/_src/xla_bridge.py: "Unable to initialize backend 'cuda': FAILED_PRECONDITION: No visible GPU devices."
+    {"No visible GPU devices", 100, Framework::jax},
+    {"no supported devices found for platform CUDA", 100, Framework::jax},
+    // triton/runtime/driver.py with no usable backend; triton/backends/nvidia/driver.py
+    {"0 active drivers ([]). There should only be one.", 100, Framework::triton},
+    {"libcuda.so cannot found", 35, Framework::triton},
+    // tensorflow's warning before it runs on the CPU
+    {"Could not find cuda drivers on your machine", 35, Framework::tensorflow},
+    // ld.so, Python's ImportError (CuPy's "Failed to import CuPy"), ctypes: no driver library
+    {"libcuda.so.1: cannot open shared object file", 35, Framework::cuda},
+};
+
 bool has_cuda_context(sv line) {
   for (const sv c : kCudaContext)
     if (contains(line, c)) return true;
@@ -176,6 +204,12 @@ std::optional<ErrorFinding> cuda_error_of(sv line) {
       f.name = !runtime.empty() ? runtime : driver;
       f.error_class = taxonomy::ErrorClass::unknown;
     }
+    return f;
+  }
+  for (const auto& m : kStartFailures) {
+    if (!contains(line, m.text)) continue;
+    if (const auto* e = taxonomy::find_runtime(m.code)) fill_from_taxonomy(f, *e);
+    f.framework = m.framework;  // the fallback when nothing on or near the line names one
     return f;
   }
   const bool context = has_cuda_context(line);
@@ -456,6 +490,7 @@ void scan_line(sv line, Stream stream, std::size_t n, StreamState& st, ErrorText
   } else if ((f = not_started_of(line))) {
     fallback = f->framework;
   } else if ((f = cuda_error_of(line))) {
+    if (f->framework != Framework::unknown) fallback = f->framework;
     // "Failed to launch CUDA kernel: add with block dimensions: ..." (XLA)
     constexpr sv kLaunch = "Failed to launch CUDA kernel: ";
     if (const auto at = line.find(kLaunch); at != sv::npos) {

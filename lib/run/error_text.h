@@ -11,6 +11,9 @@
 //   Triton               "RuntimeError: Triton Error [CUDA]: misaligned address"
 //   JAX/XLA              "XlaRuntimeError: INTERNAL: ... CUDA_ERROR_ILLEGAL_ADDRESS: ..."
 //   compute-sanitizer    "========= Invalid __global__ write of size 4 bytes" and what follows
+//   no driver, no device "Found no NVIDIA driver on your system", "No CUDA GPUs are available"
+//                        (PyTorch), "No visible GPU devices" (JAX), "0 active drivers" (Triton):
+//                        as the runtime error each stands for (35, 100, 3): CUDA could not start
 //   and how a process ended when a shell or runtime says so ("Segmentation fault",
 //   "Aborted (core dumped)"), a command that did not start ("foo: not found"), and a
 //   library ld.so could not preload.

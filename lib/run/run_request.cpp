@@ -42,6 +42,10 @@ Request resolve_request(const Args& args, const evidence::Parent& parent, const 
   else if (const char* p = parent.getenv ? parent.getenv("LD_PRELOAD") : nullptr)
     run.user_ld_preload = p;
   if (args.timeout_s <= 0) throw UsageError("--timeout: expected a positive number of seconds");
+  if (args.sanitize == SanitizeMode::never && args.rungs_given &&
+      std::find(args.rungs.begin(), args.rungs.end(), Rung::sanitizer) != args.rungs.end())
+    throw UsageError("--sanitize never contradicts --rungs naming the sanitizer rung: leave sanitizer out of "
+                     "--rungs, or drop --sanitize never");
   s.timeout = std::chrono::milliseconds(static_cast<long long>(args.timeout_s * 1000.0));
   s.stop = parent.stop;
   if (args.no_kernel_log) s.kernel_log.clear();
@@ -64,6 +68,15 @@ Request resolve_request(const Args& args, const evidence::Parent& parent, const 
   for (const auto& [name, value] : s.env) names.push_back(name);
   run.user_coredump_vars = coredump::user_coredump_variables(names);
   if (!args.keep_dumps.empty()) {
+    // Dumps are armed by --coredump alone, and never over the user's own variables.
+    if (!run.coredump) throw UsageError("--keep-dumps: no GPU core dumps are armed to keep; add --coredump");
+    if (!run.user_coredump_vars.empty()) {
+      std::string set;
+      for (const auto& v : run.user_coredump_vars) set += (set.empty() ? "" : ", ") + v;
+      throw UsageError("--keep-dumps: the GPU core dump variables already set (" + set +
+                       ") are respected, so cudadiag arms and reads no dumps of its own: drop --keep-dumps, or "
+                       "unset them");
+    }
     (void)open_directory(args.keep_dumps);  // UsageError naming it when it is no directory
     s.keep_dumps = args.keep_dumps;
   }

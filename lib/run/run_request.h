@@ -25,6 +25,7 @@ namespace cudadiag::run {
 struct Args {
   std::vector<std::string> command;      // CMD ARGS... as given after --
   std::vector<Rung> rungs = all_rungs(); // --rungs, in ladder order
+  bool rungs_given = false;              // --rungs was on the command line (not the default)
   SanitizeMode sanitize = SanitizeMode::automatic;
   bool stop_at_first = false;
   int repeat = 1;
@@ -47,7 +48,8 @@ struct Request {
 
 // Throws UsageError (exit 2) naming what is wrong: no command, a command not found or
 // not executable on the PATH it will get (--env PATH first), --timeout not positive,
-// --keep-dumps not a directory. The interposer missing is no error: the fence rungs are
+// --keep-dumps not a directory or with no dumps armed to keep, --sanitize never with the
+// sanitizer rung asked for by name. The interposer missing is no error: the fence rungs are
 // skipped with session.run.interposer_missing_reason.
 // Rings, memcheck's XML and dumps go to work_dir.
 Request resolve_request(const Args& args, const evidence::Parent& parent, const std::string& work_dir);

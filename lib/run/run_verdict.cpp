@@ -9,6 +9,7 @@
 #include "repeat/series.h"
 #include "report/vocabulary.h"
 #include "run/site_evidence.h"
+#include "stats/rate_text.h"
 
 namespace cudadiag::run {
 namespace {
@@ -19,8 +20,7 @@ std::string triple(const std::optional<std::array<long long, 3>>& t) {
 }
 
 std::string rate(const RungStats& s) {
-  return fmt::format("{} failed {}/{} runs (95% CI {:.0f}%-{:.0f}%)", to_string(s.rung), s.failures, s.runs,
-                     100.0 * s.ci.low, 100.0 * s.ci.high);
+  return std::string(to_string(s.rung)) + ": " + stats::rate_text(s.failures, s.runs, s.ci);
 }
 
 const RungStats* stats_of(const std::vector<RungStats>& all, Rung r) {
@@ -303,6 +303,9 @@ RunVerdict decide_run_verdict(const std::vector<RunJudgement>& judged, const std
                                  : "memcheck found nothing (the verdict rests on it: the fence could not see every "
                                    "allocation)");
       if (const auto d = directions_text(v.coverage); !d.empty() && !no_cuda) v.reason += "; checked " + d;
+      // A program that never called the driver had no device memory to watch: what the
+      // rungs could or could not have seen in it says nothing.
+      if (no_cuda) v.coverage.seen.clear(), v.coverage.unseen.clear();
     } else {
       v.kind = VerdictKind::inconclusive;
       std::string why = blind_spots(runs, skipped);

@@ -57,13 +57,24 @@ bool surprising(Outcome o) {
 }
 
 std::string table_text(const std::vector<std::vector<std::string>>& rows, bool md) {
-  // Text: at 80 columns, the widest cells cut ('~'); the details below say them in full.
-  std::vector<size_t> width(rows.front().size(), 0), minimum(width.size(), 0);
+  // Text: as wide as the line; a cell is never cut. A table that cannot fit becomes a
+  // list: each row's first cell on its own line, the others under it with their header.
+  std::vector<size_t> width(rows.front().size(), 0);
   for (const auto& r : rows)
     for (size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], text::display_width(r[c]));
-  for (size_t c = 0; c < width.size(); ++c) minimum[c] = std::min(width[c], std::max<size_t>(rows.front()[c].size(), 6));
-  width = text::fit_columns(width, minimum, 2, text::kColumns - 2);
+  size_t total = 0;
+  for (const auto w : width) total += w + 2;
   std::string out;
+  if (!md && total > text::columns()) {
+    const auto& head = rows.front();
+    size_t label_width = 0;
+    for (size_t c = 1; c < head.size(); ++c) label_width = std::max(label_width, text::display_width(head[c]));
+    for (size_t i = 1; i < rows.size(); ++i) {
+      out += text::hanging("  ", rows[i].front());
+      for (size_t c = 1; c < rows[i].size(); ++c) out += text::labelled("      ", head[c], label_width, rows[i][c]);
+    }
+    return out;
+  }
   for (size_t i = 0; i < rows.size(); ++i) {
     const auto& r = rows[i];
     for (size_t c = 0; c < r.size(); ++c) {
@@ -71,7 +82,7 @@ std::string table_text(const std::vector<std::vector<std::string>>& rows, bool m
       if (md) {
         out += "| " + cell + " ";
       } else {
-        out += "  " + text::pad_right(text::abbreviate(cell, width[c]), width[c]);
+        out += "  " + text::pad_right(cell, width[c]);
       }
     }
     if (!md) out.erase(out.find_last_not_of(' ') + 1);

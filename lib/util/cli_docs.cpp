@@ -84,9 +84,27 @@ std::string render_man_page(const ProgramDoc& doc) {
     options_section(out, named);
     if (!c.footer.empty()) out += ".PP\n.nf\n" + roff(c.footer) + "\n.fi\n";
   }
+  if (!doc.environment.empty()) {
+    out += ".SH ENVIRONMENT\n";
+    for (const auto& e : doc.environment) out += ".TP\n.B " + roff(e.name) + "\n" + roff(e.description) + "\n";
+  }
   if (!doc.footer.empty()) out += ".SH EXIT STATUS\n" + roff(doc.footer) + "\n";
   return out;
 }
+
+namespace {
+
+// The COMPREPLY line for a set of words: the current word completed from them, or for a
+// comma list the part after its last comma, kept after what comes before it.
+std::string reply_from(const OptionDoc& o) {
+  std::string list;
+  for (const auto& ch : o.choices) list += (list.empty() ? "" : " ") + ch;
+  if (!o.comma_list) return "COMPREPLY=($(compgen -W '" + shell_word(list) + "' -- \"$cur\"))";
+  return "local head=\"\"; [[ $cur == *,* ]] && head=\"${cur%,*},\"; COMPREPLY=($(compgen -P \"$head\" -W '" +
+         shell_word(list) + "' -- \"${cur##*,}\")); compopt -o nospace 2>/dev/null";
+}
+
+}  // namespace
 
 std::string render_bash_completion(const ProgramDoc& doc) {
   const std::string fn = function_name(doc.name);
@@ -104,22 +122,23 @@ std::string render_bash_completion(const ProgramDoc& doc) {
   out += "    return\n  fi\n";
   out += "  case $cmd in\n";
   for (const auto& c : doc.commands) {
-    std::string words, choices;
+    std::string words, choices, otherwise = "COMPREPLY=($(compgen -f -- \"$cur\"))";
     for (const auto& o : c.options) {
-      if (o.positional) continue;
+      if (o.positional) {
+        if (!o.choices.empty()) otherwise = reply_from(o);
+        continue;
+      }
       for (const auto& n : o.names) words += (words.empty() ? "" : " ") + n;
       if (!o.choices.empty()) {
-        std::string pattern, list;
+        std::string pattern;
         for (const auto& n : o.names) pattern += (pattern.empty() ? "" : "|") + n;
-        for (const auto& ch : o.choices) list += (list.empty() ? "" : " ") + ch;
-        choices += "        " + pattern + ") COMPREPLY=($(compgen -W '" + shell_word(list) +
-                   "' -- \"$cur\")); return ;;\n";
+        choices += "        " + pattern + ") " + reply_from(o) + "; return ;;\n";
       }
     }
     out += "    " + c.name + ")\n";
     if (!choices.empty()) out += "      case $prev in\n" + choices + "      esac\n";
-    out += "      if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W '" + shell_word(words) +
-           "' -- \"$cur\")); else COMPREPLY=($(compgen -f -- \"$cur\")); fi\n";
+    out += "      if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W '" + shell_word(words) + "' -- \"$cur\")); else " +
+           otherwise + "; fi\n";
     out += "      ;;\n";
   }
   out += "  esac\n}\n";

@@ -64,21 +64,6 @@ void for_each_unit(std::string_view s, Fn&& fn) {
   }
 }
 
-// Breaks one word wider than `width` into pieces of at most `width` columns.
-std::vector<std::string> split_word(std::string_view word, std::size_t width) {
-  std::vector<std::string> out(1);
-  std::size_t used = 0;
-  for_each_unit(word, [&](std::string_view unit, std::size_t cols) {
-    if (used + cols > width && used > 0) {
-      out.emplace_back();
-      used = 0;
-    }
-    out.back() += unit;
-    used += cols;
-  });
-  return out;
-}
-
 // Lines of one paragraph; the text's first line (out still empty) may be `first` wide,
 // the others `rest`.
 void wrap_paragraph(std::string_view para, std::size_t first, std::size_t rest, std::vector<std::string>& out) {
@@ -109,20 +94,10 @@ void wrap_paragraph(std::string_view para, std::size_t first, std::size_t rest, 
       line.clear();
       used = 0;
     }
-    if (w <= room()) {
-      line = std::string(word);
-      used = w;
-    } else {
-      // A word wider than the line: cut into pieces, the first as wide as this line.
-      std::string_view left = word;
-      while (display_width(left) > room()) {
-        const std::string piece = split_word(left, room()).front();
-        out.push_back(piece);
-        left.remove_prefix(piece.size());
-      }
-      line = std::string(left);
-      used = display_width(left);
-    }
+    // A word wider than the line stays whole (a path or a symbol cut in two can be
+    // neither read nor copied); nothing joins it on its line.
+    line = std::string(word);
+    used = w > room() ? room() : w;
     any = true;
   }
   if (used > 0 || !any) out.push_back(std::move(line));
@@ -134,7 +109,13 @@ std::string_view leading_spaces(std::string_view s) {
   return s.substr(0, n == std::string_view::npos ? s.size() : n);
 }
 
+std::size_t g_columns = kColumns;
+
 }  // namespace
+
+std::size_t columns() { return g_columns; }
+
+void set_columns(std::size_t width) { g_columns = width > 0 ? width : kColumns; }
 
 std::size_t display_width(std::string_view s) {
   std::size_t n = 0;

@@ -99,11 +99,50 @@ TEST_CASE("run request: --keep-dumps must be a directory", "[run_request]") {
   w.executable("tool");
   test::TempDir work;
   Args a = args_for({"tool"});
+  a.coredump = true;
   a.keep_dumps = w.executable("not-a-directory");
   CHECK(usage_error_of(a, w.parent(), work.path.string()) ==
         "cannot write " + a.keep_dumps + ": Not a directory");
   a.keep_dumps = work.path.string();
   CHECK(resolve_request(a, w.parent(), work.path.string()).session.keep_dumps == work.path.string());
+}
+
+TEST_CASE("run request: contradictory options are usage errors that say why", "[run_request]") {
+  World w;
+  w.executable("tool");
+  test::TempDir work;
+  const std::string dir = work.path.string();
+
+  // --keep-dumps with no dumps armed: nothing would ever be kept.
+  Args a = args_for({"tool"});
+  a.keep_dumps = dir;
+  CHECK(usage_error_of(a, w.parent(), dir) == "--keep-dumps: no GPU core dumps are armed to keep; add --coredump");
+  // --coredump with the user's own variables: cudadiag arms none, so it keeps none.
+  a.coredump = true;
+  w.names = {"CUDA_ENABLE_COREDUMP_ON_EXCEPTION"};
+  CHECK(usage_error_of(a, w.parent(), dir) ==
+        "--keep-dumps: the GPU core dump variables already set (CUDA_ENABLE_COREDUMP_ON_EXCEPTION) are respected, so "
+        "cudadiag arms and reads no dumps of its own: drop --keep-dumps, or unset them");
+  w.names.clear();
+  CHECK(usage_error_of(a, w.parent(), dir).empty());
+
+  // --sanitize never with the sanitizer rung named in --rungs.
+  Args b = args_for({"tool"});
+  b.sanitize = SanitizeMode::never;
+  b.rungs = {Rung::sanitizer};
+  b.rungs_given = true;
+  CHECK(usage_error_of(b, w.parent(), dir) ==
+        "--sanitize never contradicts --rungs naming the sanitizer rung: leave sanitizer out of --rungs, or drop "
+        "--sanitize never");
+  b.rungs = {Rung::native, Rung::sanitizer};
+  CHECK_FALSE(usage_error_of(b, w.parent(), dir).empty());
+  // The default ladder names the sanitizer too, but --sanitize never only drops it there.
+  b.rungs = all_rungs();
+  b.rungs_given = false;
+  CHECK(usage_error_of(b, w.parent(), dir).empty());
+  b.rungs = {Rung::native};
+  b.rungs_given = true;
+  CHECK(usage_error_of(b, w.parent(), dir).empty());
 }
 
 TEST_CASE("run request: the interposer is looked for next to the binary", "[run_request]") {

@@ -89,7 +89,7 @@ TEST_CASE("exposed by the fence: the rung, the allocation, the direction, the by
                         "past the end of allocation #7 (4000 bytes") != std::string::npos);
   CHECK(v.evidence.find("kernel index_select_kernel (launch #30) was passed this allocation") != std::string::npos);
   CHECK(v.reason.rfind("exposed by the fence rung (1/1 runs): fence: a write fault", 0) == 0);
-  CHECK(has_note(v, "fence failed 1/1 runs"));
+  CHECK(has_note(v, "fence: 1/1 failed (100%, 95% CI 21-100%)"));
 }
 
 TEST_CASE("exposed natively; the most precise evidence is the fence's") {
@@ -150,7 +150,7 @@ TEST_CASE("flaky: the same rung sometimes fails, with Wilson intervals") {
   CHECK(v.rungs[0].ci.high == Approx(0.687).margin(0.01));
   CHECK(v.rungs[0].outcomes.at("cuda_error") == 4);
   CHECK(v.rungs[0].outcomes.at("clean") == 6);
-  CHECK(v.reason.rfind("flaky: native failed 4/10 runs (95% CI 17%-69%)", 0) == 0);
+  CHECK(v.reason.rfind("flaky: native: 4/10 failed (40%, 95% CI 17-69%)", 0) == 0);
 }
 
 TEST_CASE("flaky natively but exposed every time under the fence: exposed") {
@@ -181,7 +181,7 @@ TEST_CASE("failures without any CUDA error: the program's own, or flaky") {
   CHECK(v.reason.find("looks like the program's own failure (native: exited with 2") != std::string::npos);
   v = decide_run_verdict({judged(exited(Rung::native, 2), 0), judged(exited(Rung::native, 0), 1)}, {});
   CHECK(v.kind == VerdictKind::flaky);
-  CHECK(v.reason.rfind("flaky, without a CUDA error: native failed 1/2 runs", 0) == 0);
+  CHECK(v.reason.rfind("flaky, without a CUDA error: native: 1/2 failed", 0) == 0);
 }
 
 TEST_CASE("clean: a program that never used CUDA had nothing to fence") {

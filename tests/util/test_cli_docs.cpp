@@ -43,3 +43,29 @@ TEST_CASE("cli docs: the bash completion offers commands, options and an option'
   CHECK_THAT(bash, Catch::Contains("'--it'\\''s'"));
   CHECK_THAT(bash, Catch::EndsWith("complete -o filenames -F _cudadiag cudadiag\n"));
 }
+
+TEST_CASE("cli docs: comma lists complete after their last comma; a positional's choices replace file names") {
+  ProgramDoc d = sample();
+  d.commands.push_back({"repro", "Run a suite", "",
+                        {{{"--profiles"}, "TEXT", "Profiles", {"native", "blocking"}, false, true},
+                         {{"--suite"}, "TEXT", "Suite", {"default", "smoke"}, false}}});
+  d.commands.push_back({"fault", "One fault", "", {{{"case"}, "TEXT", "Catalog id", {"fault.oob-write", "fault.x"}, true}}});
+  const std::string bash = render_bash_completion(d);
+  // --profiles native,bl<TAB>: the word after the comma, kept after "native,".
+  CHECK_THAT(bash, Catch::Contains("--profiles) local head=\"\"; [[ $cur == *,* ]] && head=\"${cur%,*},\"; "
+                                   "COMPREPLY=($(compgen -P \"$head\" -W 'native blocking' -- \"${cur##*,}\"))"));
+  CHECK_THAT(bash, Catch::Contains("--suite) COMPREPLY=($(compgen -W 'default smoke' -- \"$cur\")); return ;;"));
+  // fault <TAB>: the catalog's ids, not file names; show <TAB> still file names.
+  CHECK_THAT(bash, Catch::Contains("else COMPREPLY=($(compgen -W 'fault.oob-write fault.x' -- \"$cur\")); fi"));
+  CHECK_THAT(bash, Catch::Contains("else COMPREPLY=($(compgen -f -- \"$cur\")); fi"));
+}
+
+TEST_CASE("cli docs: the man page has an ENVIRONMENT section before EXIT STATUS") {
+  ProgramDoc d = sample();
+  d.environment = {{"NO_COLOR", "Set and not empty: no colour"}, {"CUDADIAG_REDACT_KEY", "The key"}};
+  const std::string man = render_man_page(d);
+  CHECK_THAT(man, Catch::Contains(".SH ENVIRONMENT\n.TP\n.B NO_COLOR\nSet and not empty: no colour\n.TP\n.B "
+                                  "CUDADIAG_REDACT_KEY\nThe key\n"));
+  CHECK(man.find(".SH ENVIRONMENT") < man.find(".SH EXIT STATUS"));
+  CHECK_THAT(render_man_page(sample()), !Catch::Contains(".SH ENVIRONMENT"));
+}

@@ -26,12 +26,12 @@ TEST_CASE("display_width counts columns, not bytes", "[text_layout]") {
   CHECK(display_width("\xff\xfe") == 2);              // invalid bytes: one column each
 }
 
-TEST_CASE("wrap breaks at spaces and inside words longer than the line", "[text_layout]") {
+TEST_CASE("wrap breaks at spaces only: a word wider than the line stays whole on its own line", "[text_layout]") {
   const auto lines = wrap("the quick brown fox jumps over the lazy dog", 10);
   REQUIRE(lines == std::vector<std::string>{"the quick", "brown fox", "jumps over", "the lazy", "dog"});
-  const auto cut = wrap("/a/very/long/path/without/spaces", 10);
-  for (const auto& l : cut) CHECK(display_width(l) <= 10);
-  CHECK(cut.front() == "/a/very/lo");
+  CHECK(wrap("/a/very/long/path/without/spaces", 10) == std::vector<std::string>{"/a/very/long/path/without/spaces"});
+  CHECK(wrap("in /a/very/long/path/without/spaces here", 10) ==
+        std::vector<std::string>{"in", "/a/very/long/path/without/spaces", "here"});
   CHECK(wrap("one\ntwo", 80) == std::vector<std::string>{"one", "two"});
   CHECK(wrap("", 80) == std::vector<std::string>{""});
 }
@@ -44,7 +44,7 @@ TEST_CASE("hanging indents continuation lines under the text", "[text_layout]") 
   CHECK(widest(out) <= 40);
   CHECK(out.rfind("  meaning  a kernel", 0) == 0);
   CHECK(out.find("\n           ") != std::string::npos);  // under the text's first column
-  CHECK(widest(hanging("  - ", text)) <= kColumns);
+  CHECK(hanging("  - ", text) == "  - " + text + "\n");  // one word: whole, past the width
   // A prefix wider than the line leaves room for: the text goes below it.
   const std::string wide_label(70, 'l');
   const std::string below = hanging("  " + wide_label + "  ", words);
@@ -80,4 +80,17 @@ TEST_CASE("fit_columns shrinks the widest columns to fit", "[text_layout]") {
 TEST_CASE("wrap keeps the spacing of words that stay on one line", "[text_layout]") {
   CHECK(wrap("cudadiag show a.json      # the text", 80) == std::vector<std::string>{"cudadiag show a.json      # the text"});
   CHECK(wrap("aaaa      bbbb", 8) == std::vector<std::string>{"aaaa", "bbbb"});
+}
+
+TEST_CASE("the layout width is the one set, 80 until then", "[text_layout]") {
+  CHECK(columns() == kColumns);
+  const std::string words = "a kernel loaded or stored through an address it does not own (out of bounds, freed, "
+                            "or another device's memory)";
+  set_columns(120);
+  CHECK(hanging("  - ", words) == "  - " + words + "\n");  // one line at 120 columns
+  set_columns(40);
+  CHECK(widest(hanging("  - ", words)) <= 40);
+  set_columns(kColumns);
+  CHECK(widest(hanging("  - ", words)) <= kColumns);
+  CHECK(widest(hanging("  - ", words)) > 40);
 }
