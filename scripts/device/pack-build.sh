@@ -7,7 +7,9 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:-.device-carry/build.tar.xz}
 mkdir -p "$(dirname "$out")"
-find build -type f ! -name '*.o' ! -name '*.a' ! -name '*.d' ! -path '*/Unity/*' ! -name '.ninja_*' -print0 |
+# The parent side's objects stay: house.parent_never_calls_cuda reads their symbols.
+{ find build -type f ! -name '*.o' ! -name '*.a' ! -name '*.d' ! -path '*/Unity/*' ! -name '.ninja_*' -print0
+  find build/apps/cudadiag/CMakeFiles -path '*cudadiag_parent.dir/*' -name '*.o' -print0; } |
   tar --null -T - -cf - | xz -T2 -6 >"$out.tmp"
 mv "$out.tmp" "$out"
 echo "pack-build: $out, $(du -h "$out" | cut -f1), built in $PWD"
