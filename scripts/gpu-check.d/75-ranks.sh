@@ -41,12 +41,18 @@ if rank == 0: print(f"final loss {loss.item():.6f}")
 dist.destroy_process_group()
 PY
 
-cat >"$dir/progs/rank1_overrun.py" <<'PY'
-import os, torch, torch.distributed as dist, triton, triton.language as tl
+# The overrun of both programs below: a Triton kernel whose store has no mask.
+cat >"$dir/progs/unmasked.py" <<'PY'
+import triton, triton.language as tl
 @triton.jit
 def add_one(p, n, BLOCK: tl.constexpr):
     i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     tl.store(p + i, tl.load(p + i, mask=i < n, other=0.0) + 1.0)  # the store has no mask
+PY
+
+cat >"$dir/progs/rank1_overrun.py" <<'PY'
+import os, torch, torch.distributed as dist
+from unmasked import add_one
 dist.init_process_group("nccl")
 rank = dist.get_rank(); torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
 t = torch.ones(4000, device="cuda")
@@ -60,11 +66,8 @@ dist.destroy_process_group()
 PY
 
 cat >"$dir/progs/ipc_overrun.py" <<'PY'
-import torch, torch.multiprocessing as mp, triton, triton.language as tl
-@triton.jit
-def add_one(p, n, BLOCK: tl.constexpr):
-    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    tl.store(p + i, tl.load(p + i, mask=i < n, other=0.0) + 1.0)  # the store has no mask
+import torch, torch.multiprocessing as mp
+from unmasked import add_one
 def child(t, done):
     add_one[(32,)](t, 4000, BLOCK=128)  # 96 floats past the imported tensor's end
     torch.cuda.synchronize(); done.set()
