@@ -61,3 +61,16 @@ function(gpu_present out)
   endif()
   set(${out} ${present} PARENT_SCOPE)
 endfunction()
+
+# skip_without_gpu(): in a GPU test script, prints GPU-TEST-SKIPPED with the reason and
+# ends the script where the machine has no usable GPU (a macro: its return() is the
+# script's).
+macro(skip_without_gpu)
+  gpu_present(_skip_have_gpu)
+  if(NOT _skip_have_gpu)
+    gpu_count(_skip_n)
+    message("GPU-TEST-SKIPPED: no usable GPU on this machine (nvidia-smi or /dev/nvidiaN: ${_skip_n} GPU(s); "
+            "CUDA_VISIBLE_DEVICES='$ENV{CUDA_VISIBLE_DEVICES}')")
+    return()
+  endif()
+endmacro()

@@ -6,13 +6,7 @@ cmake_minimum_required(VERSION 3.24)
 # driver's version is there (nvidia-smi's, with NVML). Without a GPU: GPU-TEST-SKIPPED
 # and the reason. Needs BIN and OUT.
 include(${CMAKE_CURRENT_LIST_DIR}/../cli/check_helpers.cmake)
-gpu_present(have_gpu)
-if(NOT have_gpu)
-  gpu_count(n)
-  message("GPU-TEST-SKIPPED: no usable GPU on this machine (nvidia-smi or /dev/nvidiaN: ${n} GPU(s); "
-          "CUDA_VISIBLE_DEVICES='$ENV{CUDA_VISIBLE_DEVICES}')")
-  return()
-endif()
+skip_without_gpu()
 
 file(REMOVE ${OUT})
 execute_process(COMMAND ${BIN} env --format json -q -o ${OUT} RESULT_VARIABLE rc ERROR_VARIABLE err)

@@ -3,13 +3,7 @@ cmake_minimum_required(VERSION 3.24)
 # told without the binary under test (check_helpers.cmake: gpu_present); otherwise runs
 # BIN ARGS and checks the exit code.
 include(${CMAKE_CURRENT_LIST_DIR}/../cli/check_helpers.cmake)
-gpu_present(have_gpu)
-if(NOT have_gpu)
-  gpu_count(n)
-  message("GPU-TEST-SKIPPED: no usable GPU on this machine (nvidia-smi or /dev/nvidiaN: ${n} GPU(s); "
-          "CUDA_VISIBLE_DEVICES='$ENV{CUDA_VISIBLE_DEVICES}')")
-  return()
-endif()
+skip_without_gpu()
 execute_process(COMMAND ${BIN} ${ARGS} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(NOT "${rc}" STREQUAL "${EXPECT_RC}")
   message(FATAL_ERROR "exit code ${rc}, expected ${EXPECT_RC}\nstdout:\n${out}\nstderr:\n${err}")
