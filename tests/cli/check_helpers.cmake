@@ -74,3 +74,15 @@ macro(skip_without_gpu)
     return()
   endif()
 endmacro()
+
+# expect_exit_of_gpu_verdict(STATUS RC STDERR): on a machine with a GPU, env's verdict is
+# ok (exit 0) or findings (exit 1); anything else fails, with STDERR.
+function(expect_exit_of_gpu_verdict status rc err)
+  if(status STREQUAL "ok")
+    expect_eq("exit code for verdict ok (this machine has a GPU)" "${rc}" 0)
+  elseif(status STREQUAL "findings")
+    expect_eq("exit code for verdict findings (this machine has a GPU)" "${rc}" 1)
+  else()
+    message(FATAL_ERROR "verdict.status is '${status}' (exit ${rc}) on a machine with a GPU, expected ok or findings\n${err}")
+  endif()
+endfunction()
