@@ -25,13 +25,13 @@ bin="$work/bin"
 mkdir -p "$bin"
 for s in "$src"/*.cu; do
   n=$(basename "$s" .cu)
-  "$NVCC" -O2 -lineinfo -arch=native -o "$bin/$n" "$s" >"$dumps/build.$n.log" 2>&1 &
+  "$NVCC" -O2 -lineinfo -arch=native -o "$bin/$n" "$s" -lcuda >"$dumps/build.$n.log" 2>&1 &
 done
 wait
 
 flags=skip_nonrelocated_elf_images,skip_global_memory,skip_shared_memory,skip_local_memory,skip_constbank_memory,skip_abort
 table=()
-for n in far_write misaligned16 gather_bad_index device_assert use_after_free; do
+for n in far_write guard_write misaligned16 gather_bad_index device_assert use_after_free; do
   [ -x "$bin/$n" ] || { table+=("$n: build failed"); continue; }
   t0=$(date +%s.%N)
   CUDA_ENABLE_COREDUMP_ON_EXCEPTION=1 CUDA_COREDUMP_FILE="$dumps/$n.nvcudmp" \
@@ -63,6 +63,44 @@ if [ -x "$bin/hang" ]; then
   kill -9 $hp 2>/dev/null
   wait $hp 2>/dev/null
   table+=("hang: dump $(stat -c %s "$dumps/hang.nvcudmp" 2>/dev/null || echo 0) bytes, $(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.2f", b-a}') s after the trigger")
+fi
+
+# A Triton kernel's unmasked store onto the fence's guard, dumped by `cudadiag run` itself
+# (its fence rung places the tensor flush against the guard; the site run arms the dump):
+# when build/bin/cudadiag is here (carried from the build machine).
+CUDADIAG=${CUDADIAG:-$PWD/build/bin/cudadiag}
+if [[ -x $CUDADIAG ]] && python3 -c "import torch, triton" 2>/dev/null; then
+  cat >"$src/triton_store.py" <<'PY'
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    tl.store(y_ptr + offs, x * 2.0)  # the bug: no mask
+
+
+n = 1000
+x = torch.randn(n, device="cuda")
+y = torch.empty_like(x)
+scale[(triton.cdiv(n, 1024),)](x, y, n, BLOCK=1024)
+torch.cuda.synchronize()
+print("finished")
+PY
+  kept="$work/kept"
+  mkdir -p "$kept"
+  "$CUDADIAG" run --rungs native,fence --coredump --keep-dumps "$kept" --format json -o "$dumps/triton_store.report.json" \
+    -- python3 "$src/triton_store.py" >"$dumps/triton_store.out" 2>&1
+  first=$(ls "$kept"/*.nvcudmp 2>/dev/null | head -1)
+  if [[ -n $first ]]; then
+    cp "$first" "$dumps/triton_store.nvcudmp"
+    table+=("triton_store: dump $(stat -c %s "$first") bytes (cudadiag run, fence rung)")
+  else
+    table+=("triton_store: no dump kept (see triton_store.out)")
+  fi
 fi
 
 for d in "$dumps"/*.nvcudmp; do

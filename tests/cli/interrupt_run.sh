@@ -18,15 +18,24 @@ interrupt() {
   TMPDIR="$DIR/tmp" "$BIN" run --rungs native --no-kernel-log --timeout 600 --format json -o "$DIR/report.json" \
     -- "$FAKE" escape-ignore-term 600 >"$DIR/stdout" 2>"$DIR/stderr" &
   cudadiag=$!
-  # Started: wait for the scratch folder, then a moment for the program.
+  # Started: wait for the program and its grandchild (cudadiag's child running FAKE, and
+  # that child's child). On a GPU machine cudadiag first probes the driver in children of
+  # its own, so the program starts later there: wait for the program itself, not a delay.
+  program= grandchild=
   i=0
-  while [ -z "$(ls "$DIR/tmp")" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+  while [ $i -lt 400 ]; do
+    for pid in $(pgrep -P $cudadiag); do
+      case "$(cat /proc/$pid/cmdline 2>/dev/null | tr '\0' ' ')" in
+        *"$FAKE escape-ignore-term"*) program=$pid ;;
+      esac
+    done
+    [ -n "$program" ] && grandchild=$(pgrep -P "$program" | head -1)
+    [ -n "$grandchild" ] && break
+    sleep 0.05
+    i=$((i + 1))
+  done
   [ -n "$(ls "$DIR/tmp")" ] || fail "cudadiag made no scratch folder under TMPDIR"
-  sleep 0.5
-  # The program and its grandchild: cudadiag's child, and the child's child.
-  program=$(pgrep -P $cudadiag | head -1)
-  [ -n "$program" ] || fail "no program running under cudadiag"
-  grandchild=$(pgrep -P "$program" | head -1)
+  [ -n "$program" ] || fail "no program running under cudadiag after 20 s"
   [ -n "$grandchild" ] || fail "the program started no grandchild"
 
   t0=$(ms)

@@ -3,7 +3,9 @@
 #include <catch2/catch.hpp>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -38,11 +40,21 @@ TEST_CASE("the wheel's nvdisasm is found beside a Python environment on PATH, an
   const fs::path tool = env / "lib/python3.11/site-packages/nvidia/cu13/bin/nvdisasm";
   make_executable(tool);
   fs::create_directories(env / "bin");
-  auto found = find_nvdisasm("", env_of({{"PATH", (env / "bin").string()}, {"HOME", "/nonexistent"}}));
-  CHECK(fs::equivalent(found.path, tool));
-  found = find_nvdisasm("", env_of({{"VIRTUAL_ENV", env.string()}, {"HOME", "/nonexistent"}}));
-  CHECK(fs::equivalent(found.path, tool));
-  found = find_nvdisasm("", env_of({{"PYENV_ROOT", dir.path.string() + "/pyenv"}, {"HOME", "/nonexistent"}}));
+  // The toolkit's own nvdisasm comes first where it is installed (a GPU machine): the wheel
+  // is then found only where there is none, and is still among the candidates after it.
+  const bool toolkit = ::access("/usr/local/cuda/bin/nvdisasm", X_OK) == 0;
+  const auto found_for = [&](const std::map<std::string, std::string>& vars) {
+    const auto candidates = nvdisasm_candidates(env_of(vars));
+    const auto at = std::find_if(candidates.begin(), candidates.end(),
+                                 [&](const std::string& c) { return fs::exists(c) && fs::equivalent(c, tool); });
+    CHECK(at != candidates.end());
+    const auto found = find_nvdisasm("", env_of(vars));
+    if (toolkit) CHECK(found.path == "/usr/local/cuda/bin/nvdisasm");
+    else CHECK(fs::equivalent(found.path, tool));
+  };
+  found_for({{"PATH", (env / "bin").string()}, {"HOME", "/nonexistent"}});
+  found_for({{"VIRTUAL_ENV", env.string()}, {"HOME", "/nonexistent"}});
+  auto found = find_nvdisasm("", env_of({{"PYENV_ROOT", dir.path.string() + "/pyenv"}, {"HOME", "/nonexistent"}}));
   if (found.path.empty() || found.path == "/usr/local/cuda/bin/nvdisasm") {
     const fs::path pyenv_tool = dir.path / "pyenv/versions/3.12.1/lib/python3.12/site-packages/nvidia/cu12/bin/nvdisasm";
     make_executable(pyenv_tool);

@@ -28,9 +28,11 @@ check() {  # WHAT COMMAND...
   if "$@"; then echo "ok: $what"; else echo "FAIL: $what"; failed=1; fi
 }
 # Runs the check with a bounded wait of its own; prints its output, sets rc and took (s).
+# On a GPU machine the health suite runs its GPU cases for real, beside the rest of a
+# parallel test suite: 60 s, not the 20 s that a machine without a GPU never nears.
 hc() {
   local start=$SECONDS
-  CUDADIAG=$BIN CUDADIAG_HEALTH_TIMEOUT=${HC_TIMEOUT:-20} timeout 30 "$HC" --no-drain --allow-no-gpu "$@" >"$T/out" 2>&1
+  CUDADIAG=$BIN CUDADIAG_HEALTH_TIMEOUT=${HC_TIMEOUT:-60} timeout 90 "$HC" --no-drain --allow-no-gpu "$@" >"$T/out" 2>&1
   rc=$?
   took=$((SECONDS - start))
   echo "  healthcheck $*: exit $rc in ${took}s: $(tail -1 "$T/out")"
