@@ -468,6 +468,8 @@ void scan_line(sv line, Stream stream, std::size_t n, StreamState& st, ErrorText
         f.api_call = utf8_prefix(api->call, 80);
         add(scan, std::move(f), stream, n, line);
       }
+    } else if (starts_with(c, "Error: Target application terminated before first instrumented API call")) {
+      scan.sanitizer_saw_no_cuda_call = true;
     } else if (starts_with(c, "ERROR SUMMARY: ")) {
       std::string digits;
       for (std::size_t i = 15; i < c.size() && digits.size() < 18 && (is_digit(c[i]) || c[i] == ','); ++i)

@@ -104,6 +104,9 @@ struct ErrorTextScan {
   std::vector<ErrorFinding> findings;  // stderr's first, then stdout's, each in line order
   std::size_t dropped = 0;             // findings past kMaxFindings: counted, not kept
   std::optional<long long> sanitizer_error_count;  // "========= ERROR SUMMARY: N errors"
+  // "========= Error: Target application terminated before first instrumented API call":
+  // compute-sanitizer ended a program that made no CUDA call (and exits 255 for it).
+  bool sanitizer_saw_no_cuda_call = false;
   // PyTorch's "CUDA kernel errors might be asynchronously reported at some other API
   // call": the stack trace may name the wrong call. Where it was seen, if it was.
   std::optional<Stream> async_hint_stream;

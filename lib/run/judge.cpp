@@ -338,6 +338,11 @@ RunJudgement judge_run(const RunObservation& obs) {
     return j;
   }
 
+  // compute-sanitizer ends a program that made no CUDA call with an error of its own (exit
+  // 255, no XML): memcheck had nothing to check. Seen on an H100 with `/bin/true`. The
+  // program's own exit status is not known from this run (the native rung has it).
+  const bool no_cuda_under_memcheck = obs.rung == Rung::sanitizer && !j.error && j.text.sanitizer_saw_no_cuda_call &&
+                                      j.exit_code && *j.exit_code == 255;
   if (j.error) {
     j.outcome = RunOutcome::cuda_error;
     const auto* f = j.text.first_cuda();
@@ -357,6 +362,11 @@ RunJudgement judge_run(const RunObservation& obs) {
   } else if (c.ending == runner::Ending::timeout) {
     j.outcome = RunOutcome::timeout;
     j.reason = c.killed_after_grace ? "ran past its deadline and ignored SIGTERM (killed)" : "ran past its deadline";
+  } else if (no_cuda_under_memcheck) {
+    j.outcome = RunOutcome::clean;
+    j.no_cuda_call = true;
+    j.reason = "made no CUDA call (compute-sanitizer: \"Target application terminated before first instrumented API "
+               "call\"): memcheck had nothing to check";
   } else if (j.exit_code && *j.exit_code != 0) {
     const auto* sig = j.text.first_of(FindingKind::signal);
     if (sig && *j.exit_code > 128) {

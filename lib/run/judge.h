@@ -106,6 +106,8 @@ struct RunJudgement {
   // Fence rung: what the report must say besides (a restored LD_PRELOAD, a ring with no room).
   std::vector<std::string> fence_notes;
   std::optional<sanitizer::MemcheckReport> sanitizer;  // with the text output's distances
+  // Sanitizer rung: compute-sanitizer saw the program end before its first CUDA call.
+  bool no_cuda_call = false;
   // The run's core-dump sites, proven addresses placed among the fence's allocations
   // (site_evidence.h); the first evidence of the run.
   std::vector<report::FaultSite> sites;

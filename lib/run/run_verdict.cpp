@@ -276,12 +276,17 @@ RunVerdict decide_run_verdict(const std::vector<RunJudgement>& judged, const std
     const bool fence_ok =
         v.coverage.unfenced.empty() &&
         all_of_rung(fenced, [](const RunJudgement& j) { return j.fence && (j.fence->effective || j.fence->cuda_unused); });
-    const bool no_cuda = all_of_rung(fenced, [](const RunJudgement& j) { return j.fence && j.fence->cuda_unused; });
+    // A program that never called CUDA: the interposer saw no driver call, or memcheck saw
+    // it end before its first one.
+    const bool no_cuda_fenced = all_of_rung(fenced, [](const RunJudgement& j) { return j.fence && j.fence->cuda_unused; });
+    const bool no_cuda_memcheck = all_of_rung(sanitized, [](const RunJudgement& j) { return j.no_cuda_call; });
+    const bool fenced_run_counted = all_of_rung(fenced, [](const RunJudgement&) { return true; });
+    const bool no_cuda = no_cuda_fenced || (no_cuda_memcheck && !fenced_run_counted);
     const bool memcheck_ok = all_of_rung(sanitized, [](const RunJudgement& j) {
       // Records of API errors the program handled (it exited 0) are no findings.
-      return j.outcome == RunOutcome::clean && j.sanitizer && j.memcheck_kernels.empty() &&
-             std::all_of(j.sanitizer->findings.begin(), j.sanitizer->findings.end(),
-                         [](const sanitizer::Finding& f) { return f.api.has_value(); });
+      return j.outcome == RunOutcome::clean && j.memcheck_kernels.empty() &&
+             (j.no_cuda_call || (j.sanitizer && std::all_of(j.sanitizer->findings.begin(), j.sanitizer->findings.end(),
+                                                            [](const sanitizer::Finding& f) { return f.api.has_value(); })));
     });
     if (!escapes.empty()) {
       // Whatever else ran clean, a process that used CUDA unfenced was not watched.
@@ -295,8 +300,10 @@ RunVerdict decide_run_verdict(const std::vector<RunJudgement>& judged, const std
                                  ? fmt::format(" ({} broken by a setting of cudadiag's own not counted)",
                                                runs.size() - counted)
                                  : std::string(),
-                             no_cuda    ? "the program never used CUDA (the interposer loaded and saw no CUDA driver "
-                                          "call): nothing to fence"
+                             no_cuda_fenced ? "the program never used CUDA (the interposer loaded and saw no CUDA driver "
+                                              "call): nothing to fence"
+                             : no_cuda ? "the program never used CUDA (memcheck saw it end before its first CUDA "
+                                         "call): nothing to check"
                              : fence_ok ? "the fence was effective in every fenced run"
                              : v.coverage.unfenced.empty()
                                  ? "memcheck found nothing"

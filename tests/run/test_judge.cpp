@@ -255,6 +255,20 @@ TEST_CASE("sanitizer rung: memcheck's report is evidence, its text adds distance
   CHECK(j.reason.find("memcheck: 0 finding(s)") != std::string::npos);
 }
 
+TEST_CASE("sanitizer rung: a program that made no CUDA call is clean, not compute-sanitizer's exit 255") {
+  // compute-sanitizer 2025.3 around /bin/true on an H100: its own error line, exit 255, no XML.
+  const std::string out = "========= COMPUTE-SANITIZER\n"
+                          "========= Error: Target application terminated before first instrumented API call\n";
+  auto j = judge_run(exited(Rung::sanitizer, 255, "", out));
+  CHECK(j.outcome == RunOutcome::clean);
+  CHECK_THAT(j.reason, Catch::StartsWith("made no CUDA call") && Catch::EndsWith("memcheck had nothing to check"));
+  // The same line on another rung, or with another exit code, is not taken for it.
+  CHECK(judge_run(exited(Rung::native, 255, "", out)).outcome == RunOutcome::exit_code);
+  CHECK(judge_run(exited(Rung::sanitizer, 3, "", out)).outcome == RunOutcome::exit_code);
+  CHECK(judge_run(exited(Rung::sanitizer, 255, "", "========= COMPUTE-SANITIZER\n")).outcome ==
+        RunOutcome::exit_code);
+}
+
 TEST_CASE("fence rung: a process that escaped the fence makes an exit 0 not clean, and names it") {
   auto o = exited(Rung::fence, 0);
   o.interposer = fenced_log();

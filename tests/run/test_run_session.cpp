@@ -550,6 +550,8 @@ TEST_CASE("session: an underrun that the end's guard misses faults under the fen
   test::TempDir dir;
   const auto out = run_session(on_fake_driver(dir, "underrun", "native,blocking,fence,fence-front"));
   REQUIRE(out.runs.size() == 4);
+  CHECK(out.runs[0].judgement.outcome == RunOutcome::clean);  // silent natively: the driver's padding
+  CHECK(out.runs[1].judgement.outcome == RunOutcome::clean);
   CHECK(out.runs[2].judgement.outcome == RunOutcome::clean);  // the back fence cannot see it
   CHECK(out.runs[3].judgement.outcome == RunOutcome::crashed);
   CHECK(out.runs[3].judgement.signal_name == "SIGSEGV");

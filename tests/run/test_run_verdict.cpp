@@ -49,6 +49,25 @@ TEST_CASE("clean: every run clean and the fence effective") {
   CHECK(has_note(v, "sanitizer did not run: --sanitize auto"));
 }
 
+TEST_CASE("clean: memcheck saw the program end before its first CUDA call, and no fence ran") {
+  // A GPU machine without the interposer: /bin/true under compute-sanitizer.
+  const auto memcheck = exited(Rung::sanitizer, 255, "",
+                               "========= Error: Target application terminated before first instrumented API call\n");
+  const std::vector<RunJudgement> runs{judged(exited(Rung::native, 0)), judged(exited(Rung::blocking, 0)),
+                                       judged(memcheck)};
+  const auto v = decide_run_verdict(runs, {{Rung::fence, "the fence interposer was not found"}});
+  CHECK(v.kind == VerdictKind::clean);
+  CHECK(exit_code_of(v) == 0);
+  CHECK(v.reason ==
+        "all 3 runs clean; the program never used CUDA (memcheck saw it end before its first CUDA call): nothing to "
+        "check");
+  CHECK(v.coverage.seen.empty());
+  CHECK(v.coverage.unseen.empty());
+  // Where a fenced run used CUDA, memcheck's word does not make the program one that never did.
+  const std::vector<RunJudgement> with_fence{judged(exited(Rung::native, 0)), judged(fence_clean()), judged(memcheck)};
+  CHECK(decide_run_verdict(with_fence, {}).reason == "all 3 runs clean; the fence was effective in every fenced run");
+}
+
 TEST_CASE("nothing failed, but nothing could see: inconclusive, never clean") {
   auto fence = exited(Rung::fence, 0);
   fence.interposer = fenced_log(100000);  // pool: not effective

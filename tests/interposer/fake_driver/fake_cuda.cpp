@@ -110,13 +110,20 @@ bool g_live[kMaxBlocks];
 int g_block_count = 0;
 
 // No device has a terabyte: larger requests run out of memory, as a driver's do (and
-// bytes + 256 cannot wrap).
+// bytes + 512 cannot wrap).
 constexpr size_t kMaxBlockBytes = size_t{1} << 40;
 
+// 256 bytes of padding on each side: a small overrun or underrun lands in memory of the
+// block, silent as in a driver's 2 MiB granule, never in the heap's own bookkeeping (a
+// newer glibc aborts on that, which would make a native run of such a probe crash).
+constexpr size_t kBlockPad = 256;
+
 void* allocate_block(size_t bytes) {
-  void* p = nullptr;
-  if (g_block_count == kMaxBlocks || bytes > kMaxBlockBytes || posix_memalign(&p, 256, bytes + 256) != 0) return nullptr;
-  std::memset(p, 0, bytes + 256);
+  void* raw = nullptr;
+  if (g_block_count == kMaxBlocks || bytes > kMaxBlockBytes || posix_memalign(&raw, 256, bytes + 2 * kBlockPad) != 0)
+    return nullptr;
+  std::memset(raw, 0, bytes + 2 * kBlockPad);
+  void* p = static_cast<char*>(raw) + kBlockPad;
   g_blocks[g_block_count] = p;
   g_live[g_block_count++] = true;
   return p;
