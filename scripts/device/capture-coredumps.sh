@@ -34,8 +34,12 @@ table=()
 for n in far_write guard_write misaligned16 gather_bad_index device_assert use_after_free; do
   [ -x "$bin/$n" ] || { table+=("$n: build failed"); continue; }
   t0=$(date +%s.%N)
+  f=$flags
+  # A store onto unmapped memory with skip_abort: no dump was written and the program saw
+  # cudaSuccess (H100, driver 580.159.04); armed as `cudadiag run` arms it instead.
+  [[ $n == guard_write ]] && f=${flags%,skip_abort}
   CUDA_ENABLE_COREDUMP_ON_EXCEPTION=1 CUDA_COREDUMP_FILE="$dumps/$n.nvcudmp" \
-    CUDA_COREDUMP_GENERATION_FLAGS=$flags timeout 60 "$bin/$n" >"$dumps/$n.out" 2>&1
+    CUDA_COREDUMP_GENERATION_FLAGS=$f timeout 60 "$bin/$n" >"$dumps/$n.out" 2>&1
   rc=$?
   t1=$(date +%s.%N)
   size=$(stat -c %s "$dumps/$n.nvcudmp" 2>/dev/null || echo 0)
@@ -65,10 +69,32 @@ if [ -x "$bin/hang" ]; then
   table+=("hang: dump $(stat -c %s "$dumps/hang.nvcudmp" 2>/dev/null || echo 0) bytes, $(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.2f", b-a}') s after the trigger")
 fi
 
-# A Triton kernel's unmasked store onto the fence's guard, dumped by `cudadiag run` itself
-# (its fence rung places the tensor flush against the guard; the site run arms the dump):
-# when build/bin/cudadiag is here (carried from the build machine).
+# Stores onto the fence's guard, dumped by `cudadiag run` itself (its fence rung places the
+# buffer flush against the guard; the site run arms the dump without skip_abort), when
+# build/bin/cudadiag is here (carried from the build machine): tests/programs/oob_write.cu
+# (a store whose warp has left when the fault is reported: the SM's row names it) and a
+# Triton kernel's unmasked store.
 CUDADIAG=${CUDADIAG:-$PWD/build/bin/cudadiag}
+kept_dump() {  # NAME CMD...: the first dump the fence rung's site run kept, as NAME.nvcudmp
+  local name=$1 kept="$work/kept-$1"
+  shift
+  mkdir -p "$kept"
+  "$CUDADIAG" run --rungs native,fence --coredump --keep-dumps "$kept" --format json -o "$dumps/$name.report.json" \
+    -- "$@" >"$dumps/$name.out" 2>&1
+  local first
+  first=$(ls "$kept"/*.nvcudmp 2>/dev/null | head -1)
+  if [[ -n $first ]]; then
+    cp "$first" "$dumps/$name.nvcudmp"
+    table+=("$name: dump $(stat -c %s "$first") bytes (cudadiag run, fence rung)")
+  else
+    table+=("$name: no dump kept (see $name.out)")
+  fi
+}
+if [[ -x $CUDADIAG ]]; then
+  cp tests/programs/oob_write.cu tests/programs/cuda_check.h "$src/"
+  "$NVCC" -O2 -lineinfo -arch=native -o "$bin/oob_write" "$src/oob_write.cu" >"$dumps/build.oob_write.log" 2>&1 &&
+    kept_dump guard_store "$bin/oob_write"
+fi
 if [[ -x $CUDADIAG ]] && python3 -c "import torch, triton" 2>/dev/null; then
   cat >"$src/triton_store.py" <<'PY'
 import torch
@@ -90,17 +116,7 @@ scale[(triton.cdiv(n, 1024),)](x, y, n, BLOCK=1024)
 torch.cuda.synchronize()
 print("finished")
 PY
-  kept="$work/kept"
-  mkdir -p "$kept"
-  "$CUDADIAG" run --rungs native,fence --coredump --keep-dumps "$kept" --format json -o "$dumps/triton_store.report.json" \
-    -- python3 "$src/triton_store.py" >"$dumps/triton_store.out" 2>&1
-  first=$(ls "$kept"/*.nvcudmp 2>/dev/null | head -1)
-  if [[ -n $first ]]; then
-    cp "$first" "$dumps/triton_store.nvcudmp"
-    table+=("triton_store: dump $(stat -c %s "$first") bytes (cudadiag run, fence rung)")
-  else
-    table+=("triton_store: no dump kept (see triton_store.out)")
-  fi
+  kept_dump triton_store python3 "$src/triton_store.py"
 fi
 
 for d in "$dumps"/*.nvcudmp; do
