@@ -4,9 +4,12 @@
 // 1,000-float buffer (the loop bound is <= n): thread 232 of block 3 stores past the end,
 // into the unmapped granule. A store faults after its warp issued it, so the dump is
 // expected to name the fault on the SM (exception and error PC) with no warp left.
+// `guard_write SECONDS` stays alive that long after the synchronize returned (whether a
+// dump still being written survives the process's exit: scripts/device/store-dump-probe.sh).
 #include <cuda.h>
 #include <cstdio>
 #include <cstdlib>
+#include <unistd.h>
 
 #define CHECK_DRV(call)                                                    \
   do {                                                                     \
@@ -24,7 +27,7 @@ __global__ void fill_inclusive(float* out, int n) {
   if (i <= n) out[i] = static_cast<float>(i);  // the bug: i == n is one past the end
 }
 
-int main() {
+int main(int argc, char** argv) {
   CHECK_DRV(cuInit(0));
   cudaFree(nullptr);  // the runtime's primary context, current on this thread
   CUdevice dev = 0;
@@ -50,5 +53,7 @@ int main() {
   fill_inclusive<<<(n + 1 + 255) / 256, 256>>>(out, n);
   cudaError_t e = cudaDeviceSynchronize();
   std::printf("sync: %s\n", cudaGetErrorName(e));
+  std::fflush(stdout);
+  if (argc > 1) sleep(static_cast<unsigned>(std::atoi(argv[1])));
   return e == cudaSuccess ? 0 : 1;
 }
