@@ -12,6 +12,7 @@
 #include "report/render.h"
 #include "report/report.h"
 #include "report/vocabulary.h"
+#include "tma/tma_report_view.h"
 #include "util/exit_codes.h"
 
 namespace cudadiag::app {
@@ -22,19 +23,23 @@ struct ShowOptions {
   std::string path;
 };
 
-// The text the command that wrote the report prints: compare has its own layout (hosts,
-// differences, suspects); every other command's is the report's own.
-std::string shown(const report::Report& r, const CommonOptions& common) {
+// The text the command that wrote the report prints: compare and tma have their own
+// layouts (hosts, differences, suspects; descriptors with their rules' advice); every
+// other command's is the report's own.
+std::string shown(const report::Report& r, const CommonOptions& common, const std::string& path) {
   const auto format = report::parse_format(common.format);
-  if (format != report::Format::json && report::parse_command(r.invocation.command) == report::Command::compare)
+  const auto command = report::parse_command(r.invocation.command);
+  if (format != report::Format::json && command == report::Command::compare)
     return format == report::Format::md ? compare::render_compare_md(r) : compare::render_compare_text(r, use_color(common));
+  if (format != report::Format::json && command == report::Command::tma && r.extra.find("tma"))
+    return tma::render_tma_report(r, format == report::Format::md, path);
   return report::render(r, format, use_color(common), common.verbose > 0);
 }
 
 void run_show(const ShowOptions& o) {
   configure_logging(o.common);
   report::Report r = report::report_from_json(report::load_json_document(o.path), o.path);
-  emit_text(shown(r, o.common), o.common);
+  emit_text(shown(r, o.common, o.path), o.common);
   set_exit_code(kExitOk);
 }
 

@@ -14,6 +14,7 @@
 #include "evidence/cuda_start.h"
 #include "host/host_facts.h"
 #include "report/render.h"
+#include "tma/tma_report_view.h"
 #include "util/text_layout.h"
 #include "util/printable.h"
 #include "suite/device_selection.h"
@@ -128,23 +129,18 @@ void run_tma(const TmaOptions& o) {
   const std::string mode = o.table ? "table" : !o.sweeps.empty() ? "sweep" : !o.from_log.empty() ? "log" : "explicit";
   json tma_section = tma::tma_section(items, o.table, o.size1_stride, mode);
   tma_section["target_cc"] = target_cc ? json(*target_cc) : json(nullptr);
+  // The command's own lines, so that `show` prints the report as the command did.
+  tma_section["gpu_part"] = gpu_line;
+  tma_section["target_text"] =
+      !target_cc ? std::string("unknown (give --target-cc; packed 16U4/16U6 types need sm_100+)")
+                 : "sm_" + std::to_string(*target_cc) + (o.target_cc ? " (--target-cc)" : " (the device)");
   r.extra.set("tma", report::value_from_json(tma_section));
-  gpu_line += std::string("\n") + (report::parse_format(o.common.format) == report::Format::md ? "" : "  ") + "target: " +
-              (!target_cc ? std::string("unknown (give --target-cc; packed 16U4/16U6 types need sm_100+)")
-                          : "sm_" + std::to_string(*target_cc) + (o.target_cc ? " (--target-cc)" : " (the device)"));
   report::finish_report(r);
   mark_interrupted(r);
 
   const auto format = report::parse_format(o.common.format);
-  if (format == report::Format::json) {
-    emit_report(r, o.common);
-  } else {
-    const bool md = format == report::Format::md;
-    std::string text = tma::render_items(items, o.table, gpu_line, md);
-    text += (md ? "**verdict: " : "verdict: ") + std::string(report::to_string(r.verdict.status)) + (md ? "**\n" : "\n");
-    for (const auto& why : r.verdict.reasons) text += text::hanging("  - ", "    ", printable(why));
-    emit_text(text, o.common);
-  }
+  if (format == report::Format::json) emit_report(r, o.common);
+  else emit_text(tma::render_tma_report(r, format == report::Format::md, "the tma report"), o.common);
   set_exit_code(report::exit_code_for(r.verdict.status));
 }
 

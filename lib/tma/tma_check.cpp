@@ -293,6 +293,7 @@ json tma_section(const std::vector<Item>& items, bool table_mode, const std::str
     row["driver"] = encode ? report::to_json(*encode) : json(nullptr);
     row["load"] = load ? report::to_json(*load) : json(nullptr);
     row["device_outcome"] = it.device ? json(report::to_string(it.device->outcome)) : json(nullptr);
+    if (it.device && !it.device->reason.empty()) row["device_reason"] = it.device->reason;
     rows.push_back(std::move(row));
   }
   return json{{"mode", mode}, {"size1_stride", size1_stride}, {"rows", rows}};
