@@ -237,13 +237,22 @@ report::Result host_result(const Item& it) {
 
 std::string render_items(const std::vector<Item>& items, bool table_mode, const std::string& gpu_line, bool md) {
   std::string out = md ? "## cudadiag tma\n\n" : "cudadiag tma\n";
-  out += (md ? "" : "  ") + gpu_line + "\n\n";
+  // The GPU part's lines (what ran, the target), each wrapped to the width in text.
+  for (std::size_t at = 0; at <= gpu_line.size();) {
+    const std::size_t end = std::min(gpu_line.find('\n', at), gpu_line.size());
+    std::string_view line(gpu_line.data() + at, end - at);
+    while (!line.empty() && line.front() == ' ') line.remove_prefix(1);
+    out += md ? std::string(line) + "\n" : text::hanging("  ", "    ", line);
+    at = end + 1;
+  }
+  out += "\n";
   const bool matrix = items.size() > 1;
   if (matrix) {
-    std::vector<std::vector<std::string>> rows{{table_mode ? "row" : "descriptor", "validator", "driver", "load"}};
+    // Rows by case id, as the report's results name them.
+    std::vector<std::vector<std::string>> rows{{"case", "validator", "driver", "load"}};
     if (table_mode) rows.front().insert(rows.front().begin() + 1, "expected");
     for (const auto& it : items) {
-      std::vector<std::string> row{printable(it.label), validator_cell(it), driver_cell(it), load_cell(it)};
+      std::vector<std::string> row{printable(it.id), validator_cell(it), driver_cell(it), load_cell(it)};
       if (table_mode) {
         std::string e;
         for (const auto& id : it.table_errors) e += (e.empty() ? "" : " ") + short_rule(id);
@@ -258,8 +267,8 @@ std::string render_items(const std::vector<Item>& items, bool table_mode, const 
     const bool surprise = it.device && surprising(it.device->outcome);
     if (matrix && it.v.errors() == 0 && !surprise) continue;
     // The log name comes from the user: shown inert (controls, bidi overrides).
-    out += md ? "### " + printable(it.label) + " (" + printable(it.source) + ")\n"
-              : text::hanging("", "  ", printable(it.label) + " (" + printable(it.source) + ")");
+    out += md ? "### " + printable(it.id) + " (" + printable(it.source) + ")\n"
+              : text::hanging("", "  ", printable(it.id) + " (" + printable(it.source) + ")");
     out += md ? "\n    " + summary(it.d) + "\n" : text::hanging("  ", "    ", summary(it.d));
     if (it.printed_result)
       out += std::string(md ? "\n" : "") + "  printed encode result: " + std::to_string(*it.printed_result) +
@@ -283,7 +292,11 @@ json tma_section(const std::vector<Item>& items, bool table_mode, const std::str
                  const std::string& mode) {
   json rows = json::array();
   for (const auto& it : items) {
-    json row{{"label", it.label}, {"source", it.source}, {"descriptor", to_json(it.d)}, {"validator", to_json(it.v)}};
+    json row{{"id", it.id},
+             {"label", it.label},
+             {"source", it.source},
+             {"descriptor", to_json(it.d)},
+             {"validator", to_json(it.v)}};
     if (!it.values.empty()) row["sweep"] = it.values;
     if (it.printed_result) row["printed_encode_result"] = *it.printed_result;
     if (table_mode) row["expected_errors"] = it.table_errors;

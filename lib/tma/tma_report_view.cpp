@@ -58,13 +58,22 @@ std::vector<Item> items_from_report(const report::Report& r, const std::string& 
     if (!t->is_number_integer()) malformed("target_cc", "expected an integer");
     target_cc = t->get<int>();
   }
+  std::vector<std::string> host_ids;
+  for (const auto& res : r.results)
+    if (res.outcome == report::Outcome::host_valid || res.outcome == report::Outcome::host_invalid)
+      host_ids.push_back(res.case_id);
   std::vector<Item> items;
   for (std::size_t i = 0; i < rows->size(); ++i) {
     const json& row = (*rows)[i];
     const std::string where = "rows[" + std::to_string(i) + "]";
     if (!row.is_object()) malformed(where, "expected an object");
     Item it;
+    it.id = string_member(row, "id", where, malformed);
     it.label = string_member(row, "label", where, malformed);
+    // A report written before rows kept their case id: the validator's result of the same
+    // row (one per row, in row order).
+    if (it.id.empty() && i < host_ids.size()) it.id = host_ids[i];
+    if (it.id.empty()) it.id = it.label;
     it.source = string_member(row, "source", where, malformed);
     it.note = string_member(row, "note", where, malformed);
     const auto d = row.find("descriptor");
@@ -92,11 +101,15 @@ std::string render_tma_report(const report::Report& r, bool md, const std::strin
   const json tma = report::to_json(*r.extra.find("tma"));
   const bool table_mode = tma.value("mode", std::string()) == "table";
   std::string gpu_line = tma.value("gpu_part", std::string());
-  if (gpu_line.empty())  // a report written before the section kept the command's own line
-    gpu_line = r.gpu.ran ? "GPU part: cuTensorMapEncodeTiled in a child process"
-                         : "GPU part: could not run - " + r.gpu.reason.value_or("?");
+  if (gpu_line.empty()) {  // a report written before the section kept the command's own line
+    const std::string reason = r.gpu.reason.value_or("?");
+    gpu_line = r.gpu.ran                              ? "GPU part: cuTensorMapEncodeTiled in a child process"
+               : reason.rfind("GPU part:", 0) == 0 ? reason
+               : reason.rfind("--", 0) == 0        ? "GPU part: not run (" + reason + ")"
+                                                      : "GPU part: could not run - " + reason;
+  }
   if (const std::string target = tma.value("target_text", std::string()); !target.empty())
-    gpu_line += std::string("\n") + (md ? "" : "  ") + "target: " + target;
+    gpu_line += "\ntarget: " + target;
   std::string text = render_items(items, table_mode, gpu_line, md);
   text += (md ? "**verdict: " : "verdict: ") + std::string(report::to_string(r.verdict.status)) + (md ? "**\n" : "\n");
   for (const auto& why : r.verdict.reasons) text += text::hanging("  - ", "    ", printable(why));

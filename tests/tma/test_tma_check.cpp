@@ -42,7 +42,9 @@ TEST_CASE("tma check: the seed printout gives one item per block, each judged on
   CHECK(out.results[0].outcome == Outcome::host_invalid);
   CHECK_THAT(out.results[0].reason, Catch::Contains("global_stride"));
   const std::string text = tma::render_items(items, false, "GPU part: not run", false);
-  CHECK_THAT(text, Catch::Contains("descriptor") && Catch::Contains("INVALID:"));
+  // Rows by case id, the details of each block under its id and source.
+  CHECK_THAT(text, Catch::Contains("tma.log.block1 ") && Catch::Contains("INVALID:") &&
+                       Catch::Contains("tma.log.block3 ("));
 }
 
 TEST_CASE("tma check: a valid descriptor is ok without the GPU part, no_gpu when it was wanted", "[tma][check]") {
