@@ -46,7 +46,7 @@ std::optional<report::Result> device_of(const json& row, const std::string& wher
 
 }  // namespace
 
-std::vector<Item> items_from_report(const report::Report& r, const std::string& file) {
+ReportItems items_from_report(const report::Report& r, const std::string& file) {
   const Malformed malformed{file};
   const report::Value* section = r.extra.find("tma");
   if (!section) malformed("", "the report has no tma section");
@@ -62,7 +62,7 @@ std::vector<Item> items_from_report(const report::Report& r, const std::string& 
   for (const auto& res : r.results)
     if (res.outcome == report::Outcome::host_valid || res.outcome == report::Outcome::host_invalid)
       host_ids.push_back(res.case_id);
-  std::vector<Item> items;
+  ReportItems out;
   for (std::size_t i = 0; i < rows->size(); ++i) {
     const json& row = (*rows)[i];
     const std::string where = "rows[" + std::to_string(i) + "]";
@@ -86,20 +86,21 @@ std::vector<Item> items_from_report(const report::Report& r, const std::string& 
     if (const auto s = row.find("sweep"); s != row.end()) it.values = *s;
     if (const auto p = row.find("printed_encode_result"); p != row.end() && p->is_number_integer())
       it.printed_result = p->get<int>();
-    if (const auto e = row.find("expected_errors"); e != row.end() && e->is_array())
+    if (const auto e = row.find("expected_errors"); e != row.end() && e->is_array()) {
+      out.table_mode = true;
       for (const auto& id : *e)
         if (id.is_string()) it.table_errors.push_back(id.get<std::string>());
+    }
     it.v = validate(it.d, target_cc);
     it.device = device_of(row, where, malformed);
-    items.push_back(std::move(it));
+    out.items.push_back(std::move(it));
   }
-  return items;
+  return out;
 }
 
 std::string render_tma_report(const report::Report& r, bool md, const std::string& file) {
-  const auto items = items_from_report(r, file);
+  const auto [items, table_mode] = items_from_report(r, file);
   const json tma = report::to_json(*r.extra.find("tma"));
-  const bool table_mode = tma.value("mode", std::string()) == "table";
   std::string gpu_line = tma.value("gpu_part", std::string());
   if (gpu_line.empty()) {  // a report written before the section kept the command's own line
     const std::string reason = r.gpu.reason.value_or("?");

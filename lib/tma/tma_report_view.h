@@ -12,9 +12,14 @@
 
 namespace cudadiag::tma {
 
-// The items of report.tma (extra["tma"]), validated for its target_cc. Throws InputError
+// The items of report.tma (extra["tma"]), validated for its target_cc; table_mode: the
+// rows are the rule table's (they carry the table's expected errors). Throws InputError
 // naming `file` and the member when the section is missing or malformed.
-std::vector<Item> items_from_report(const report::Report& r, const std::string& file);
+struct ReportItems {
+  std::vector<Item> items;
+  bool table_mode = false;
+};
+ReportItems items_from_report(const report::Report& r, const std::string& file);
 
 // What `cudadiag tma` prints for the report: the matrix and details, then the verdict
 // with its reasons (text or Markdown). `file`: where the report came from, for errors.
