@@ -73,7 +73,7 @@ void run_compare(const CompareCommandOptions& opts) {
   } else if (format == report::Format::md) {
     text = compare::render_compare_md(r);
   } else {
-    text = compare::render_compare_text(r, use_color(opts.common));
+    text = compare::render_compare_text(r, use_color(opts.common), opts.common.verbose > 0);
   }
   emit_text(text, opts.common);
   spdlog::debug("rendered and wrote it in {:.2f} s", clock.lap());

@@ -30,7 +30,7 @@ std::string shown(const report::Report& r, const CommonOptions& common, const st
   const auto format = report::parse_format(common.format);
   const auto command = report::parse_command(r.invocation.command);
   if (format != report::Format::json && command == report::Command::compare)
-    return format == report::Format::md ? compare::render_compare_md(r) : compare::render_compare_text(r, use_color(common));
+    return format == report::Format::md ? compare::render_compare_md(r) : compare::render_compare_text(r, use_color(common), common.verbose > 0);
   if (format != report::Format::json && command == report::Command::tma && r.extra.find("tma"))
     return tma::render_tma_report(r, format == report::Format::md, path);
   return report::render(r, format, use_color(common), common.verbose > 0);

@@ -247,12 +247,29 @@ std::string render_compare_md(const report::Report& r) {
   return out.str();
 }
 
-std::string render_compare_text(const report::Report& r, bool color) {
+std::string render_compare_text(const report::Report& r, bool color, bool verbose) {
   const json& cmp = comparison_of(r);
   std::ostringstream out;
   out << "cudadiag compare: " << status_colored(r.verdict.status, color) << "\n"
       << text::hanging("", "  ", printable(summary_sentence(r)));
-  for (const auto& reason : r.verdict.reasons) out << text::hanging("  - ", "    ", printable(reason));
+  const bool summary = is_fleet(cmp) && !verbose;
+  constexpr std::size_t kSummaryReasons = 3;
+  const std::size_t reasons = summary ? std::min(r.verdict.reasons.size(), kSummaryReasons) : r.verdict.reasons.size();
+  for (std::size_t k = 0; k < reasons; ++k) out << text::hanging("  - ", "    ", printable(r.verdict.reasons[k]));
+  if (reasons < r.verdict.reasons.size())
+    out << fmt::format("  - … and {} more (-v lists them)\n", r.verdict.reasons.size() - reasons);
+  if (summary) {
+    for (const auto& s : fleet_summary_sections(cmp)) text_section(out, s);
+    // Notes (a report passed over, a weaker comparison) stay: a few of them.
+    constexpr std::size_t kSummaryNotes = 4;
+    const auto& notes = member_or_empty(cmp, "notes");
+    if (!notes.empty()) out << "\nNotes\n";
+    for (std::size_t k = 0; k < notes.size() && k < kSummaryNotes; ++k)
+      out << text::hanging("  - ", "    ", printable(text_of(notes[k])));
+    if (notes.size() > kSummaryNotes) out << fmt::format("  - … and {} more (-v lists them)\n", notes.size() - kSummaryNotes);
+    out << "\n" << text::hanging("", "  ", "Every table: add -v, or keep the JSON report (--format json -o FILE).");
+    return out.str();
+  }
   if (is_fleet(cmp)) {
     for (const auto& s : fleet_sections(cmp)) text_section(out, s);
   } else {

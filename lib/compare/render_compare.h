@@ -9,7 +9,10 @@
 
 namespace cudadiag::compare {
 
-std::string render_compare_text(const report::Report& r, bool color = false);
+// From four reports on, the text is a summary that fits one screen (the verdict, its
+// first reasons, the largest groups and the hosts that stand out); `verbose` (-v) adds
+// every table. Two or three reports: every table, a column per host.
+std::string render_compare_text(const report::Report& r, bool color = false, bool verbose = false);
 std::string render_compare_md(const report::Report& r);
 
 // One-sentence summary of the verdict, shared by both renderers.

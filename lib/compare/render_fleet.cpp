@@ -15,6 +15,9 @@ using report::json;
 
 constexpr std::size_t kRowsShown = 20;    // rows of a fleet table
 constexpr std::size_t kValuesShown = 4;   // values in one cell
+// The summary (text without -v) fits one screen: a few rows per table, a few values per cell.
+constexpr std::size_t kSummaryRows = 6;
+constexpr std::size_t kSummaryHosts = 4;
 
 std::string more_rows(std::size_t total, const char* what) {
   return total > kRowsShown ? fmt::format("… and {} more {} (the JSON report lists all of them)", total - kRowsShown, what)
@@ -24,6 +27,15 @@ std::string more_rows(std::size_t total, const char* what) {
 std::string joined(const json& arr, const std::string& sep, const std::string& none = "—") {
   const std::string s = join_values(arr, sep);
   return s.empty() ? none : s;
+}
+
+// The first `shown` values of arr joined, and how many more there are: a cell that lists
+// a group's differing cases must stay a cell, not hundreds of lines.
+std::string joined_capped(const json& arr, const std::string& sep, std::size_t shown, const std::string& none = "—") {
+  if (!arr.is_array() || arr.size() <= shown) return joined(arr, sep, none);
+  json head = json::array();
+  for (std::size_t k = 0; k < shown; ++k) head.push_back(arr[k]);
+  return join_values(head, sep) + fmt::format(" and {} more", arr.size() - shown);
 }
 
 // "580.65.06: 9995 (node0001); 575.57.08: 5 (node0042)"
@@ -68,9 +80,37 @@ Section groups(const json& cmp) {
   for (std::size_t k = 0; k < all.size() && k < kRowsShown; ++k) {
     const auto& g = all[k];
     s.rows.push_back({g.value("id", ""), std::to_string(g.value("hosts", 0)), g.value("example", ""),
-                      g.value("environment", ""), g.value("verdict", ""), joined(g["outcomes"], "; ")});
+                      g.value("environment", ""), g.value("verdict", ""), joined_capped(g["outcomes"], "; ", kRowsShown)});
   }
   s.footnote = more_rows(all.size(), "groups");
+  return s;
+}
+
+// The summary's groups: the largest ones first (as the report orders them), with how many
+// cases each differs in (which ones: the hosts that stand out, and -v).
+Section summary_groups(const json& cmp) {
+  Section s{"Groups of identical hosts (the largest first)",
+            {"group", "hosts", "example", "own verdict", "differs from most hosts in"}, {}, "", ""};
+  const auto& all = member_or_empty(cmp, "groups");
+  for (std::size_t k = 0; k < all.size() && k < kSummaryRows; ++k) {
+    const auto& g = all[k];
+    const auto differing = member_or_empty(g, "outcomes").size();
+    s.rows.push_back({g.value("id", ""), std::to_string(g.value("hosts", 0)), g.value("example", ""),
+                      g.value("verdict", ""), differing == 0 ? std::string("—") : fmt::format("{} case(s)", differing)});
+  }
+  if (all.size() > kSummaryRows) s.footnote = fmt::format("… and {} more groups", all.size() - kSummaryRows);
+  return s;
+}
+
+// The hosts that stand out, each with its first cases and its first environment difference.
+Section summary_standouts(const json& cmp) {
+  Section s{"Hosts that stand out from the majority", {"host", "cases", "environment"}, {}, "", ""};
+  if (!cmp.contains("baseline")) return s;
+  const auto& all = member_or_empty(cmp["baseline"], "outliers");
+  for (std::size_t k = 0; k < all.size() && k < kSummaryHosts; ++k)
+    s.rows.push_back({all[k].value("host", ""), joined_capped(all[k]["cases"], ", ", 1),
+                      joined_capped(all[k]["environment"], "; ", 1, "—")});
+  if (all.size() > kSummaryHosts) s.footnote = fmt::format("… and {} more hosts", all.size() - kSummaryHosts);
   return s;
 }
 
@@ -194,6 +234,8 @@ Section unpaired(const json& cmp) {
 }
 
 }  // namespace
+
+std::vector<Section> fleet_summary_sections(const json& cmp) { return {summary_groups(cmp), summary_standouts(cmp)}; }
 
 std::vector<Section> fleet_sections(const json& cmp) {
   return {overview(cmp),   groups(cmp),   environments(cmp), environment_values(cmp), outcomes(cmp),

@@ -91,7 +91,17 @@ void text_table(std::ostringstream& out, const std::string& title, const Row& he
   }
   std::size_t last_at = kIndent;
   for (std::size_t i = 0; i + 1 < n; ++i) last_at += width[i] + kGap;
-  if (n > 1 && last_at + std::min(width[n - 1], kLastMin) > line_width) {
+  // The last column wraps between words, never inside one: its longest word must fit too.
+  std::size_t longest_word = 0;
+  for (const auto& r : rows) {
+    const std::string c = cell(r, n - 1);
+    for (std::size_t at = 0; at < c.size();) {
+      const std::size_t end = std::min(c.find(' ', at), c.size());
+      longest_word = std::max(longest_word, text::display_width(std::string_view(c).substr(at, end - at)));
+      at = end + 1;
+    }
+  }
+  if (n > 1 && last_at + std::max(std::min(width[n - 1], kLastMin), longest_word) > line_width) {
     std::size_t label_width = 0;
     for (std::size_t i = 1; i < n; ++i) label_width = std::max(label_width, text::display_width(cell(header, i)));
     for (const auto& r : rows) {

@@ -87,7 +87,7 @@ TEST_CASE("fleet: 200 real reports, one node on another driver failing one case"
   const auto cmp = cudadiag::report::to_json(*r.extra.find("comparison"));
   CHECK(cmp["reports"].size() == 200);
   CHECK(cmp["groups"][0]["members"].size() == 199);
-  const auto raw = render_compare_text(r);
+  const auto raw = render_compare_text(r, false, true);  // every table (-v)
   const auto text = cudadiag::test::unwrapped(raw);  // values wrap at 80 columns
   const auto md = render_compare_md(r);
   CHECK(longest_line(raw) <= 80);
@@ -103,6 +103,36 @@ TEST_CASE("fleet: 200 real reports, one node on another driver failing one case"
   CHECK_THAT(text, Catch::Contains("580.159.04: 199 (node000); 575.57.08: 1 (node137)"));
   CHECK_THAT(md, Catch::Contains("### Groups (same environment, outcomes and own verdict)"));
   CHECK_THAT(md, Catch::Contains("| G1 | 199 | node000 | E1 | healthy | — |"));
+}
+
+TEST_CASE("fleet: 16 hosts that each differ in many cases read in one screen without -v", "[compare][fleet]") {
+  // Every host fails its own dozen of the 49 cases: 16 groups, each differing in 12 cases.
+  auto set = fleet_of("device_h100.json", 16, [](std::size_t i, json& doc) {
+    doc["driver"]["version"] = "580.159." + std::to_string(10 + i);
+    auto& results = doc["results"];
+    for (std::size_t k = 0; k < 12; ++k) {
+      auto& r = results[(i * 3 + k) % results.size()];
+      r["outcome"] = "cuda_error";
+      r["expectation_met"] = false;
+      r["error"] = {{"code", 700}, {"name", "cudaErrorIllegalAddress"}};
+      r["repeats"] = {{"runs", 1}, {"failures", 1}, {"histogram", {{"cuda_error", 1}}}};
+    }
+  });
+  const auto c = compare_digests(std::move(set), {});
+  const auto r = comparison_report(c, {}, {"cudadiag", "compare"});
+  const auto summary = render_compare_text(r);
+  const auto lines = static_cast<std::size_t>(std::count(summary.begin(), summary.end(), '\n'));
+  INFO(summary);
+  CHECK(lines <= 40);
+  CHECK(longest_line(summary) <= 80);
+  CHECK_THAT(summary, Catch::StartsWith("cudadiag compare: host_specific\n"));
+  CHECK_THAT(summary, Catch::Contains("more (-v lists them)") && Catch::Contains("… and 10 more groups"));
+  CHECK_THAT(summary, Catch::Contains("Every table: add -v, or keep the JSON report"));
+  // -v: every table, still within the width, and far longer.
+  const auto detailed = render_compare_text(r, false, true);
+  CHECK(longest_line(detailed) <= 80);
+  CHECK_THAT(detailed, Catch::Contains("Environment (≠ marks a difference)") && Catch::Contains("Suspects"));
+  CHECK(static_cast<std::size_t>(std::count(detailed.begin(), detailed.end(), '\n')) > 2 * lines);
 }
 
 TEST_CASE("fleet: a host failing far more often than the rest is host-specific", "[compare][fleet]") {
@@ -152,7 +182,8 @@ TEST_CASE("fleet: hosts on another driver that fail together are one environment
   const auto& t = c.grouping.tests[0];
   CHECK((t.failures == 5 && t.runs == 5 && t.rest_failures == 0 && t.rest_runs == 25));
   CHECK(t.significant);
-  const auto text = cudadiag::test::unwrapped(render_compare_text(comparison_report(c, {}, {})));
+  // The rate test is a detail (-v); the summary keeps the verdict's reasons.
+  const auto text = cudadiag::test::unwrapped(render_compare_text(comparison_report(c, {}, {}), false, true));
   CHECK_THAT(text, Catch::Contains("E2 (5 hosts)"));
   CHECK_THAT(text, Catch::Contains("misses its expectation (ok) on 5 hosts: cuda_error 1 cudaErrorInvalidValue (node003, "
                                    "node009, node015 and 2 more); meets it on 25 hosts"));
