@@ -1,6 +1,5 @@
 #include "apps/interposer/alloc_site.h"
 
-#include <dlfcn.h>
 #include <execinfo.h>
 #include <link.h>
 #include <unistd.h>
@@ -9,7 +8,10 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "apps/interposer/debug_log.h"
+#include "apps/interposer/python_stack.h"
 #include "apps/interposer/real_dlsym.h"
+#include "apps/interposer/stack_unwind.h"
 
 namespace cudadiag::interposer {
 namespace {
@@ -21,18 +23,29 @@ struct Range {
   std::uint64_t end = 0;
 };
 
-// The modules recorded into `g_modules_ring`, sorted by begin: a return address found in
-// one of them needs no new look at the loaded objects.
+// The modules recorded into the ring `g_modules_ring` names, sorted by begin: a return
+// address found in one of them needs no new look at the loaded objects. The lock guards
+// these variables only, for a look-up or an insertion: nothing is allocated and no other
+// lock is waited for while it is held but the ring's own, for a copy (the loader's lock
+// is taken before it, by dl_iterate_phdr, never after).
 SpinLock g_modules_lock;
-RingWriter* g_modules_ring = nullptr;
+std::uint64_t g_modules_ring = 0;               // ring_identity() of that ring
 Range* g_known = nullptr;
 std::uint32_t g_known_count = 0;
 std::uint32_t g_known_capacity = 0;
-Range g_self;                                   // the interposer's own code
+std::uint32_t g_scanned_loads = ~0u;            // g_loads at the last look
+Range g_self;                                   // the interposer's own code (set at load)
 std::atomic<std::uint32_t> g_loads{0};          // libraries loaded (note_library_load)
-std::uint32_t g_loads_seen = ~0u;               // g_loads at the last look
 char g_exe[ring::kModulePathBytes];             // the program's own file
 
+// Which ring a site index refers to: a process of its own after fork records into
+// another file, possibly through the same writer.
+std::uint64_t ring_identity(RingWriter& ring) noexcept {
+  return reinterpret_cast<std::uint64_t>(ring.header()) ^
+         (static_cast<std::uint64_t>(static_cast<std::uint32_t>(ring.header()->owner_pid)) << 47);
+}
+
+// Caller holds g_modules_lock.
 bool known(std::uint64_t pc) noexcept {
   std::uint32_t lo = 0, hi = g_known_count;
   while (lo < hi) {
@@ -43,6 +56,7 @@ bool known(std::uint64_t pc) noexcept {
   return lo < g_known_count && g_known[lo].begin <= pc && pc < g_known[lo].end;
 }
 
+// Caller holds g_modules_lock.
 void insert_known(Range r) noexcept {
   if (g_known_count == g_known_capacity) return;
   std::uint32_t i = g_known_count;
@@ -54,13 +68,31 @@ void insert_known(Range r) noexcept {
   ++g_known_count;
 }
 
-struct Scan {
-  RingWriter* ring;
-  std::uint64_t self_pc;
-};
+// Makes the table mirror `ring` (empty for a new one); the table is allocated unlocked.
+void adopt_ring(RingWriter& ring, std::uint64_t identity) noexcept {
+  g_modules_lock.lock();
+  const bool same = g_modules_ring == identity;
+  g_modules_lock.unlock();
+  if (same) return;
+  const std::uint32_t capacity = ring.header()->module_capacity;
+  auto* fresh = static_cast<Range*>(std::calloc(capacity ? capacity : 1, sizeof(Range)));
+  Range* old = nullptr;
+  g_modules_lock.lock();
+  if (g_modules_ring != identity) {
+    old = g_known;
+    g_known = fresh;
+    g_known_capacity = fresh ? capacity : 0;
+    g_known_count = 0;
+    g_scanned_loads = ~0u;
+    g_modules_ring = identity;
+    fresh = nullptr;
+  }
+  g_modules_lock.unlock();
+  std::free(old);
+  std::free(fresh);
+}
 
-int on_object(dl_phdr_info* info, size_t, void* data) {
-  auto* scan = static_cast<Scan*>(data);
+Range load_range(const dl_phdr_info* info) noexcept {
   std::uint64_t lo = ~0ull, hi = 0;
   for (int i = 0; i < info->dlpi_phnum; ++i) {
     const auto& ph = info->dlpi_phdr[i];
@@ -68,172 +100,151 @@ int on_object(dl_phdr_info* info, size_t, void* data) {
     lo = ph.p_vaddr < lo ? ph.p_vaddr : lo;
     hi = ph.p_vaddr + ph.p_memsz > hi ? ph.p_vaddr + ph.p_memsz : hi;
   }
-  if (lo >= hi) return 0;
-  const Range r{info->dlpi_addr + lo, info->dlpi_addr + hi};
-  if (r.begin <= scan->self_pc && scan->self_pc < r.end) {
-    g_self = r;
-    return 0;  // the interposer's frames are never kept
-  }
-  for (std::uint32_t i = 0; i < g_known_count; ++i)
-    if (g_known[i].begin == r.begin) return 0;
-  const char* path = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : g_exe;
+  return lo < hi ? Range{info->dlpi_addr + lo, info->dlpi_addr + hi} : Range{};
+}
+
+struct Scan {
+  RingWriter* ring;
+  std::uint64_t identity;
+};
+
+int on_object(dl_phdr_info* info, size_t, void* data) {
+  auto* scan = static_cast<Scan*>(data);
+  const Range r = load_range(info);
+  if (r.begin >= r.end || r.begin == g_self.begin) return 0;  // the interposer's frames are never kept
   ModuleEvent e;
   e.begin = r.begin;
   e.end = r.end;
   e.bias = info->dlpi_addr;
-  e.path = path;
-  if (scan->ring->add_module(e)) insert_known(r);
+  e.path = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : g_exe;
+  g_modules_lock.lock();
+  if (g_modules_ring == scan->identity && !known(r.begin) && scan->ring->add_module(e)) insert_known(r);
+  g_modules_lock.unlock();
   return 0;
 }
 
-// Caller holds g_modules_lock.
-void look_at_loaded_objects(RingWriter& ring) noexcept {
-  if (g_modules_ring != &ring) {  // a new ring (a process of its own after fork): its table is empty
-    g_modules_ring = &ring;
-    g_known_count = 0;
-    g_loads_seen = ~0u;
-    std::free(g_known);
-    g_known_capacity = ring.header()->module_capacity;
-    g_known = static_cast<Range*>(std::calloc(g_known_capacity ? g_known_capacity : 1, sizeof(Range)));
-    if (!g_known) g_known_capacity = 0;
+int on_object_for_self(dl_phdr_info* info, size_t, void* data) {
+  const auto pc = *static_cast<std::uint64_t*>(data);
+  const Range r = load_range(info);
+  if (r.begin <= pc && pc < r.end) {
+    g_self = r;
+    return 1;
   }
-  const std::uint32_t loads = g_loads.load(std::memory_order_acquire);
-  if (loads == g_loads_seen) return;
-  g_loads_seen = loads;
-  Scan scan{&ring, reinterpret_cast<std::uint64_t>(&look_at_loaded_objects)};
+  return 0;
+}
+
+// Records the modules of the site's return addresses that `ring` does not hold yet: the
+// loaded objects are looked at again only after a library was loaded.
+void note_modules(RingWriter& ring, std::uint64_t identity, const SiteEvent& e, std::uint32_t loads) noexcept {
+  adopt_ring(ring, identity);
+  g_modules_lock.lock();
+  bool unknown = false;
+  for (std::uint32_t i = 0; i < e.frame_count && !unknown; ++i) unknown = !known(e.frames[i]);
+  const bool look = unknown && g_scanned_loads != loads;
+  if (look) g_scanned_loads = loads;
+  g_modules_lock.unlock();
+  if (!look) return;
+  Scan scan{&ring, identity};
   dl_iterate_phdr(&on_object, &scan);
 }
 
-// --- Python ------------------------------------------------------------------------
+// --- host frames -------------------------------------------------------------------
 
-struct PyApi {
-  int (*is_initialized)() = nullptr;
-  int (*gil_check)() = nullptr;
-  void* (*get_frame)() = nullptr;              // PyEval_GetFrame: borrowed
-  int (*frame_line)(void*) = nullptr;          // PyFrame_GetLineNumber
-  void* (*frame_code)(void*) = nullptr;        // PyFrame_GetCode: new reference
-  void* (*frame_back)(void*) = nullptr;        // PyFrame_GetBack: new reference
-  void* (*get_attr)(void*, const char*) = nullptr;  // PyObject_GetAttrString: new reference
-  const char* (*as_utf8)(void*) = nullptr;     // PyUnicode_AsUTF8
-  void (*dec_ref)(void*) = nullptr;            // Py_DecRef
-  void* (*err_occurred)() = nullptr;
-  void (*err_clear)() = nullptr;
-  bool complete() const {
-    return is_initialized && gil_check && get_frame && frame_line && frame_code && frame_back && get_attr &&
-           as_utf8 && dec_ref && err_occurred && err_clear;
+// What the capture cost, for the debug log at exit.
+std::atomic<std::uint64_t> g_new_keys{0};      // sites worked out in full
+std::atomic<std::uint64_t> g_by_backtrace{0};  // host stacks read by backtrace
+
+void host_frames(SiteEvent& e, std::uint32_t loads) noexcept {
+  constexpr int kRaw = static_cast<int>(ring::kSiteFrames) + 16;  // the interposer's own frames come first
+  std::uint64_t raw[kRaw];
+  int n = unwind_stack(raw, kRaw, loads);
+  if (n < 0) {
+    g_by_backtrace.fetch_add(1, std::memory_order_relaxed);
+    void* frames[kRaw];
+    n = backtrace(frames, kRaw);
+    for (int i = 0; i < n; ++i) raw[i] = reinterpret_cast<std::uint64_t>(frames[i]);
+  }
+  for (int i = 0; i < n && e.frame_count < ring::kSiteFrames; ++i) {
+    if (g_self.begin <= raw[i] && raw[i] < g_self.end) continue;  // the interposer's own frames
+    e.frames[e.frame_count++] = raw[i];
+  }
+}
+
+// --- sites seen before ---------------------------------------------------------------
+// The site index of each (ring, host frames, Python frames' code and offset) seen, under
+// two 64-bit hashes of them: a site seen before costs the two walks and a look-up, not
+// the reading of Python's strings and lines or the ring's own comparison. Filled once
+// per key and never overwritten (the value is stored before the key is published); when
+// a key's neighbourhood is full it is not kept and its site is worked out each time.
+
+struct SiteKey {
+  std::uint64_t a = 0x243f6a8885a308d3ull;
+  std::uint64_t b = 0x13198a2e03707344ull;
+  void mix(std::uint64_t v) noexcept {
+    a = (a ^ v) * 0x9e3779b97f4a7c15ull;
+    a ^= a >> 29;
+    b = (b ^ v) * 0xc2b2ae3d27d4eb4full;
+    b ^= b >> 31;
   }
 };
 
-PyApi g_py;
-std::atomic<bool> g_py_ready{false};
-std::uint32_t g_py_loads_seen = ~0u;  // g_loads when the interpreter was last looked for
-
-template <class F>
-void look_up(F& out, const char* name) noexcept {
-  const DlsymFn dlsym_fn = real_dlsym();
-  out = dlsym_fn ? reinterpret_cast<F>(dlsym_fn(RTLD_DEFAULT, name)) : nullptr;
-}
-
-// Caller holds g_modules_lock.
-bool python_api() noexcept {
-  if (g_py_ready.load(std::memory_order_acquire)) return true;
-  const std::uint32_t loads = g_loads.load(std::memory_order_acquire);
-  if (loads == g_py_loads_seen) return false;  // not there at the last look, nothing loaded since
-  g_py_loads_seen = loads;
-  PyApi p;
-  look_up(p.is_initialized, "Py_IsInitialized");
-  if (!p.is_initialized) return false;
-  look_up(p.gil_check, "PyGILState_Check");
-  look_up(p.get_frame, "PyEval_GetFrame");
-  look_up(p.frame_line, "PyFrame_GetLineNumber");
-  look_up(p.frame_code, "PyFrame_GetCode");
-  look_up(p.frame_back, "PyFrame_GetBack");
-  look_up(p.get_attr, "PyObject_GetAttrString");
-  look_up(p.as_utf8, "PyUnicode_AsUTF8");
-  look_up(p.dec_ref, "Py_DecRef");
-  look_up(p.err_occurred, "PyErr_Occurred");
-  look_up(p.err_clear, "PyErr_Clear");
-  if (!p.complete()) return false;  // an interpreter older than 3.9
-  g_py = p;
-  g_py_ready.store(true, std::memory_order_release);
-  return true;
-}
-
-// The interpreter's own modules and installed packages are not the user's code.
-bool user_file(const char* file) noexcept {
-  if (!file[0] || file[0] == '<') return false;  // <frozen ...>, <string>
-  return !std::strstr(file, "/site-packages/") && !std::strstr(file, "/dist-packages/") &&
-         !std::strstr(file, "/lib/python3.");
-}
-
-void copy_tail(char* dst, std::size_t size, const char* src, std::uint8_t& flags) noexcept {
-  std::memset(dst, 0, size);
-  if (!src) return;
-  const std::size_t n = std::strlen(src);
-  if (n < size) {
-    std::memcpy(dst, src, n);
-    return;
+SiteKey site_key(std::uint64_t identity, const SiteEvent& e, const PythonStack& py) noexcept {
+  SiteKey k;
+  k.mix(identity);
+  k.mix(e.frame_count);
+  for (std::uint32_t i = 0; i < e.frame_count; ++i) k.mix(e.frames[i]);
+  k.mix(static_cast<std::uint64_t>(py.state) << 32 | py.depth);
+  for (std::uint32_t i = 0; i < py.depth; ++i) {
+    k.mix(reinterpret_cast<std::uint64_t>(py.code[i]));
+    k.mix(static_cast<std::uint32_t>(py.offset[i]));
   }
-  std::memcpy(dst, src + n - (size - 1), size - 1);  // the path's end names the file
-  flags |= ring::kPythonFileCut;
+  if (k.a < 2) k.a += 2;  // 0: an empty slot, 1: one being filled
+  return k;
 }
 
-void copy_head(char* dst, std::size_t size, const char* src) noexcept {
-  std::memset(dst, 0, size);
-  if (!src) return;
-  const std::size_t n = strnlen(src, size - 1);
-  std::memcpy(dst, src, n);
+constexpr std::uint32_t kKeySlots = 1u << 14;
+constexpr std::uint32_t kKeyProbes = 8;
+
+struct KeySlot {
+  std::atomic<std::uint64_t> key;    // SiteKey::a
+  std::atomic<std::uint64_t> value;  // SiteKey::b's high half, the site index
+};
+KeySlot g_keys[kKeySlots];
+
+std::uint32_t key_home(const SiteKey& k) noexcept { return static_cast<std::uint32_t>(k.b) & (kKeySlots - 1); }
+std::uint64_t key_value(const SiteKey& k, std::uint32_t site) noexcept { return (k.b & ~0xffffffffull) | site; }
+
+std::uint32_t known_site(const SiteKey& k) noexcept {
+  for (std::uint32_t i = 0; i < kKeyProbes; ++i) {
+    KeySlot& s = g_keys[(key_home(k) + i) & (kKeySlots - 1)];
+    const std::uint64_t at = s.key.load(std::memory_order_acquire);
+    if (at == 0) break;
+    if (at != k.a) continue;
+    const std::uint64_t v = s.value.load(std::memory_order_relaxed);
+    if ((v & ~0xffffffffull) == (k.b & ~0xffffffffull)) return static_cast<std::uint32_t>(v);
+  }
+  return ring::kNoSite;
 }
 
-bool read_frame(void* frame, ring::PythonFrame& out) noexcept {
-  out = ring::PythonFrame{};
-  void* code = g_py.frame_code(frame);
-  if (!code) return false;
-  out.line = g_py.frame_line(frame);
-  if (void* file = g_py.get_attr(code, "co_filename")) {
-    copy_tail(out.file, sizeof out.file, g_py.as_utf8(file), out.flags);
-    g_py.dec_ref(file);
-  }
-  if (void* name = g_py.get_attr(code, "co_name")) {
-    copy_head(out.function, sizeof out.function, g_py.as_utf8(name));
-    g_py.dec_ref(name);
-  }
-  g_py.dec_ref(code);
-  if (user_file(out.file)) out.flags |= ring::kPythonUserFrame;
-  return true;
-}
-
-// The innermost Python frame, then the innermost one of the user's code (when it is not
-// the same). Read only by the thread that holds the interpreter's lock, with no exception
-// in flight (what this reads must not disturb one).
-std::uint32_t python_frames(ring::PythonFrame* out, ring::PythonState& state) noexcept {
-  if (!g_py.is_initialized()) return 0;
-  if (!g_py.gil_check()) {
-    state = ring::PythonState::lock_released;
-    return 0;
-  }
-  if (g_py.err_occurred()) {
-    state = ring::PythonState::error_pending;
-    return 0;
-  }
-  state = ring::PythonState::read;
-  void* frame = g_py.get_frame();
-  std::uint32_t count = 0;
-  bool owned = false;
-  for (int depth = 0; frame && depth < 64 && count < ring::kPythonFrames; ++depth) {
-    ring::PythonFrame f;
-    if (read_frame(frame, f) && (depth == 0 || (f.flags & ring::kPythonUserFrame))) {
-      out[count++] = f;
-      if (f.flags & ring::kPythonUserFrame) break;  // the user's line: nothing further out is needed
+void keep_site(const SiteKey& k, std::uint32_t site) noexcept {
+  for (std::uint32_t i = 0; i < kKeyProbes; ++i) {
+    KeySlot& s = g_keys[(key_home(k) + i) & (kKeySlots - 1)];
+    std::uint64_t expected = 0;
+    if (s.key.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) {
+      s.value.store(key_value(k, site), std::memory_order_relaxed);
+      s.key.store(k.a, std::memory_order_release);
+      return;
     }
-    void* back = g_py.frame_back(frame);
-    if (owned) g_py.dec_ref(frame);
-    frame = back;
-    owned = true;
+    if (expected == k.a) return;  // another thread kept it
   }
-  if (owned && frame) g_py.dec_ref(frame);
-  if (g_py.err_occurred()) g_py.err_clear();
-  return count;
+}
+
+__attribute__((destructor)) void log_site_costs() {
+  const std::uint64_t keys = g_new_keys.load(std::memory_order_relaxed);
+  if (keys)
+    debug_log("allocation sites: %llu worked out in full, %llu host stacks read by backtrace",
+              static_cast<unsigned long long>(keys),
+              static_cast<unsigned long long>(g_by_backtrace.load(std::memory_order_relaxed)));
 }
 
 }  // namespace
@@ -242,6 +253,9 @@ void init_allocation_sites() noexcept {
   // glibc's backtrace loads the unwinder on its first call: here, not inside an allocation.
   void* frames[2];
   (void)backtrace(frames, 2);
+  init_stack_unwind();
+  auto self_pc = reinterpret_cast<std::uint64_t>(&init_allocation_sites);
+  dl_iterate_phdr(&on_object_for_self, &self_pc);
   const ssize_t n = readlink("/proc/self/exe", g_exe, sizeof g_exe - 1);
   g_exe[n > 0 ? n : 0] = '\0';
 }
@@ -251,32 +265,24 @@ void note_library_load() noexcept { g_loads.fetch_add(1, std::memory_order_acq_r
 std::uint32_t capture_allocation_site(RingWriter& ring) noexcept {
   if (!ring.header() || ring.header()->site_capacity == 0) return ring::kNoSite;
   InternalScope internal;  // dlsym calls made meanwhile pass straight through
-  constexpr int kRaw = static_cast<int>(ring::kSiteFrames) + 16;
-  void* raw[kRaw];
-  const int n = backtrace(raw, kRaw);
-
+  const std::uint32_t loads = g_loads.load(std::memory_order_acquire);
+  const std::uint64_t identity = ring_identity(ring);
   SiteEvent e;
-  g_modules_lock.lock();
-  bool unknown = g_modules_ring != &ring;
-  for (int i = 0; i < n && !unknown; ++i) {
-    const auto pc = reinterpret_cast<std::uint64_t>(raw[i]);
-    if (!(g_self.begin <= pc && pc < g_self.end) && !known(pc)) unknown = true;
-  }
-  if (unknown) look_at_loaded_objects(ring);
-  std::uint32_t flags = ring::kStacksHost;
-  for (int i = 0; i < n && e.frame_count < ring::kSiteFrames; ++i) {
-    const auto pc = reinterpret_cast<std::uint64_t>(raw[i]);
-    if (g_self.begin <= pc && pc < g_self.end) continue;  // the interposer's own frames
-    e.frames[e.frame_count++] = pc;
-  }
-  const bool py = python_api();
-  g_modules_lock.unlock();
-  if (py) {
-    e.python_count = python_frames(e.python, e.python_state);
-    if (e.python_count) flags |= ring::kStacksPython;
-  }
-  ring.add_stack_flags(flags);
-  return ring.add_site(e);
+  host_frames(e, loads);
+  PythonStack py;
+  walk_python_stack(py, loads);
+  e.python_state = py.state;
+  const SiteKey key = site_key(identity, e, py);
+  const std::uint32_t seen = known_site(key);
+  if (seen != ring::kNoSite) return seen;
+
+  g_new_keys.fetch_add(1, std::memory_order_relaxed);
+  note_modules(ring, identity, e, loads);
+  e.python_count = describe_python_stack(py, e.python);
+  ring.add_stack_flags(ring::kStacksHost | (e.python_count ? ring::kStacksPython : 0));
+  const std::uint32_t site = ring.add_site(e);
+  if (site != ring::kNoSite) keep_site(key, site);
+  return site;
 }
 
 }  // namespace cudadiag::interposer

@@ -1,11 +1,13 @@
 #pragma once
 // Where an allocation was made: the host call stack of the allocating thread (return
-// addresses, the interposer's own frames left out) and, in a Python program whose
-// allocating thread holds the interpreter's lock, its innermost Python frame and the
-// innermost one of the user's own code. Kept once per distinct site in the ring
-// (ring_format.h, SiteSlot), with the loaded objects those addresses lie in (ModuleSlot),
-// so that the parent can name functions from the files' own symbols after the program
-// ended. Nothing is captured when the ring has no room for sites (CUDADIAG_RING_SITES=0).
+// addresses, the interposer's own frames left out; stack_unwind.h) and, in a Python
+// program, its innermost Python frame and the innermost one of the user's own code, read
+// from the thread's own frames whether it holds the interpreter's lock or not
+// (python_stack.h). Kept once per distinct site in the ring (ring_format.h, SiteSlot),
+// with the loaded objects those addresses lie in (ModuleSlot), so that the parent can
+// name functions from the files' own symbols after the program ended. A site seen before
+// is found from its two stacks' addresses alone. Nothing is captured when the ring has no
+// room for sites (CUDADIAG_RING_SITES=0).
 #include <cstdint>
 
 #include "apps/interposer/ring_writer.h"

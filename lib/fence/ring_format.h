@@ -67,10 +67,11 @@ inline constexpr std::uint32_t kStacksHost = 1;    // host call stacks were capt
 inline constexpr std::uint32_t kStacksPython = 2;  // Python frames were read at least once
 // SiteSlot field `python_state`: whether the Python frames could be read.
 enum class PythonState : std::uint8_t {
-  none = 0,          // no Python interpreter in the process (or one older than 3.9)
-  read = 1,          // read while the allocating thread held the interpreter's lock
-  lock_released = 2, // not read: the allocating thread had released the lock (PyTorch does, around its operators)
-  error_pending = 3, // not read: an exception was being raised
+  none = 0,            // no Python interpreter in the process
+  read = 1,            // read from the allocating thread's own frames
+  // 2 and 3 are not used
+  no_python_code = 4,  // the allocating thread was running no Python code (PyTorch runs backward on threads of its own)
+  unreadable = 5,      // not read: an interpreter other than CPython 3.9 to 3.13 with the GIL
 };
 // PythonFrame field `flags`.
 inline constexpr std::uint8_t kPythonUserFrame = 1;  // outside the interpreter's and installed packages

@@ -389,13 +389,14 @@ void read_sites(Bytes& bytes, const ring::Header& h, RingRead& r) {
       site.python.push_back(std::move(p));
     }
     switch (static_cast<ring::PythonState>(s.python_state)) {
-      case ring::PythonState::lock_released:
+      case ring::PythonState::no_python_code:
         site.python_note =
-            "no Python line: the allocating thread had released the interpreter's lock (PyTorch and CuPy do around their "
-            "operators), and its frames are read only under the lock";
+            "no Python line: the allocating thread was running no Python code (PyTorch runs backward on threads of its "
+            "own)";
         break;
-      case ring::PythonState::error_pending:
-        site.python_note = "no Python line: an exception was being raised when it allocated";
+      case ring::PythonState::unreadable:
+        site.python_note = "no Python line: the interpreter is not one whose frames the interposer reads (CPython 3.9 "
+                           "to 3.13 with the GIL)";
         break;
       case ring::PythonState::none:
       case ring::PythonState::read:

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # CPU checks of libcudadiag_fence.so, one per ctest (tests/interposer/CMakeLists.txt):
-#   run_checks.sh CHECK
+#   run_checks.sh CHECK [ARGUMENT]
 # Environment: INTERPOSER (the library), FAKE_DRIVER_DIR (holds the fake libcuda.so.1),
 # PROBE_LIBRARY_DIR, STATIC_RUNTIME, LINKED_DRIVER, DLSYM_PROBE, RING_DUMP, DEEPBIND_LIBRARY,
-# STATIC_CHILD, CUDADIAG.
+# STATIC_CHILD, NATIVE_THREAD, CUDADIAG.
 # A probe that dies on a guard exits 139 (SIGSEGV): the fake driver's memory is host
 # memory, so a guard the interposer placed is a real unmapped page.
 set -uo pipefail
-check=${1:?usage: run_checks.sh CHECK}
+check=${1:?usage: run_checks.sh CHECK [ARGUMENT]}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 readonly SEGV=139
@@ -44,6 +44,21 @@ expect_same() {  # NAME NAME
 }
 expect_empty() {  # NAME
   [[ ! -s $work/$1.out ]] || fail "$1 printed something"
+}
+# cpython VERSION: an interpreter of that minor version (python3.N on PATH, under pyenv,
+# in /usr); none: it says so and fails (the caller exits 77: skipped).
+cpython() {
+  local candidate
+  for candidate in "$(command -v "python$1" 2>/dev/null)" "${PYENV_ROOT:-$HOME/.pyenv}"/versions/"$1".*/bin/"python$1" \
+      /usr/bin/"python$1" /usr/local/bin/"python$1"; do
+    if [[ -x $candidate ]] && "$candidate" -c "import sys; sys.exit(sys.version[:${#1}+1] != '$1.')" 2>/dev/null; then
+      echo "CPython $1: $candidate" >&2
+      echo "$candidate"
+      return
+    fi
+  done
+  echo "SKIPPED: no CPython $1 here (python$1 on PATH, under pyenv, in /usr)" >&2
+  return 1
 }
 dump_ring() {  # NAME RING [--records]
   local name=$1 ring=$2
@@ -301,8 +316,8 @@ print(subprocess.run(["sh", "-c", "echo child"], capture_output=True, text=True)
       fail "the verdict does not say where #0 was allocated"
     command -v python3 >/dev/null || { echo "SKIPPED: python3 not installed (the Python half)"; exit 0; }
     # PyDLL keeps the interpreter's lock during the call (as an extension that allocates
-    # under it); CDLL releases it (as PyTorch does around its operators): then the frames
-    # are not read, and the site says why.
+    # under it); CDLL releases it (as PyTorch and CuPy do around their operators): the
+    # frames are read either way (python_line checks each CPython in detail).
     cat >"$work/alloc.py" <<'PY'
 import ctypes
 import sys
@@ -322,19 +337,148 @@ ctypes.memset(p + 4002, 7, 1)  # one byte past the end, into the slack
 assert cuda.cuMemFree_v2(ctypes.c_uint64(p)) == 0
 print("python: done")
 PY
-    run py env CUDADIAG_RING="$work/ring-py" "$PRELOAD" python3 "$work/alloc.py" held
-    expect_rc py 0
-    dump_ring dump_py "$work/ring-py" --records
-    expect_line dump_py 'allocated_at seq=0 [^ ]*alloc\.py:10 in make_buffer'
-    run released env CUDADIAG_RING="$work/ring-released" "$PRELOAD" python3 "$work/alloc.py" released
-    expect_rc released 0
-    dump_ring dump_released "$work/ring-released" --records
-    expect_line dump_released "allocated_at seq=0 host: .* \\(no Python line: the allocating thread had released the interpreter's lock .*\\)"
-    run pyverdict "$CUDADIAG" run --rungs native,fence --sanitize never --no-kernel-log --format json -- python3 \
-      "$work/alloc.py" held
-    expect_rc pyverdict 1
-    grep -Eq '#0 was allocated at [^ ]*alloc\.py:10 in make_buffer' "$work/pyverdict.out" ||
-      fail "the verdict does not name the Python line that allocated #0"
+    for mode in held released; do
+      run "py_$mode" env CUDADIAG_RING="$work/ring-$mode" "$PRELOAD" python3 "$work/alloc.py" $mode
+      expect_rc "py_$mode" 0
+      dump_ring "dump_$mode" "$work/ring-$mode" --records
+      expect_line "dump_$mode" 'allocated_at seq=0 [^ ]*alloc\.py:10 in make_buffer'
+      run "pyverdict_$mode" "$CUDADIAG" run --rungs native,fence --sanitize never --no-kernel-log --format json -- \
+        python3 "$work/alloc.py" $mode
+      expect_rc "pyverdict_$mode" 1
+      grep -Eq '#0 was allocated at [^ ]*alloc\.py:10 in make_buffer' "$work/pyverdict_$mode.out" ||
+        fail "the verdict does not name the Python line that allocated #0 ($mode)"
+    done
+    ;;
+
+  python_line)
+    # The Python line of each allocation on one CPython (ARGUMENT: 3.9 ... 3.13), with the
+    # interpreter's lock released (CDLL) and held (PyDLL): a plain call, a deep stack, a
+    # package installed in site-packages whose 30 frames of its own come before the
+    # user's, a generator, a thread of the program's, a thread of a native library (no
+    # Python code on it), and functions whose names are not ASCII.
+    version=${2:?python_line needs a version}
+    python=$(cpython "$version") || exit 77
+    package="$work/lib/python$version/site-packages/fakepkg"
+    mkdir -p "$package"
+    cat >"$package/__init__.py" <<'PY'
+import ctypes
+
+
+def make(cuda, n, depth=30):
+    if depth:
+        return make(cuda, n, depth - 1)
+    p = ctypes.c_uint64()
+    assert cuda.cuMemAlloc_v2(ctypes.byref(p), ctypes.c_size_t(n)) == 0  # package
+    return p.value
+PY
+    cat >"$work/lines.py" <<'PY'
+import ctypes
+import sys
+import threading
+
+mode, site_packages, native_thread = sys.argv[1:4]
+sys.path.insert(0, site_packages)
+import fakepkg  # noqa: E402
+
+cuda = (ctypes.PyDLL if mode == "held" else ctypes.CDLL)("libcuda.so.1")
+assert cuda.cuInit(0) == 0
+
+
+def alloc(n):
+    p = ctypes.c_uint64()
+    assert cuda.cuMemAlloc_v2(ctypes.byref(p), ctypes.c_size_t(n)) == 0  # alloc
+    return p.value
+
+
+def deeper(k, n):
+    return alloc(n) if k == 0 else deeper(k - 1, n)
+
+
+class Model:
+    def step(self, n):
+        return fakepkg.make(cuda, n)  # step
+
+
+def produce(n):
+    yield alloc(n)
+
+
+def on_thread(n, out):
+    out.append(alloc(n))
+
+
+def größe(n):
+    p = ctypes.c_uint64()
+    assert cuda.cuMemAlloc_v2(ctypes.byref(p), ctypes.c_size_t(n)) == 0  # latin
+    return p.value
+
+
+def 分配(n):
+    p = ctypes.c_uint64()
+    assert cuda.cuMemAlloc_v2(ctypes.byref(p), ctypes.c_size_t(n)) == 0  # wide
+    return p.value
+
+
+alloc(1000)
+deeper(40, 1001)
+Model().step(1002)
+next(produce(1003))
+made = []
+worker = threading.Thread(target=on_thread, args=(1004, made))
+worker.start()
+worker.join()
+assert made
+native = ctypes.CDLL(native_thread)
+native.alloc_on_own_thread.restype = ctypes.c_uint64
+assert native.alloc_on_own_thread(ctypes.cast(cuda.cuMemAlloc_v2, ctypes.c_void_p), ctypes.c_size_t(1005))
+größe(1006)
+分配(1007)
+print("python: done")
+PY
+    line_of() { grep -n "# $1\$" "$2" | cut -d: -f1; }
+    at=$(line_of alloc "$work/lines.py")
+    step=$(line_of step "$work/lines.py")
+    inner=$(line_of package "$package/__init__.py")
+    latin=$(line_of latin "$work/lines.py")
+    wide=$(line_of wide "$work/lines.py")
+    for mode in released held; do
+      run "lines_$mode" env "$FAKE" CUDADIAG_RING="$work/ring-$mode" CUDADIAG_FENCE_DEBUG=1 "$PRELOAD" "$python" \
+        "$work/lines.py" $mode "$work/lib/python$version/site-packages" "$NATIVE_THREAD"
+      expect_rc "lines_$mode" 0
+      expect_line "lines_$mode" 'python: done'
+      # Every stack was read with the unwind tables (x86-64), none with backtrace.
+      if [[ $(uname -m) == x86_64 ]]; then
+        expect_line "lines_$mode" 'cudadiag-fence\[[0-9]+\]: allocation sites: [0-9]+ worked out in full, 0 host stacks read by backtrace'
+      fi
+      dump_ring "dump_$mode" "$work/ring-$mode" --records
+      for seq in 0 1 3 4; do
+        expect_line "dump_$mode" "allocated_at seq=$seq [^ ]*/lines\.py:$at in alloc"
+      done
+      expect_line "dump_$mode" "allocated_at seq=2 [^ ]*/lines\.py:$step in step \(innermost: [^ ]*/site-packages/fakepkg/__init__\.py:$inner in make\)"
+      expect_line "dump_$mode" "allocated_at seq=5 host: .* \(no Python line: the allocating thread was running no Python code .*\)"
+      # Names that are not ASCII (one byte and two bytes a character), read in place.
+      expect_line "dump_$mode" "allocated_at seq=6 [^ ]*/lines\.py:$latin in größe"
+      expect_line "dump_$mode" "allocated_at seq=7 [^ ]*/lines\.py:$wide in 分配"
+    done
+    ;;
+
+  python_unreadable)
+    # An interpreter outside 3.9 to 3.13 (ARGUMENT: 3.8): no frame of it is read, and the
+    # site says why.
+    python=$(cpython "${2:?python_unreadable needs a version}") || exit 77
+    cat >"$work/old.py" <<'PY'
+import ctypes
+
+cuda = ctypes.CDLL("libcuda.so.1")
+assert cuda.cuInit(0) == 0
+p = ctypes.c_uint64()
+assert cuda.cuMemAlloc_v2(ctypes.byref(p), ctypes.c_size_t(1000)) == 0
+print("python: done")
+PY
+    run old env "$FAKE" CUDADIAG_RING="$work/ring" "$PRELOAD" "$python" "$work/old.py"
+    expect_rc old 0
+    dump_ring dump "$work/ring" --records
+    expect_line dump "allocated_at seq=0 host: .* \(no Python line: the interpreter is not one whose frames the interposer reads \(CPython 3\.9 to 3\.13 with the GIL\)\)"
     ;;
 
   underrun_front)

@@ -120,18 +120,24 @@ TEST_CASE("alloc sites: a full table counts the sites it could not keep", "[site
   CHECK(r.log.sites_dropped == 1);
 }
 
-TEST_CASE("alloc sites: the lock-released note comes back with the site", "[sites]") {
+TEST_CASE("alloc sites: why a Python line is missing comes back with the site", "[sites]") {
   test::TempDir dir;
   {
     test::ScopedWriter w(dir / "ring", test::small_limits(8, 4));
     auto e = site_of({0x10});
-    e.python_state = ring::PythonState::lock_released;
+    e.python_state = ring::PythonState::no_python_code;
     CHECK(w->add_site(e) == 0);
+    e.python_state = ring::PythonState::unreadable;
+    CHECK(w->add_site(e) == 1);
+    e.python_state = ring::PythonState::read;
+    CHECK(w->add_site(e) == 2);
   }
   const RingRead r = read_ring(dir / "ring");
-  REQUIRE(r.log.sites.size() == 1);
+  REQUIRE(r.log.sites.size() == 3);
   CHECK(r.log.sites[0].python.empty());
-  CHECK(r.log.sites[0].python_note.find("released the interpreter's lock") != std::string::npos);
+  CHECK(r.log.sites[0].python_note.find("running no Python code") != std::string::npos);
+  CHECK(r.log.sites[1].python_note.find("CPython 3.9 to 3.13") != std::string::npos);
+  CHECK(r.log.sites[2].python_note.empty());
 }
 
 TEST_CASE("symbolizer: a return address in this binary is named from its own symbols", "[sites]") {
