@@ -94,7 +94,9 @@ print(subprocess.run(["sh", "-c", "echo child"], capture_output=True, text=True)
       cuMemAllocAsync_ptsz cuMemAllocFromPoolAsync cuMemAllocFromPoolAsync_ptsz cuMemAllocHost_v2
       cuMemAllocManaged cuMemAllocPitch_v2 cuMemAlloc_v2 cuMemFreeAsync cuMemFreeAsync_ptsz cuMemFreeHost
       cuMemFree_v2 cuMemHostAlloc cuTensorMapEncodeIm2col cuTensorMapEncodeIm2colWide cuTensorMapEncodeTiled dlsym
-      dlopen execve execv execvp execvpe execl execlp execle fexecve execveat posix_spawn posix_spawnp'
+      dlopen execve execv execvp execvpe execl execlp execle fexecve execveat posix_spawn posix_spawnp
+      cuIpcGetMemHandle cuIpcOpenMemHandle cuIpcOpenMemHandle_v2 cuIpcCloseMemHandle cuMemRetainAllocationHandle
+      cuMemExportToShareableHandle cuMemMap cuMemUnmap'
     got=$(awk '{print $3}' "$work/symbols.out" | sort | tr '\n' ' ')
     want=$(echo $expected | tr ' ' '\n' | sort | tr '\n' ' ')
     [[ $got == "$want" ]] || fail "exported: $got"
