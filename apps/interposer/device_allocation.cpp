@@ -4,6 +4,7 @@
 
 #include "apps/interposer/debug_log.h"
 #include "apps/interposer/driver_calls.h"
+#include "apps/interposer/ipc_export.h"
 #include "apps/interposer/process.h"
 #include "apps/interposer/quarantine.h"
 #include "apps/interposer/recycle_bin.h"
@@ -168,6 +169,9 @@ FreeResult release_tracked(const FreeRequest& r, Tracked& t, CUresult& rc) noexc
     return FreeResult::done;
   }
   if (t.kind != Tracked::Kind::fenced) return FreeResult::driver_memory;
+  // Memory handed to another process (CUDA IPC) may still be mapped there: released when
+  // unmapped here, never given to another buffer.
+  const bool exported = forget_export(t.address);
 
   const DriverCalls& d = *driver_calls();
   if (r.stream_ordered && capturing(d, r.stream, r.per_thread)) {
@@ -190,7 +194,7 @@ FreeResult release_tracked(const FreeRequest& r, Tracked& t, CUresult& rc) noexc
   if (rc == CUDA_ERROR_INVALID_CONTEXT) rc = CUDA_SUCCESS;
   if (rc == CUDA_SUCCESS) check_slack(d, t, ring::SlackCheck::free);  // the work that may write there is done
   const Settings& s = settings();
-  if (rc == CUDA_SUCCESS && s.recycle_bytes > 0) {
+  if (rc == CUDA_SUCCESS && s.recycle_bytes > 0 && !exported) {
     // Kept mapped for the next buffer of its mapped size: a use after free of it does not fault.
     record_free(r, t, ring::State::freed_unguarded);
     recycle_bin().keep(d,
@@ -199,7 +203,8 @@ FreeResult release_tracked(const FreeRequest& r, Tracked& t, CUresult& rc) noexc
                        s.recycle_bytes, s.reuse_bytes, ring);
     return FreeResult::done;
   }
-  if (unmap_fenced(d, t.device, t.mapped_begin, t.mapped_size, t.handle, s.reuse_bytes) != CUDA_SUCCESS) {
+  if (unmap_fenced(d, t.device, t.mapped_begin, t.mapped_size, t.handle, exported ? 0 : s.reuse_bytes) !=
+      CUDA_SUCCESS) {
     // Still mapped: a use after free would not fault, and the range is never reused.
     debug_log("%s of %#llx: cuMemUnmap failed; the buffer stays mapped", ring::api_name(r.api),
               static_cast<unsigned long long>(t.address));

@@ -60,6 +60,9 @@ bool resolve(DriverCalls& c) {
   take(c.kernel_get_param_info, "cuKernelGetParamInfo");
   take(c.memset_d8, "cuMemsetD8");
   take(c.memcpy_dtoh, "cuMemcpyDtoH");
+  take(c.mem_export_to_shareable_handle, "cuMemExportToShareableHandle");
+  take(c.mem_import_from_shareable_handle, "cuMemImportFromShareableHandle");
+  take(c.mem_get_address_range, "cuMemGetAddressRange");
   return true;
 }
 

@@ -40,6 +40,10 @@ struct DriverCalls {
   PFN_cuKernelGetParamInfo_v12040 kernel_get_param_info = nullptr;
   PFN_cuMemsetD8_v3020 memset_d8 = nullptr;        // canaries in a fenced buffer's slack
   PFN_cuMemcpyDtoH_v3020 memcpy_dtoh = nullptr;    // ... read back to check them
+  // CUDA IPC of fenced memory (ipc_export.h, ipc_import.h).
+  PFN_cuMemExportToShareableHandle_v10020 mem_export_to_shareable_handle = nullptr;
+  PFN_cuMemImportFromShareableHandle_v10020 mem_import_from_shareable_handle = nullptr;
+  PFN_cuMemGetAddressRange_v3020 mem_get_address_range = nullptr;
 
   // Everything a fenced allocation needs.
   bool can_fence() const noexcept {

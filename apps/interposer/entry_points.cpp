@@ -48,6 +48,16 @@ const EntryInfo kEntries[kEntryCount] = {
     {"cuTensorMapEncodeIm2col", "cuTensorMapEncodeIm2col", 12000, false, as_pointer(&hook_cuTensorMapEncodeIm2col)},
     {"cuTensorMapEncodeIm2colWide", "cuTensorMapEncodeIm2colWide", 12080, false,
      as_pointer(&hook_cuTensorMapEncodeIm2colWide)},
+    {"cuIpcGetMemHandle", "cuIpcGetMemHandle", 4010, false, as_pointer(&hook_cuIpcGetMemHandle)},
+    {"cuIpcOpenMemHandle", "cuIpcOpenMemHandle", 4010, false, as_pointer(&hook_cuIpcOpenMemHandle)},
+    {"cuIpcOpenMemHandle_v2", "cuIpcOpenMemHandle", 11000, false, as_pointer(&hook_cuIpcOpenMemHandle_v2)},
+    {"cuIpcCloseMemHandle", "cuIpcCloseMemHandle", 4010, false, as_pointer(&hook_cuIpcCloseMemHandle)},
+    {"cuMemRetainAllocationHandle", "cuMemRetainAllocationHandle", 11000, false,
+     as_pointer(&hook_cuMemRetainAllocationHandle)},
+    {"cuMemExportToShareableHandle", "cuMemExportToShareableHandle", 10020, false,
+     as_pointer(&hook_cuMemExportToShareableHandle)},
+    {"cuMemMap", "cuMemMap", 10020, false, as_pointer(&hook_cuMemMap)},
+    {"cuMemUnmap", "cuMemUnmap", 10020, false, as_pointer(&hook_cuMemUnmap)},
 };
 
 std::atomic<void*> g_real[kEntryCount];

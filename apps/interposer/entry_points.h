@@ -32,6 +32,14 @@ enum class Entry : std::uint8_t {
   tensor_map_encode_tiled,
   tensor_map_encode_im2col,
   tensor_map_encode_im2col_wide,
+  ipc_get_mem_handle,
+  ipc_open_mem_handle,
+  ipc_open_mem_handle_v2,
+  ipc_close_mem_handle,
+  mem_retain_allocation_handle,
+  mem_export_to_shareable_handle,
+  mem_map,
+  mem_unmap,
   count,
 };
 

@@ -80,3 +80,20 @@ CUDADIAG_EXPORT CUresult hook_cuTensorMapEncodeIm2colWide(
     const cuuint32_t* elementStrides, CUtensorMapInterleave interleave, CUtensorMapIm2ColWideMode mode,
     CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill)
     __asm__("cuTensorMapEncodeIm2colWide");
+
+// CUDA IPC and the mappings the program makes itself (ipc_hooks.cpp).
+CUDADIAG_EXPORT CUresult hook_cuIpcGetMemHandle(CUipcMemHandle* pHandle, CUdeviceptr dptr) __asm__("cuIpcGetMemHandle");
+CUDADIAG_EXPORT CUresult hook_cuIpcOpenMemHandle(CUdeviceptr* pdptr, CUipcMemHandle handle, unsigned int Flags)
+    __asm__("cuIpcOpenMemHandle");
+CUDADIAG_EXPORT CUresult hook_cuIpcOpenMemHandle_v2(CUdeviceptr* pdptr, CUipcMemHandle handle, unsigned int Flags)
+    __asm__("cuIpcOpenMemHandle_v2");
+CUDADIAG_EXPORT CUresult hook_cuIpcCloseMemHandle(CUdeviceptr dptr) __asm__("cuIpcCloseMemHandle");
+CUDADIAG_EXPORT CUresult hook_cuMemRetainAllocationHandle(CUmemGenericAllocationHandle* handle, void* addr)
+    __asm__("cuMemRetainAllocationHandle");
+CUDADIAG_EXPORT CUresult hook_cuMemExportToShareableHandle(void* shareableHandle, CUmemGenericAllocationHandle handle,
+                                                           CUmemAllocationHandleType handleType,
+                                                           unsigned long long flags)
+    __asm__("cuMemExportToShareableHandle");
+CUDADIAG_EXPORT CUresult hook_cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle,
+                                       unsigned long long flags) __asm__("cuMemMap");
+CUDADIAG_EXPORT CUresult hook_cuMemUnmap(CUdeviceptr ptr, size_t size) __asm__("cuMemUnmap");

@@ -5,6 +5,7 @@
 #include <atomic>
 
 #include "apps/interposer/debug_log.h"
+#include "apps/interposer/exportable_memory.h"
 #include "apps/interposer/recycle_bin.h"
 #include "apps/interposer/reuse_cache.h"
 #include "apps/interposer/process.h"
@@ -99,9 +100,11 @@ bool fail(FenceFailure& why, ring::VmmCall call, CUresult rc) {
 CUresult create_once(const DriverCalls& d, int device, bool rdma, std::uint64_t size,
                      CUmemGenericAllocationHandle& h) {
   CUmemAllocationProp p = allocation_prop(device, rdma);
+  // Exportable, as cudaMalloc's memory is: CUDA IPC of the buffer (exportable_memory.h).
+  p.requestedHandleTypes = exportable_handle_type(d, device);
   CUresult rc = timed(ring::DriverCall::create, [&] { return d.mem_create(&h, size, &p, 0); });
   if (rc != CUDA_SUCCESS && rdma) {
-    p = allocation_prop(device, false);
+    p.allocFlags.gpuDirectRDMACapable = 0;
     rc = timed(ring::DriverCall::create, [&] { return d.mem_create(&h, size, &p, 0); });
   }
   return rc;

@@ -64,6 +64,9 @@ void copy_fields(ring::TmaSlot& to, const TmaEvent& from) {
 void copy_fields(ring::SlackWrite& to, const SlackWriteEvent& from) {
   CUDADIAG_RING_SLACK_WRITE_FIELDS(CUDADIAG_RING_COPY, CUDADIAG_RING_COPY)
 }
+void copy_fields(ring::IpcFailure& to, const IpcFailureEvent& from) {
+  CUDADIAG_RING_IPC_FAILURE_FIELDS(CUDADIAG_RING_COPY, CUDADIAG_RING_COPY)
+}
 
 }  // namespace
 
@@ -540,6 +543,17 @@ void RingWriter::add_event(ring::EventKind kind, std::int32_t pid, const char* p
     for (; program[n] && n + 1 < sizeof e.program; ++n) e.program[n] = program[n];
   std::memset(e.program + n, 0, sizeof e.program - n);
   end_record(e, seq);
+}
+
+void RingWriter::add_ipc_failure(const IpcFailureEvent& e) noexcept {
+  if (!header_) return;
+  // Without a lock: the slot is the one its sequence number names.
+  const std::uint64_t seq = atomic(header_->ipc_failures).fetch_add(1, std::memory_order_acq_rel);
+  if (seq >= ring::kMaxIpcFailures) return;
+  ring::IpcFailure& f = header_->ipc_failure[seq];
+  begin_record(f, seq);
+  copy_fields(f, e);
+  end_record(f, seq);
 }
 
 void RingWriter::add_driver_call(ring::DriverCall c, std::uint64_t ns) noexcept {

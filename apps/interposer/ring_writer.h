@@ -71,6 +71,11 @@ struct SlackWriteEvent {
   CUDADIAG_RING_SLACK_WRITE_FIELDS(CUDADIAG_RING_MEMBER, CUDADIAG_RING_MEMBER)
 };
 
+// A CUDA IPC hand-over of fenced memory that failed.
+struct IpcFailureEvent {
+  CUDADIAG_RING_IPC_FAILURE_FIELDS(CUDADIAG_RING_MEMBER, CUDADIAG_RING_MEMBER)
+};
+
 inline constexpr std::uint64_t kNoLaunch = ~0ull;
 
 // A tiny spinlock: the critical sections copy one record.
@@ -143,6 +148,8 @@ class RingWriter {
   // What happened to a process of the run (ring_format.h, EventKind): counted, and kept
   // while there is a free event slot. `program` is cut to fit.
   void add_event(ring::EventKind kind, std::int32_t pid, const char* program) noexcept;
+  // Counts a failed CUDA IPC hand-over and keeps it while the header has room.
+  void add_ipc_failure(const IpcFailureEvent& e) noexcept;
   // One driver call of the interposer's own and the nanoseconds it took.
   void add_driver_call(ring::DriverCall c, std::uint64_t ns) noexcept;
 

@@ -25,7 +25,8 @@ void record_tma_encode(const TmaEncode& e, CUresult result) noexcept {
     t.allocation_bytes = a.bytes;
     t.allocation_seq = a.record.seq;
     switch (a.kind) {
-      case Tracked::Kind::fenced: {
+      case Tracked::Kind::fenced:
+      case Tracked::Kind::imported: {
         t.flags |= ring::kTmaInFenced;
         const std::uint64_t mapped_end = a.mapped_begin + a.mapped_size;
         t.mapped_after = mapped_end > e.address ? mapped_end - e.address : 0;

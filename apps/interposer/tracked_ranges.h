@@ -16,6 +16,7 @@ struct Tracked {
     fenced,       // live, placed against a guard by the interposer
     unfenced,     // live, made by the driver's own allocator
     quarantined,  // freed fenced buffer: unmapped, its range still reserved
+    imported,     // live, another process's fenced buffer mapped here against a guard (ipc_import.h)
   };
   std::uint64_t address = 0;
   std::uint64_t bytes = 0;

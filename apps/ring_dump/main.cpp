@@ -56,6 +56,10 @@ void print_summary(const RingRead& r, std::size_t process_files) {
   std::printf("slack_watched=%s\nslack_writes=%zu\nslack_writes_lost=%" PRIu64 "\n", yes_no(s.slack_watched),
               r.log.slack_writes.size(), r.log.slack_writes_lost);
   for (const auto& w : r.log.slack_writes) std::printf("%s\n", slack_write_line(w).c_str());
+  std::printf("ipc_exports=%" PRIu64 "\nipc_imports=%" PRIu64 "\nprogram_mappings=%" PRIu64 "\nipc_failures=%zu\n"
+              "ipc_failures_lost=%" PRIu64 "\n",
+              s.ipc_exports, s.ipc_imports, s.program_mappings, r.log.ipc_failures.size(), r.log.ipc_failures_lost);
+  for (const auto& f : r.log.ipc_failures) std::printf("%s\n", ipc_failure_line(f).c_str());
   std::printf("preloads_restored=%" PRIu64 "\nescapes=%" PRIu64 "\nprocess_events_lost=%" PRIu64 "\n",
               r.log.preloads_restored, r.log.escapes, r.log.process_events_lost);
   for (const auto& e : r.log.process_events)

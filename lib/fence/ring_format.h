@@ -8,7 +8,8 @@
 // File layout (host byte order; written and read on the same machine). kVersion changes
 // with the layout, and a reader reads its own version only:
 //
-//   [0, kHeaderBytes)                          Header: counters, process events, slack writes
+//   [0, kHeaderBytes)                          Header: counters, process events, slack writes,
+//                                              CUDA IPC failures
 //   [allocations_offset, + capacity * 128)     AllocationSlot: live allocations are kept;
 //                                              freed ones are overwritten oldest first
 //   [launches_offset, + capacity * 256)        LaunchSlot: a ring of the latest launches
@@ -37,7 +38,7 @@
 namespace cudadiag::ring {
 
 inline constexpr std::uint64_t kMagic = 0x00474e4952464443ull;  // "CDFRING\0"
-inline constexpr std::uint32_t kVersion = 7;
+inline constexpr std::uint32_t kVersion = 8;
 inline constexpr std::uint32_t kHeaderBytes = 4096;
 inline constexpr std::uint32_t kMaxPointerArgs = 8;
 inline constexpr std::uint32_t kNamePrefixBytes = 96;
@@ -98,6 +99,42 @@ constexpr const char* slack_check_text(SlackCheck c) {
     case SlackCheck::exit: return "seen at exit";
   }
   return "seen";
+}
+
+// CUDA IPC of fenced memory that failed, kept in the header (the counter counts every one).
+inline constexpr std::uint32_t kMaxIpcFailures = 4;
+
+// The step of a CUDA IPC hand-over of fenced memory that failed (IpcFailure field `step`).
+// The program got the driver's answer (exporter) or the failing call's error (importer).
+enum class IpcStep : std::uint8_t {
+  none = 0,
+  server,       // exporter: its hand-over socket or thread could not be made (result: an errno)
+  export_fd,    // exporter: cuMemExportToShareableHandle refused the buffer's memory
+  connect,      // importer: the exporter's socket could not be reached (result: an errno)
+  refused,      // importer: the exporter no longer has the buffer (freed), or the reply was not one
+  import_fd,    // importer: cuMemImportFromShareableHandle
+  reserve,      // importer: cuMemAddressReserve
+  map,          // importer: cuMemMap
+  set_access,   // importer: cuMemSetAccess
+  no_context,   // importer: no current context to map it for
+  count,
+};
+
+constexpr const char* ipc_step_text(IpcStep s) {
+  switch (s) {
+    case IpcStep::server: return "the exporter's hand-over socket could not be made";
+    case IpcStep::export_fd: return "cuMemExportToShareableHandle refused the fenced buffer's memory";
+    case IpcStep::connect: return "the exporting process could not be reached";
+    case IpcStep::refused: return "the exporting process no longer had the buffer";
+    case IpcStep::import_fd: return "cuMemImportFromShareableHandle failed";
+    case IpcStep::reserve: return "cuMemAddressReserve failed";
+    case IpcStep::map: return "cuMemMap failed";
+    case IpcStep::set_access: return "cuMemSetAccess failed";
+    case IpcStep::no_context: return "no current context to map it for";
+    case IpcStep::none:
+    case IpcStep::count: break;
+  }
+  return "unknown step";
 }
 
 // Header field `ring_flags`.
@@ -164,6 +201,11 @@ enum class Api : std::uint16_t {
   cuTensorMapEncodeTiled,
   cuTensorMapEncodeIm2col,
   cuTensorMapEncodeIm2colWide,
+  cuMemMap,               // a mapping the program made itself (recorded, not fenced)
+  cuMemUnmap,
+  cuIpcOpenMemHandle_v1,  // memory another process exported over CUDA IPC (cuda.h names
+  cuIpcOpenMemHandle_v2,  //   cuIpcOpenMemHandle the _v2 one)
+  cuIpcCloseMemHandle,
   count,
 };
 
@@ -191,6 +233,11 @@ constexpr const char* api_name(Api a) {
     case Api::cuTensorMapEncodeTiled: return "cuTensorMapEncodeTiled";
     case Api::cuTensorMapEncodeIm2col: return "cuTensorMapEncodeIm2col";
     case Api::cuTensorMapEncodeIm2colWide: return "cuTensorMapEncodeIm2colWide";
+    case Api::cuMemMap: return "cuMemMap";
+    case Api::cuMemUnmap: return "cuMemUnmap";
+    case Api::cuIpcOpenMemHandle_v1: return "cuIpcOpenMemHandle";
+    case Api::cuIpcOpenMemHandle_v2: return "cuIpcOpenMemHandle_v2";
+    case Api::cuIpcCloseMemHandle: return "cuIpcCloseMemHandle";
     case Api::unknown:
     case Api::count: break;
   }
@@ -210,6 +257,8 @@ enum class Unfenced : std::uint8_t {
   vmm_failed,        // a VMM call failed (failed_call, failed_result say which and how)
   zero_bytes,        // a zero-byte request the driver answered itself
   too_large,         // a request whose size, rounded up to granules and a guard, would overflow
+  program_mapped,    // the program mapped it itself (cuMemMap: NCCL's buffers, PyTorch's expandable segments)
+  ipc_imported,      // imported over CUDA IPC by the driver's own call (the exporter's memory was not fenced)
   count,
 };
 
@@ -226,6 +275,8 @@ constexpr const char* unfenced_text(Unfenced u) {
     case Unfenced::vmm_failed: return "VMM failed";
     case Unfenced::zero_bytes: return "zero bytes";
     case Unfenced::too_large: return "too large to fence (its size rounded up overflows)";
+    case Unfenced::program_mapped: return "mapped by the program itself (cuMemMap)";
+    case Unfenced::ipc_imported: return "imported over CUDA IPC, not fenced by its exporter";
     case Unfenced::count: break;
   }
   return "unknown reason";
@@ -345,7 +396,9 @@ enum class Shown : std::uint8_t { hex, dec, dims };
   CODE(ring::State, state, ring::State::live) /* updated in place with one store */                     \
   CODE(ring::Unfenced, unfenced_reason, ring::Unfenced::none) /* side none: why not */                  \
   CODE(ring::VmmCall, failed_call, ring::VmmCall::none) /* vmm_failed: the call that failed */          \
-  CODE(std::uint32_t, site, ring::kNoSite)    /* an index into the sites (kNoSite: none recorded) */
+  CODE(std::uint32_t, site, ring::kNoSite)    /* an index into the sites (kNoSite: none recorded) */    \
+  VALUE(std::int32_t, origin_pid, 0, dec)     /* imported over CUDA IPC: the exporting process (0: none) */ \
+  VALUE(std::uint64_t, origin_seq, 0, dec)    /*   and its allocation's record there (seq) */
 
 #define CUDADIAG_RING_LAUNCH_FIELDS(VALUE, CODE)                                                          \
   VALUE(std::uint64_t, function, 0, hex)      /* the CUfunction handle */                               \
@@ -384,6 +437,13 @@ enum class Shown : std::uint8_t { hex, dec, dims };
   VALUE(std::int32_t, pid, 0, dec)            /* the process that found them */                         \
   CODE(ring::SlackCheck, seen_at, ring::SlackCheck::free)
 
+#define CUDADIAG_RING_IPC_FAILURE_FIELDS(VALUE, CODE)                                                    \
+  VALUE(std::uint64_t, allocation_seq, 0, dec) /* the exporter's allocation record (AllocationSlot::seq) */ \
+  VALUE(std::int32_t, pid, 0, dec)            /* the process where it failed */                         \
+  VALUE(std::int32_t, peer_pid, 0, dec)       /* the other one (the exporter, for an import) */         \
+  VALUE(std::int32_t, result, 0, dec)         /* the failing call's CUresult, or an errno */            \
+  CODE(ring::IpcStep, step, ring::IpcStep::none)
+
 // What to make of a list's field: a slot's member, an event's or record's member with its
 // initial value, a copy between two structs named `to` and `from`, nothing.
 #define CUDADIAG_RING_SLOT_MEMBER(type, name, ...) type name;
@@ -407,6 +467,14 @@ struct SlackWrite {
   std::uint64_t seq;
   CUDADIAG_RING_SLACK_WRITE_FIELDS(CUDADIAG_RING_SLOT_MEMBER, CUDADIAG_RING_SLOT_MEMBER)
   std::uint8_t reserved0[7];
+};
+
+// A CUDA IPC hand-over of fenced memory that failed.
+struct IpcFailure {
+  std::uint64_t stamp;  // complete_stamp(seq) once written
+  std::uint64_t seq;
+  CUDADIAG_RING_IPC_FAILURE_FIELDS(CUDADIAG_RING_SLOT_MEMBER, CUDADIAG_RING_SLOT_MEMBER)
+  std::uint8_t reserved0[3];
 };
 
 struct Header {
@@ -478,14 +546,19 @@ struct Header {
   std::uint64_t modules_dropped;        // modules that found the table full
   std::uint32_t stack_flags;            // kStacks*
   std::uint32_t reserved4;
+  // CUDA IPC and the mappings the program makes itself: recorded, not fenced.
+  std::uint64_t ipc_exports;            // fenced buffers handed out (cuIpcGetMemHandle, cuMemRetainAllocationHandle)
+  std::uint64_t ipc_imports;            // another process's fenced buffers mapped here with guards
+  std::uint64_t program_mappings;       // cuMemMap calls of the program
+  std::uint64_t ipc_failures;           // hand-overs that failed (next IpcFailure seq); past kMaxIpcFailures counted only
+  IpcFailure ipc_failure[kMaxIpcFailures];
 };
 
 struct AllocationSlot {
   std::uint64_t stamp;
   std::uint64_t seq;
   CUDADIAG_RING_ALLOCATION_FIELDS(CUDADIAG_RING_SLOT_MEMBER, CUDADIAG_RING_SLOT_MEMBER)
-  std::uint32_t reserved0;
-  std::uint64_t reserved[3];
+  std::uint64_t reserved[2];
 };
 
 // A Python frame of an allocation site.
@@ -551,9 +624,10 @@ inline constexpr std::uint64_t kTmaOutOfBoundsReach = 128u << 10;
 static_assert(sizeof(Header) <= kHeaderBytes);
 static_assert(sizeof(ProcessEvent) == 128);
 static_assert(sizeof(SlackWrite) == 64);
+static_assert(sizeof(IpcFailure) == 40);
 static_assert(sizeof(Header) ==
               216 + 16 * kDriverCallKinds + 32 + kMaxProcessEvents * sizeof(ProcessEvent) + 16 + kMaxSlackWrites * 64 +
-                  24 + 64);
+                  24 + 64 + 32 + kMaxIpcFailures * sizeof(IpcFailure));
 static_assert(offsetof(Header, allocations) == 112);
 static_assert(offsetof(Header, tma_capacity) == 176);
 // tests/fuzz/seeds/ring_reader/slack.ring holds a slack write at these offsets.
@@ -566,13 +640,15 @@ static_assert(sizeof(PythonFrame) == 128);
 static_assert(sizeof(SiteSlot) == 496);
 static_assert(sizeof(ModuleSlot) == 256);
 static_assert(offsetof(AllocationSlot, context) == 72 && offsetof(AllocationSlot, site) == 96);
+static_assert(offsetof(AllocationSlot, origin_pid) == 100 && offsetof(AllocationSlot, origin_seq) == 104);
 static_assert(offsetof(LaunchSlot, context) == 32 && offsetof(LaunchSlot, device) == 68);
 static_assert(offsetof(SlackWrite, pid) == 52);
 // No padding: every byte of a slot is a field the writer sets (the reader's view is the writer's).
 static_assert(std::has_unique_object_representations_v<AllocationSlot> &&
               std::has_unique_object_representations_v<LaunchSlot> &&
               std::has_unique_object_representations_v<TmaSlot> &&
-              std::has_unique_object_representations_v<SlackWrite>);
+              std::has_unique_object_representations_v<SlackWrite> &&
+              std::has_unique_object_representations_v<IpcFailure>);
 
 constexpr std::uint64_t complete_stamp(std::uint64_t seq) { return 2 * seq + 2; }
 constexpr std::uint64_t writing_stamp(std::uint64_t seq) { return 2 * seq + 1; }

@@ -18,9 +18,21 @@ namespace cudadiag::run {
 // unfenced_reason).
 using FenceSide = fence::Side;
 
+// The exporter's side of a buffer imported over CUDA IPC, found by joining the rings of a
+// run (fence_records.h): the importing process, and the exporter's allocation record.
+struct IpcImport {
+  int importer_pid = 0;            // the process that mapped the import (its ring's owner)
+  bool exporter_found = false;     // the exporter's ring held the allocation's record
+  std::uint64_t bytes = 0;         // the exporter's allocation, as its record says
+  std::string api;                 // "cuMemAlloc_v2", ...
+  FenceSide side = FenceSide::none;
+  bool freed = false;              // the exporter had freed it
+};
+
 struct AllocationRecord {
   std::uint64_t seq = 0;           // order among all allocation events of the process
-  // address, bytes, mapped_begin, mapped_end, guard_begin, guard_end, stream, context, device
+  // address, bytes, mapped_begin, mapped_end, guard_begin, guard_end, stream, context,
+  // device, origin_pid, origin_seq
   CUDADIAG_RING_ALLOCATION_FIELDS(CUDADIAG_RING_MEMBER, CUDADIAG_RING_SKIP)
   FenceSide side = FenceSide::none;
   bool freed = false;              // the program freed it: pages unmapped, range reserved
@@ -29,6 +41,7 @@ struct AllocationRecord {
   std::string api;                 // entry point that allocated: "cuMemAlloc_v2", ...
   std::string unfenced_reason;     // side == none: why ("managed memory", "VMM failed: 2")
   std::optional<std::uint32_t> site;  // where it was made: an index into InterposerLog::sites
+  std::optional<IpcImport> import;    // origin_pid != 0: filled when the rings of the run are joined
 };
 
 // A Python frame of an allocation site, as the interposer read it.
@@ -78,6 +91,13 @@ struct SlackWriteRecord {
   std::string seen_at;               // "seen at free", "seen at exit"
 };
 
+// A CUDA IPC hand-over of fenced memory that failed (the program got an error for it).
+struct IpcFailureRecord {
+  // allocation_seq, pid, peer_pid, result
+  CUDADIAG_RING_IPC_FAILURE_FIELDS(CUDADIAG_RING_MEMBER, CUDADIAG_RING_SKIP)
+  std::string what;                  // "cuMemImportFromShareableHandle failed", ...
+};
+
 // A TMA descriptor the program encoded (cuTensorMapEncode*), and where its base lies.
 struct TmaMapRecord {
   std::uint64_t seq = 0;                 // order among all encodes of the process
@@ -111,6 +131,9 @@ struct InterposerSummary {
   std::uint64_t recycle_limit_bytes = 0;     // freed buffers kept mapped for recycling up to this much (0: none)
   std::uint64_t recycled = 0;                // allocations served by a recycled buffer
   bool slack_watched = false;       // canaries were written into the slack after fenced buffers
+  std::uint64_t ipc_exports = 0;    // fenced buffers handed to other processes (CUDA IPC)
+  std::uint64_t ipc_imports = 0;    // other processes' fenced buffers mapped with guards
+  std::uint64_t program_mappings = 0;  // cuMemMap calls of the program: recorded, not fenced
 };
 
 // What happened to one process of the run, as the interposer saw it start or end.
@@ -140,6 +163,8 @@ struct InterposerLog {
   std::vector<TmaMapRecord> tma_maps;         // newest last (the ring's tail)
   std::vector<SlackWriteRecord> slack_writes; // in the order found
   std::uint64_t slack_writes_lost = 0;        // found beyond what the header keeps
+  std::vector<IpcFailureRecord> ipc_failures; // in the order they happened
+  std::uint64_t ipc_failures_lost = 0;        // beyond what the header keeps
   std::vector<AllocationSite> sites;          // by index (AllocationRecord::site)
   std::vector<ModuleRecord> modules;          // in the order recorded
   std::uint64_t sites_dropped = 0;            // allocations whose site found the table full

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "host/xid.h"
+#include "run/ipc_records.h"
 
 namespace cudadiag::run {
 namespace {
@@ -137,8 +138,10 @@ std::string allocation_text(const AllocationRecord& a) {
   std::string side = a.side == FenceSide::back    ? "fenced at its end"
                      : a.side == FenceSide::front ? "fenced at its start"
                                                   : "not fenced";
-  return fmt::format("allocation #{} ({} bytes at {:#x} from {}, {}{})", a.seq, a.bytes, a.address,
-                     a.api.empty() ? "an unknown call" : a.api, side, a.freed ? ", freed" : "");
+  const std::string origin = mapping_origin_text(a);
+  return fmt::format("allocation #{} ({} bytes at {:#x} from {}, {}{}{})", a.seq, a.bytes, a.address,
+                     a.api.empty() ? "an unknown call" : a.api, side, a.freed ? ", freed" : "",
+                     origin.empty() ? std::string() : "; " + origin);
 }
 
 std::string suspect_text(const Attribution& r) {

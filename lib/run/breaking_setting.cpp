@@ -95,6 +95,47 @@ bool drop_setting(PlannedRun& run, const PlannedRun& below, const RungSetting& s
   return changed;
 }
 
+std::optional<PlannedRun> rerun_without(const PlannedRun& broken, const PlannedRun& below, const RungSetting& s) {
+  if (s.interposer) return std::nullopt;
+  PlannedRun run = broken;
+  if (!drop_setting(run, below, s)) return std::nullopt;
+  // Files of its own: the broken run's stay as they were read.
+  const auto renamed = [](std::string& path, std::string_view suffix) {
+    if (path.empty()) return;
+    const auto dot = path.rfind('.');
+    const auto slash = path.rfind('/');
+    const bool has_extension = dot != std::string::npos && (slash == std::string::npos || dot > slash);
+    path.insert(has_extension ? dot : path.size(), suffix);
+  };
+  const std::string old_ring = run.ring_path;
+  renamed(run.ring_path, "-again");
+  if (const auto it = run.env_set.find("CUDADIAG_RING"); it != run.env_set.end() && it->second == old_ring)
+    it->second = run.ring_path;
+  renamed(run.sanitizer_xml, "-again");
+  if (!run.coredump_prefix.empty()) run.coredump_prefix += "-again";
+  return run;
+}
+
+std::string kept_on_text(const RungSetting& s) {
+  if (s.interposer) return "";
+  const std::string name = !s.set_names.empty() ? s.set_names.front() : s.unset_names.empty() ? "" : s.unset_names.front();
+  if (name == "CUDA_LAUNCH_BLOCKING")
+    return "launches stayed asynchronous for this program: a fault may surface at a later call than the launch of the "
+           "kernel that made it";
+  if (!s.set_names.empty())
+    for (const auto& c : caching_off_settings())
+      if (c.variable == name)
+        return fmt::format("{}'s caching allocator stayed on for this program: the fence guards the allocator's "
+                           "segments, not each tensor (an overrun that stays inside a segment goes unseen), and "
+                           "memcheck sees the segments too",
+                           c.framework);
+  if (!s.unset_names.empty())
+    return fmt::format("the program's {} stayed as it was: an allocator it configures may keep allocations away "
+                       "from the fence",
+                       name);
+  return "";
+}
+
 bool fails_without_cuda_error(const RunJudgement& j) {
   return (j.outcome == RunOutcome::exit_code || (j.outcome == RunOutcome::timeout && !j.hang)) && !j.error;
 }

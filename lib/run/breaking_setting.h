@@ -5,8 +5,10 @@
 // blocking rung turns off). The session re-runs the rung below's environment plus one of
 // the rung's settings at a time, with a bounded deadline, until one fails the same way;
 // that setting is named ("PYTORCH_NO_CUDA_MEMORY_CACHING=1 breaks this program: ..."),
-// the rung's failure is the tool's, not the program's, and the rungs above run without
-// that setting instead of failing on it again. Planning only: nothing here runs anything.
+// the rung's failure is the tool's, not the program's, the rung runs once more without
+// it, and the rungs above run without it instead of failing on it again: a setting known
+// to break the program is never run (nor waited on) again. Planning only: nothing here
+// runs anything.
 #include <chrono>
 #include <optional>
 #include <string>
@@ -33,6 +35,18 @@ PlannedRun with_setting(const PlannedRun& below, const PlannedRun& rung, const R
 // A rung above runs without the breaking setting: the rung below's values (or the
 // inherited environment) in its place. Returns whether anything changed.
 bool drop_setting(PlannedRun& run, const PlannedRun& below, const RungSetting& s);
+
+// The broken rung's run once more without the breaking setting (the rung below's value in
+// its place), into files of its own: the session runs it once, so that the rung still
+// checks the program (a correct torch.multiprocessing program is clean on every rung, its
+// caching allocator on). None when the setting is the interposer itself (the rung
+// without it is the rung below) or nothing would change.
+std::optional<PlannedRun> rerun_without(const PlannedRun& broken, const PlannedRun& below, const RungSetting& s);
+
+// What running without the setting costs the ladder, for the report: "PyTorch's caching
+// allocator stayed on for this program: the fence guards the allocator's segments, not
+// each tensor ..."; "" when the setting changes nothing any rung could see.
+std::string kept_on_text(const RungSetting& s);
 
 // A failure the tool may have caused: exit non-zero or deadline, no CUDA error, no signal,
 // no GPU hang, no slack write.
@@ -76,6 +90,7 @@ struct BreakingSetting {
   std::string error_line;  // what the program said when it broke
   int bisect_runs = 0;
   std::string text;        // "PYTORCH_NO_CUDA_MEMORY_CACHING=1 breaks this program: `RuntimeError: ...`"
+  std::optional<PlannedRun> rerun;  // the rung once more without it (rerun_without), until it ran
 };
 std::string breaking_text(const RungSetting& s, const std::string& error_line);
 

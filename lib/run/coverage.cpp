@@ -29,8 +29,17 @@ FenceReach fence_reach_of(const InterposerLog& log, bool effective) {
   r.quarantine_limit_bytes = log.summary.quarantine_limit_bytes;
   r.recycle_limit_bytes = log.summary.recycle_limit_bytes;
   r.slack_watched = log.summary.slack_watched;
-  for (const auto& a : log.allocations)
-    if (a.side == FenceSide::none && !a.unfenced_reason.empty()) ++r.unfenced[a.unfenced_reason];
+  r.program_mappings = log.summary.program_mappings;
+  r.ipc_imports = log.summary.ipc_imports;
+  for (const auto& a : log.allocations) {
+    if (a.side != FenceSide::none || a.unfenced_reason.empty()) continue;
+    if (a.unfenced_reason == ring::unfenced_text(ring::Unfenced::program_mapped)) continue;  // counted in the header
+    if (a.unfenced_reason == ring::unfenced_text(ring::Unfenced::ipc_imported)) {
+      ++r.unguarded_imports;
+      continue;
+    }
+    ++r.unfenced[a.unfenced_reason];
+  }
   return r;
 }
 
@@ -56,6 +65,8 @@ Coverage ladder_coverage(const std::vector<RunJudgement>& runs) {
     const FenceReach& f = *j.fence_reach;
     for (const auto& [reason, n] : f.unfenced)
       if (!harmless_unfenced(reason)) c.unfenced[reason] = std::max(c.unfenced[reason], n);
+    c.program_mappings = std::max(c.program_mappings, f.program_mappings);
+    c.unguarded_imports = std::max(c.unguarded_imports, f.unguarded_imports);
     // A guard that caught an overrun guarded that end, whatever else made the run's fence
     // not effective (a process that escaped it): the coverage never contradicts an exposure.
     if (const auto& a = j.attribution; a && a->certain && a->allocation && a->allocation->side != FenceSide::none) {
@@ -66,6 +77,7 @@ Coverage ladder_coverage(const std::vector<RunJudgement>& runs) {
     if (f.side == FenceSide::back) c.past_end = true;
     if (f.side == FenceSide::front) c.before_start = true;
     if (f.side == FenceSide::back && f.slack_watched) c.slack_writes = true;
+    c.ipc_imports = std::max(c.ipc_imports, f.ipc_imports);
     if (f.recycle_limit_bytes > 0) c.recycled = true;
     if (f.quarantine_limit_bytes > 0 && f.recycle_limit_bytes == 0) {
       c.use_after_free = true;
@@ -84,6 +96,10 @@ Coverage ladder_coverage(const std::vector<RunJudgement>& runs) {
   if (c.slack_writes)
     c.seen.push_back("writes into the alignment slack between a buffer's end and its guard (canaries checked at free "
                      "and at exit)");
+  if (c.ipc_imports > 0 && (c.past_end || c.before_start))
+    c.seen.push_back(fmt::format("the same in the process that imported a fenced buffer over CUDA IPC ({} import(s), "
+                                 "mapped against a guard of their own)",
+                                 c.ipc_imports));
   if (c.use_after_free)
     c.seen.push_back("use after free while the freed range stays in quarantine (up to " + mib(quarantine) + ")");
   if (c.memcheck) c.seen.push_back("invalid accesses anywhere in device memory the driver knows, at the byte (memcheck)");
@@ -101,6 +117,14 @@ Coverage ladder_coverage(const std::vector<RunJudgement>& runs) {
   for (const auto& [reason, n] : c.unfenced)
     c.unseen.push_back(fmt::format("{} allocation(s) left unfenced ({}){}", n, reason,
                                    c.memcheck ? ": memcheck covered them" : ": nothing watched them"));
+  if (c.program_mappings > 0)
+    c.unseen.push_back(fmt::format("overruns of the {} mapping(s) the program made itself with cuMemMap (NCCL's buffers, "
+                                   "PyTorch's expandable segments): recorded, not fenced{}",
+                                   c.program_mappings, c.memcheck ? "; memcheck covered them" : ""));
+  if (c.unguarded_imports > 0)
+    c.unseen.push_back(fmt::format("overruns of the {} buffer(s) imported over CUDA IPC that their exporter had not "
+                                   "fenced: recorded, not guarded{}",
+                                   c.unguarded_imports, c.memcheck ? "; memcheck covered them" : ""));
   c.unseen.push_back("overruns that stay inside an allocation (into a neighbouring row or element of the same buffer)");
   c.unseen.push_back(
       "overruns inside a framework pool (caching allocator, RMM, XLA's BFC): the guard sits after the slab, not the "

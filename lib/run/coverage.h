@@ -28,6 +28,13 @@ struct FenceReach {
   std::uint64_t recycle_limit_bytes = 0;     // freed buffers kept mapped for recycling (no use-after-free watch)
   bool slack_watched = false;                // canaries in the slack after each fenced buffer
   std::map<std::string, std::uint64_t> unfenced;  // reason -> allocations (of the records kept)
+  // Recorded, never fenced by the interposer, and no blind spot of the program's own
+  // allocations: the mappings the program made itself (cuMemMap) and buffers imported
+  // over CUDA IPC that their exporter had not fenced. Imports of fenced buffers are
+  // guarded in the importing process too (ipc_imports).
+  std::uint64_t program_mappings = 0;
+  std::uint64_t unguarded_imports = 0;
+  std::uint64_t ipc_imports = 0;
 };
 FenceReach fence_reach_of(const InterposerLog& log, bool effective);
 
@@ -42,6 +49,9 @@ struct Coverage {
   std::optional<std::uint64_t> fenced;
   // Allocations some fenced run could not fence, by reason ("managed memory": 1).
   std::map<std::string, std::uint64_t> unfenced;
+  std::uint64_t program_mappings = 0;   // the most any fenced run recorded (FenceReach)
+  std::uint64_t unguarded_imports = 0;
+  std::uint64_t ipc_imports = 0;        // guarded imports of an effective fenced run
   std::vector<std::string> seen;    // one item each: what could have been seen
   std::vector<std::string> unseen;  // what could not
 };

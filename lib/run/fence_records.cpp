@@ -21,6 +21,18 @@ void add_counts(InterposerSummary& into, const InterposerSummary& s) {
   into.recycle_limit_bytes = std::max(into.recycle_limit_bytes, s.recycle_limit_bytes);
   into.recycled += s.recycled;
   into.slack_watched = into.slack_watched || s.slack_watched;
+  into.ipc_exports += s.ipc_exports;
+  into.ipc_imports += s.ipc_imports;
+  into.program_mappings += s.program_mappings;
+}
+
+const AllocationRecord* record_of(const FenceRecords& records, int pid, std::uint64_t seq) {
+  for (const auto& r : records.rings) {
+    if (!r.read.readable() || r.read.owner_pid != pid) continue;
+    for (const auto& a : r.read.log.allocations)
+      if (a.seq == seq) return &a;
+  }
+  return nullptr;
 }
 
 }  // namespace
@@ -39,6 +51,22 @@ FenceRecords read_fence_records(const std::filesystem::path& ring_file) {
   out.rings.push_back(ProcessRing{ring_file, read_ring(ring_file)});
   for (auto& f : process_ring_files(ring_file)) out.rings.push_back(ProcessRing{f, read_ring(f)});
   return out;
+}
+
+void join_imports(InterposerLog& log, int importer_pid, const FenceRecords& records) {
+  for (auto& a : log.allocations) {
+    if (a.origin_pid == 0) continue;
+    IpcImport i;
+    i.importer_pid = importer_pid;
+    if (const AllocationRecord* e = record_of(records, a.origin_pid, a.origin_seq)) {
+      i.exporter_found = true;
+      i.bytes = e->bytes;
+      i.api = e->api;
+      i.side = e->side;
+      i.freed = e->freed;
+    }
+    a.import = std::move(i);
+  }
 }
 
 JudgedLog log_for_judging(const FenceRecords& records, std::optional<int> faulting_pid) {
@@ -64,6 +92,9 @@ JudgedLog log_for_judging(const FenceRecords& records, std::optional<int> faulti
   log.process_events_lost = log.preloads_restored = log.escapes = 0;
   log.slack_writes.clear();
   log.slack_writes_lost = 0;
+  log.ipc_failures.clear();
+  log.ipc_failures_lost = 0;
+  join_imports(log, chosen->read.owner_pid, records);
   for (const auto& r : records.rings) {
     if (!r.read.readable()) continue;
     const InterposerLog& l = r.read.log;
@@ -72,6 +103,8 @@ JudgedLog log_for_judging(const FenceRecords& records, std::optional<int> faulti
     log.process_events_lost += l.process_events_lost;
     log.slack_writes.insert(log.slack_writes.end(), l.slack_writes.begin(), l.slack_writes.end());
     log.slack_writes_lost += l.slack_writes_lost;
+    log.ipc_failures.insert(log.ipc_failures.end(), l.ipc_failures.begin(), l.ipc_failures.end());
+    log.ipc_failures_lost += l.ipc_failures_lost;
     log.preloads_restored += l.preloads_restored;
     log.escapes += l.escapes;
     if (log.ring.no_room.empty()) log.ring.no_room = l.ring.no_room;

@@ -35,9 +35,14 @@ struct JudgedLog {
   int process = 0;                   // whose allocations and launches `log` holds
 };
 
+// Fills AllocationRecord::import of each buffer `log` (the ring of `importer_pid`)
+// imported over CUDA IPC, from the ring of the process that exported it.
+void join_imports(InterposerLog& log, int importer_pid, const FenceRecords& records);
+
 // The log of `faulting_pid` when one of the rings is that process's (an Xid 31 names
-// the pid), else the main file's; its summary sums every readable ring's counters, and
-// it carries every ring's process events and the state of the ring files.
+// the pid), else the main file's, its imports joined with their exporters' records; its
+// summary sums every readable ring's counters, and it carries every ring's process
+// events, slack writes and failed CUDA IPC hand-overs, and the state of the ring files.
 JudgedLog log_for_judging(const FenceRecords& records, std::optional<int> faulting_pid);
 
 }  // namespace cudadiag::run

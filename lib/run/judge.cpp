@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "run/ipc_records.h"
 #include "run/site_evidence.h"
 #include "taxonomy/taxonomy.h"
 #include "util/utf8.h"
@@ -145,6 +146,10 @@ void judge_processes(const InterposerLog& log, RunJudgement& j) {
   else if (log.escapes > j.fence_escapes.size())
     j.fence_escapes.push_back(fmt::format("and {} more", log.escapes - j.fence_escapes.size()));
   if (!log.ring.no_room.empty()) j.fence_notes.push_back(log.ring.no_room);
+  for (const auto& f : log.ipc_failures) j.fence_notes.push_back(ipc_failure_text(f));
+  if (log.ipc_failures_lost > 0)
+    j.fence_notes.push_back(fmt::format("CUDA IPC: {} more hand-over(s) of fenced memory failed (not kept in the ring)",
+                                        log.ipc_failures_lost));
   if (j.fence_escapes.empty()) return;
   j.fence->effective = false;
   j.fence->cuda_unused = false;
@@ -206,15 +211,16 @@ void attribute(const RunObservation& obs, RunJudgement& j) {
         "out of memory under the fence: each fenced allocation maps whole granules (2 MiB on current GPUs), so a "
         "program with many small allocations needs far more memory; this error can be the fence's";
   }
-  // No fault address, an argument refused: fenced memory is no cudaMalloc memory (no
-  // legacy IPC handle, 16-byte alignment), and a program that shares it with another
-  // process (torch.multiprocessing) or checks its alignment is refused by CUDA itself.
+  // No fault address, an argument refused: fenced memory is no cudaMalloc memory (16-byte
+  // alignment; shared over CUDA IPC with a handle of the interposer's own, which a device
+  // without POSIX file descriptor handles cannot give), and a program that checks its
+  // alignment or shares it with another process may be refused by CUDA itself.
   if (!j.fence_suspicion && j.error && j.error->error_class == taxonomy::ErrorClass::invalid_value &&
       !(j.attribution && j.attribution->allocation)) {
     j.fence_suspicion =
-        "an argument refused under the fence with no fault address: fenced memory has no legacy IPC handle "
-        "(cudaIpcGetMemHandle, torch.multiprocessing) and is 16-byte aligned where cudaMalloc gives 256; this error "
-        "can be the fence's";
+        "an argument refused under the fence with no fault address: fenced memory is 16-byte aligned where "
+        "cudaMalloc gives 256, and is handed to another process (cudaIpcGetMemHandle, torch.multiprocessing) only "
+        "where the device exports memory as a file descriptor; this error can be the fence's";
   }
 }
 

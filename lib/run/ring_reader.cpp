@@ -160,6 +160,9 @@ void copy_values(TmaMapRecord& to, const ring::TmaSlot& from) {
 void copy_values(SlackWriteRecord& to, const ring::SlackWrite& from) {
   CUDADIAG_RING_SLACK_WRITE_FIELDS(CUDADIAG_RING_COPY, CUDADIAG_RING_SKIP)
 }
+void copy_values(IpcFailureRecord& to, const ring::IpcFailure& from) {
+  CUDADIAG_RING_IPC_FAILURE_FIELDS(CUDADIAG_RING_COPY, CUDADIAG_RING_SKIP)
+}
 
 AllocationRecord allocation_of(const ring::AllocationSlot& s) {
   AllocationRecord a;
@@ -273,6 +276,9 @@ InterposerSummary summary_of(const ring::Header& h) {
   s.recycle_limit_bytes = h.recycle_limit_bytes;
   s.recycled = h.recycled;
   s.slack_watched = h.slack_watched > 0;
+  s.ipc_exports = h.ipc_exports;
+  s.ipc_imports = h.ipc_imports;
+  s.program_mappings = h.program_mappings;
   return s;
 }
 
@@ -470,6 +476,24 @@ void read_slack_writes(const ring::Header& h, RingRead& r) {
   r.log.slack_writes_lost += h.slack_writes - n;
 }
 
+// The failed CUDA IPC hand-overs the header keeps: at most kMaxIpcFailures, complete ones only.
+void read_ipc_failures(const ring::Header& h, RingRead& r) {
+  const std::uint64_t n = std::min<std::uint64_t>(h.ipc_failures, ring::kMaxIpcFailures);
+  for (std::uint64_t i = 0; i < n; ++i) {
+    const ring::IpcFailure& f = h.ipc_failure[i];
+    if (f.stamp != ring::complete_stamp(i) || f.seq != i || f.step == ring::IpcStep::none ||
+        code_of(f.step) >= code_of(ring::IpcStep::count)) {
+      ++r.log.ipc_failures_lost;
+      continue;
+    }
+    IpcFailureRecord x;
+    copy_values(x, f);
+    x.what = ring::ipc_step_text(f.step);
+    r.log.ipc_failures.push_back(std::move(x));
+  }
+  r.log.ipc_failures_lost += h.ipc_failures - n;
+}
+
 // The layout the header declares is the one the interposer writes for its counts, and
 // the counts are within what it writes: the reader's work is bounded by them.
 bool layout_matches(const ring::Header& h) {
@@ -564,6 +588,7 @@ RingRead parse(Bytes& bytes, const std::string& origin) {
   r.log.ring.unreserved = (h.ring_flags & ring::kRingReserved) == 0;
   read_process_events(h, r);
   read_slack_writes(h, r);
+  read_ipc_failures(h, r);
   read_driver_calls(h, r);
   if (h.ring_flags & ring::kRingNoRoom) {
     r.status = RingStatus::no_room;

@@ -91,6 +91,12 @@ std::string slack_write_line(const SlackWriteRecord& r) {
   return out + " " + r.seen_at;
 }
 
+std::string ipc_failure_line(const IpcFailureRecord& r) {
+  std::string out = "ipc_failure";
+  CUDADIAG_RING_IPC_FAILURE_FIELDS(CUDADIAG_RING_PUT, CUDADIAG_RING_SKIP)
+  return out + " " + r.what;
+}
+
 #undef CUDADIAG_RING_PUT
 
 }  // namespace cudadiag::run

@@ -13,5 +13,6 @@ std::string allocation_line(const AllocationRecord& a);
 std::string launch_line(const LaunchRecord& l);
 std::string tma_map_line(const TmaMapRecord& t);
 std::string slack_write_line(const SlackWriteRecord& w);
+std::string ipc_failure_line(const IpcFailureRecord& f);
 
 }  // namespace cudadiag::run

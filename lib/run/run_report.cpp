@@ -177,10 +177,14 @@ json run_section(const SessionOptions& opts, const SessionOutcome& out) {
 // One result per rung: the run that shows the most (its first failing repeat, else its
 // last), with the rung's repeat statistics, so that `compare` tests a rung's failure
 // rate across hosts as it does a repro case's; every repeat is listed in details.runs.
+// A run one of the rung's own settings broke checked nothing: not counted as a failure
+// (skipped in the statistics, its breaking setting named), as the verdict does not count
+// it; the rung's run without that setting is the one shown.
 report::Result rung_result(const std::vector<const SessionRun*>& runs) {
+  const auto counted = [](const SessionRun* run) { return run->judgement.broken_by.empty(); };
   const SessionRun* shown = runs.back();
   for (const auto* run : runs)
-    if (run->judgement.failed()) {
+    if (run->judgement.failed() && counted(run)) {
       shown = run;
       break;
     }
@@ -191,13 +195,15 @@ report::Result rung_result(const std::vector<const SessionRun*>& runs) {
   report::Value::List each;
   for (const auto* run : runs) {
     const report::Result one = to_result(run->observation, run->judgement);
-    const std::string outcome(report::to_string(one.outcome));
+    const std::string outcome(report::to_string(counted(run) ? one.outcome : report::Outcome::skipped));
     ++histogram[outcome];
-    if (run->judgement.failed()) ++failures;
-    each.push_back(report::Fields{{"repeat", run->judgement.repeat_index},
-                                  {"outcome", outcome},
-                                  {"run_outcome", to_string(run->judgement.outcome)},
-                                  {"duration_ms", run->observation.child.wall_ms}});
+    if (run->judgement.failed() && counted(run)) ++failures;
+    report::Fields line{{"repeat", run->judgement.repeat_index},
+                        {"outcome", outcome},
+                        {"run_outcome", to_string(run->judgement.outcome)},
+                        {"duration_ms", run->observation.child.wall_ms}};
+    if (!counted(run)) line.set("broken_by", to_valid_utf8(run->judgement.broken_by));
+    each.push_back(std::move(line));
   }
   const auto s = repeat::repeat_stats(histogram, failures);
   r.repeats = s;

@@ -140,7 +140,8 @@ std::string rung_runs_text(const RungPlan& plan, std::size_t done) {
   return done == 0 ? std::string() : fmt::format(" after {} of {} runs", done, plan.runs.size());
 }
 
-// The runs of the rung that ran last before `rung`, when every one of them passed.
+// The runs of the rung that ran last before `rung`, when every one of them passed (a run
+// one of the rung's own settings broke is left out: the rung's run without it counts).
 const SessionRun* passing_run_below(const std::vector<SessionRun>& runs, Rung rung) {
   std::optional<Rung> below;
   for (const auto& r : runs)
@@ -148,7 +149,7 @@ const SessionRun* passing_run_below(const std::vector<SessionRun>& runs, Rung ru
   if (!below) return nullptr;
   const SessionRun* last = nullptr;
   for (const auto& r : runs) {
-    if (r.judgement.rung != *below) continue;
+    if (r.judgement.rung != *below || !r.judgement.broken_by.empty()) continue;
     if (r.judgement.failed()) return nullptr;
     last = &r;
   }
@@ -209,6 +210,13 @@ void find_breaking_setting(SessionOutcome& out, std::size_t plan_index, const Se
     bool changed = false;
     for (auto& run : plan.runs) changed = drop_setting(run, below_planned, found.setting) || changed;
     if (changed) found.text += fmt::format("; the {} rung runs without it", to_string(plan.rung));
+  }
+  // The rung itself still checks the program: once more, without it (run_session runs it
+  // once the rung's runs are done).
+  found.rerun = rerun_without(failing->planned, below_planned, found.setting);
+  if (found.rerun) {
+    found.text += fmt::format("; the {} rung runs once more without it", to_string(rung));
+    if (const std::string cost = kept_on_text(found.setting); !cost.empty()) found.text += "; " + cost;
   }
   for (std::size_t i = 0; i < out.runs.size(); ++i) {
     auto& r = out.runs[i];
@@ -322,6 +330,65 @@ void site_run(SessionRun& run, const SessionOptions& opts, const SessionProgress
   take_sites_of_site_run(run.judgement, run.observation, obs, judge_run(obs));
 }
 
+namespace {
+
+// Runs one planned run under the deadline learned from the native run
+// (breaking_setting.h: rung_deadline) and judges it into out.runs; false when it never
+// started or a stop request ended it (kept in out.interrupted, not judged).
+bool run_and_judge(SessionOutcome& out, const PlannedRun& planned, const SessionOptions& opts,
+                   const SessionProgress& progress, std::vector<RunStatus>& statuses, RungDeadline& deadline) {
+  remove_outputs(planned, opts);
+  if (progress.started) progress.started(planned);
+  const KernelLog klog = kernel_log_before(opts);
+  if (klog.wanted && !klog.cursor.readable && out.kernel_log_reason.empty())
+    out.kernel_log_reason = klog.cursor.path + ": " + klog.cursor.reason;
+  out.kernel_log_read = out.kernel_log_read || klog.cursor.readable;
+  runner::ChildSpec spec = child_spec_for(planned, opts);
+  deadline = deadline_for(out, planned.rung, spec.deadline, opts);
+  spec.deadline = deadline.deadline;
+  bool never_started = false;
+  const auto child = run_one(std::move(spec), opts, never_started);
+  if (never_started || (stop_requested(opts) && child.ending == runner::Ending::timeout)) {
+    if (!never_started) out.interrupted.push_back(observe(planned, opts, child, klog));
+    return false;
+  }
+  SessionRun run{planned, observe(planned, opts, child, klog), {}};
+  run.judgement = judge_run(run.observation);
+  if (deadline.learned && child.ending == runner::Ending::timeout && run.judgement.outcome == RunOutcome::timeout)
+    run.judgement.reason += "; ended as hung at the deadline learned from the native run (" + deadline.text + ")";
+  spdlog::debug("run {} #{}: {}: {}", to_string(planned.rung), planned.repeat_index, to_string(run.judgement.outcome),
+                run.judgement.reason);
+  statuses.push_back(status_of(run.judgement));
+  out.runs.push_back(std::move(run));
+  return true;
+}
+
+// A rung whose own setting broke the program runs once more without it (found by
+// find_breaking_setting), so that the rung still checks the program. False when a stop
+// request ended it.
+bool rerun_without_breaking_setting(SessionOutcome& out, Rung rung, const SessionOptions& opts,
+                                    const SessionProgress& progress, std::vector<RunStatus>& statuses,
+                                    std::set<Rung>& sited) {
+  for (auto& b : out.breaking) {
+    if (b.rung != rung || !b.rerun) continue;
+    PlannedRun again = std::move(*b.rerun);
+    b.rerun.reset();  // once
+    again.repeat_index = static_cast<int>(
+        std::count_if(out.runs.begin(), out.runs.end(), [&](const SessionRun& r) { return r.judgement.rung == rung; }));
+    RungDeadline deadline;
+    if (!run_and_judge(out, again, opts, progress, statuses, deadline)) return false;
+    SessionRun& last = out.runs.back();
+    if (wants_site_run(opts.run, rung) && wants_site(last.judgement) && sited.insert(rung).second &&
+        !stop_requested(opts))
+      site_run(last, opts, progress, deadline.deadline);
+    if (progress.judged) progress.judged(out.runs.back());
+    drop_unshown_observation(out.runs);
+  }
+  return true;
+}
+
+}  // namespace
+
 SessionOutcome run_session(const SessionOptions& opts, const SessionProgress& progress) {
   const auto t0 = Clock::now();
 
@@ -370,32 +437,12 @@ SessionOutcome run_session(const SessionOptions& opts, const SessionProgress& pr
         out.skipped.push_back({plan.rung, "interrupted" + rung_runs_text(plan, done)});
         break;
       }
-      remove_outputs(planned, opts);
-      if (progress.started) progress.started(planned);
-      const KernelLog klog = kernel_log_before(opts);
-      if (klog.wanted && !klog.cursor.readable && out.kernel_log_reason.empty())
-        out.kernel_log_reason = klog.cursor.path + ": " + klog.cursor.reason;
-      out.kernel_log_read = out.kernel_log_read || klog.cursor.readable;
-      // The deadline learned from the native run (breaking_setting.h: rung_deadline).
-      runner::ChildSpec spec = child_spec_for(planned, opts);
-      const RungDeadline deadline = deadline_for(out, planned.rung, spec.deadline, opts);
-      spec.deadline = deadline.deadline;
-      bool never_started = false;
-      const auto child = run_one(std::move(spec), opts, never_started);
-      if (never_started || (stop_requested(opts) && child.ending == runner::Ending::timeout)) {
-        if (!never_started) out.interrupted.push_back(observe(planned, opts, child, klog));
+      RungDeadline deadline;
+      if (!run_and_judge(out, planned, opts, progress, statuses, deadline)) {
         ladder_stopped = "interrupted";
         out.skipped.push_back({plan.rung, "interrupted" + rung_runs_text(plan, done)});
         break;
       }
-      SessionRun run{planned, observe(planned, opts, child, klog), {}};
-      run.judgement = judge_run(run.observation);
-      if (deadline.learned && child.ending == runner::Ending::timeout && run.judgement.outcome == RunOutcome::timeout)
-        run.judgement.reason += "; ended as hung at the deadline learned from the native run (" + deadline.text + ")";
-      spdlog::debug("run {} #{}: {}: {}", to_string(planned.rung), planned.repeat_index,
-                    to_string(run.judgement.outcome), run.judgement.reason);
-      statuses.push_back(status_of(run.judgement));
-      out.runs.push_back(std::move(run));
       // A failure without a CUDA error: the search for a breaking setting at once, so that
       // the rung's other repeats are not waited on when one is found.
       if (fails_without_cuda_error(out.runs.back().judgement) && !stop_requested(opts) &&
@@ -425,6 +472,9 @@ SessionOutcome run_session(const SessionOptions& opts, const SessionProgress& pr
         break;
       }
     }
+    if (ladder_stopped.empty() && !stop_requested(opts) &&
+        !rerun_without_breaking_setting(out, plan.rung, opts, progress, statuses, sited))
+      ladder_stopped = "interrupted";
   }
   out.stopped = stop_requested(opts) || !out.interrupted.empty();
 

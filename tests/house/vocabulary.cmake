@@ -45,6 +45,7 @@ set(allowed
   "lib/run/judge.cpp|SIGKILL"
   "lib/run/judge.cpp|--kernel-name"             # compute-sanitizer's command line
   "lib/run/breaking_setting.cpp|LD_PRELOAD"     # an environment variable
+  "lib/run/breaking_setting.cpp|CUDA_LAUNCH_BLOCKING"  # an environment variable
   # (b) Rendered text: a table cell's placeholder.
   "lib/report/render_text.cpp|-"
 )

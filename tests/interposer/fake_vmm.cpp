@@ -25,8 +25,8 @@ CUresult failing(const std::string& name) {
 }
 
 CUresult log_call(const std::string& name, std::uint64_t value, std::uint64_t size, std::uint64_t count = 0,
-                  bool rdma = false) {
-  g_vmm.calls.push_back(FakeVmm::Call{name, value, size, count, rdma});
+                  bool rdma = false, std::uint64_t handle_types = 0) {
+  g_vmm.calls.push_back(FakeVmm::Call{name, value, size, count, rdma, handle_types});
   return failing(name);
 }
 
@@ -51,7 +51,8 @@ CUresult reserve(CUdeviceptr* ptr, size_t size, size_t, CUdeviceptr, unsigned lo
 CUresult address_free(CUdeviceptr ptr, size_t size) { return log_call("free", ptr, size); }
 
 CUresult create(CUmemGenericAllocationHandle* h, size_t size, const CUmemAllocationProp* p, unsigned long long) {
-  const CUresult rc = log_call("create", g_vmm.next_handle, size, 0, p->allocFlags.gpuDirectRDMACapable != 0);
+  const CUresult rc = log_call("create", g_vmm.next_handle, size, 0, p->allocFlags.gpuDirectRDMACapable != 0,
+                               static_cast<std::uint64_t>(p->requestedHandleTypes));
   if (rc != CUDA_SUCCESS) return rc;
   *h = g_vmm.next_handle++;
   return rc;
@@ -80,7 +81,8 @@ CUresult can_access_peer(int* can, CUdevice dev, CUdevice peer) {
 }
 
 CUresult attribute(int* v, CUdevice_attribute a, CUdevice dev) {
-  *v = a == CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED && dev == 1;
+  *v = (a == CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED && dev == 1) ||
+       (a == CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED && (dev == 0 || dev == 1));
   return CUDA_SUCCESS;
 }
 

@@ -2,8 +2,9 @@
 // A driver for the interposer's own VMM calls (DriverCalls), in memory: address ranges
 // reserved from a counter, handles numbered from 1, every call logged, any call made to
 // fail. Devices 0..3 answer cuMemGetAllocationGranularity as a real device would (0 and 1
-// peers of each other, 1 with GPUDirect RDMA on VMM memory); 4 answers a granule of 0
-// and 5 an error, as a driver without VMM support can.
+// peers of each other, 1 with GPUDirect RDMA on VMM memory, 0 and 1 with POSIX file
+// descriptor handles); 4 answers a granule of 0 and 5 an error, as a driver without VMM
+// support can.
 #include <cuda.h>
 
 #include <cstdint>
@@ -26,6 +27,7 @@ struct FakeVmm {
     std::uint64_t size = 0;
     std::uint64_t count = 0;
     bool rdma = false;  // create: asked for GPUDirect RDMA
+    std::uint64_t handle_types = 0;  // create: requestedHandleTypes
   };
   std::vector<Call> calls;
   std::uint64_t next_address = 0x7f0000000000ull;

@@ -3,7 +3,7 @@
 #   run_checks.sh CHECK [ARGUMENT]
 # Environment: INTERPOSER (the library), FAKE_DRIVER_DIR (holds the fake libcuda.so.1),
 # PROBE_LIBRARY_DIR, STATIC_RUNTIME, LINKED_DRIVER, DLSYM_PROBE, RING_DUMP, DEEPBIND_LIBRARY,
-# STATIC_CHILD, NATIVE_THREAD, CUDADIAG.
+# STATIC_CHILD, NATIVE_THREAD, CUDADIAG, IPC_PROBE.
 # A probe that dies on a guard exits 139 (SIGSEGV): the fake driver's memory is host
 # memory, so a guard the interposer placed is a real unmapped page.
 set -uo pipefail
@@ -109,7 +109,9 @@ print(subprocess.run(["sh", "-c", "echo child"], capture_output=True, text=True)
       cuMemAllocAsync_ptsz cuMemAllocFromPoolAsync cuMemAllocFromPoolAsync_ptsz cuMemAllocHost_v2
       cuMemAllocManaged cuMemAllocPitch_v2 cuMemAlloc_v2 cuMemFreeAsync cuMemFreeAsync_ptsz cuMemFreeHost
       cuMemFree_v2 cuMemHostAlloc cuTensorMapEncodeIm2col cuTensorMapEncodeIm2colWide cuTensorMapEncodeTiled dlsym
-      dlopen execve execv execvp execvpe execl execlp execle fexecve execveat posix_spawn posix_spawnp'
+      dlopen execve execv execvp execvpe execl execlp execle fexecve execveat posix_spawn posix_spawnp
+      cuIpcGetMemHandle cuIpcOpenMemHandle cuIpcOpenMemHandle_v2 cuIpcCloseMemHandle cuMemRetainAllocationHandle
+      cuMemExportToShareableHandle cuMemMap cuMemUnmap'
     got=$(awk '{print $3}' "$work/symbols.out" | sort | tr '\n' ' ')
     want=$(echo $expected | tr ' ' '\n' | sort | tr '\n' ' ')
     [[ $got == "$want" ]] || fail "exported: $got"
@@ -832,6 +834,133 @@ EOS
     expect_rc records 0
     grep -q $'\x1b' "$work/records.out" && fail "a raw escape byte reached the output"
     grep -qF 'kernel=\x1b[2Jk!' "$work/records.out" || fail "the kernel name is not shown escaped"
+    ;;
+
+  ipc_legacy_unchanged)
+    # A buffer handed to a child over CUDA IPC: the same with and without the interposer,
+    # and with the fence off (the driver's own legacy handle, passed through unchanged).
+    run native env "$FAKE" "$IPC_PROBE" legacy
+    expect_rc native 0
+    expect_line native 'importer: opened twice at one address: yes'
+    expect_line native 'importer: first byte 7'
+    expect_line native 'importer: closed; a third close: 1'
+    expect_line native 'exporter: the child wrote the buffer: yes'
+    run fenced env "$FAKE" "$PRELOAD" "$IPC_PROBE" legacy
+    expect_rc fenced 0
+    expect_same native fenced
+    run off env "$FAKE" CUDADIAG_FENCE_SIDE=none CUDADIAG_RING="$work/ring" "$PRELOAD" "$IPC_PROBE" legacy
+    expect_same native off
+    child_ring=$(ls "$work"/ring.[0-9]*)
+    dump_ring off_importer "$child_ring" --records
+    # The driver's import is recorded, not fenced, with its size from the driver.
+    expect_line off_importer 'ipc_imports=0'
+    expect_line off_importer 'allocation seq=0 address=0x[0-9a-f]+ bytes=4000 .* side=none freed=true released=true api=cuIpcOpenMemHandle_v2 reason=imported over CUDA IPC, not fenced by its exporter'
+    ;;
+
+  ipc_fenced_handle)
+    # A fenced buffer handed out with the interposer's own handle: the child maps it against
+    # a guard of its own, and its ring names the exporter's process and allocation.
+    run fenced env "$FAKE" CUDADIAG_RING="$work/ring" "$PRELOAD" "$IPC_PROBE" legacy
+    expect_rc fenced 0
+    dump_ring exporter "$work/ring" --records
+    expect_line exporter 'fenced=1'
+    expect_line exporter 'ipc_exports=1'
+    expect_line exporter 'ipc_failures=0'
+    exporter_pid=$(sed -n 's/^owner_pid=//p' "$work/exporter.out")
+    child_ring=$(ls "$work"/ring.[0-9]*)
+    dump_ring importer "$child_ring" --records
+    expect_line importer 'ipc_imports=1'
+    expect_line importer 'fenced=1'
+    expect_line importer 'ipc_failures=0'
+    expect_line importer "allocation seq=0 address=0x[0-9a-f]+ bytes=4000 .* guard_begin=0x[1-9a-f][0-9a-f]* .* origin_pid=$exporter_pid origin_seq=0 side=back freed=true released=true api=cuIpcOpenMemHandle_v2 reason="
+    # The guard sits right after the buffer in the child too.
+    line=$(grep '^allocation seq=0 ' "$work/importer.out")
+    address=$(sed -n 's/.* address=\(0x[0-9a-f]*\) .*/\1/p' <<<"$line")
+    guard=$(sed -n 's/.* guard_begin=\(0x[0-9a-f]*\) .*/\1/p' <<<"$line")
+    ((address + 4000 == guard)) || fail "the import ends at $((address + 4000)), its guard begins at $((guard))"
+    # The launch passed the imported buffer is recorded with it.
+    expect_line importer "launch seq=0 .* pointer_args=$address"
+    ;;
+
+  ipc_overrun_in_importer)
+    # One byte past the imported buffer: silent without the interposer (the driver's
+    # mapping has slack), a fault on the child's own guard under it.
+    run native env "$FAKE" "$IPC_PROBE" legacy overrun
+    expect_rc native 0
+    expect_line native 'exporter: done'
+    run fenced env "$FAKE" "$PRELOAD" "$IPC_PROBE" legacy overrun
+    expect_rc fenced $SEGV
+    expect_line fenced 'exporter: child killed by signal 11'
+    # With the fake driver's kernel log: the launch fails with an illegal address, and the
+    # Xid line names the child's pid and the guard's page.
+    : >"$work/kmsg"
+    run logged env "$FAKE" FAKE_CUDA_KMSG="$work/kmsg" CUDADIAG_RING="$work/ring" "$PRELOAD" "$IPC_PROBE" legacy overrun
+    expect_rc logged 1
+    expect_line logged 'importer: FAILED: cuLaunchKernel returned 700 \(CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered\)'
+    child_ring=$(ls "$work"/ring.[0-9]*)
+    child_pid=${child_ring##*.}
+    dump_ring importer "$child_ring" --records
+    guard=$(sed -n 's/^allocation seq=0 .* guard_begin=0x\([0-9a-f]*\) .*/\1/p' "$work/importer.out")
+    page=$(printf '0x%x_%08x' $((0x$guard >> 32)) $((0x$guard & 0xffffffff)))
+    grep -q "Xid (PCI:0000:00:06): 31, pid=$child_pid, .* faulted @ $page\." "$work/kmsg" ||
+      fail "no Xid line of process $child_pid at $page: $(cat "$work/kmsg")"
+    ;;
+
+  ipc_not_exportable)
+    # A device without POSIX file descriptor handles: fenced memory cannot be handed out;
+    # the program gets the driver's answer for VMM memory, and the ring says why.
+    run fenced env "$FAKE" FAKE_CUDA_NO_FD_HANDLES=1 CUDADIAG_RING="$work/ring" "$PRELOAD" "$IPC_PROBE" legacy
+    expect_rc fenced 1
+    expect_line fenced 'exporter: FAILED: cuIpcGetMemHandle returned 1 \(CUDA_ERROR_INVALID_VALUE\)'
+    dump_ring dump "$work/ring"
+    expect_line dump 'ipc_exports=0'
+    expect_line dump 'ipc_failures=1'
+    expect_line dump 'ipc_failure allocation_seq=0 pid=[0-9]+ peer_pid=0 result=1 cuMemExportToShareableHandle refused the fenced buffer.s memory'
+    # Memory the program maps itself has no legacy handle, with or without the interposer.
+    run native_own env "$FAKE" "$IPC_PROBE" own-legacy
+    expect_line native_own 'exporter: cuIpcGetMemHandle of mapped memory: 1'
+    run fenced_own env "$FAKE" "$PRELOAD" "$IPC_PROBE" own-legacy
+    expect_same native_own fenced_own
+    ;;
+
+  ipc_retained_export)
+    # cuMemRetainAllocationHandle and cuMemExportToShareableHandle on a fenced buffer: the
+    # child maps its memory from the file descriptor; freed, that memory is not reused for
+    # the next buffer of its size (the child may still map it).
+    run native env "$FAKE" "$IPC_PROBE" retain
+    expect_rc native 0
+    expect_line native 'exporter: cuMemRetainAllocationHandle: 1 \(not VMM memory\)'
+    run fenced env "$FAKE" CUDADIAG_RING="$work/ring" "$PRELOAD" "$IPC_PROBE" retain
+    expect_rc fenced 0
+    expect_line fenced 'importer: mapped 65536 bytes and filled them'
+    expect_line fenced 'exporter: the child wrote the buffer: yes'
+    expect_line fenced 'exporter: a new buffer of its size holds what the child wrote: no'
+    dump_ring dump "$work/ring"
+    expect_line dump 'ipc_exports=1'
+    expect_line dump 'handles_reused=0'
+    # Without the export the freed buffer's memory serves the next one.
+    run reuse env "$FAKE" CUDADIAG_RING="$work/ring2" "$PRELOAD" "$STATIC_RUNTIME" reuse-after-free
+    dump_ring dump2 "$work/ring2"
+    expect_line dump2 'handles_reused=1'
+    ;;
+
+  ipc_program_mappings)
+    # Memory the program maps itself is recorded, not fenced, in both processes; the child
+    # imports it through the driver's own shareable handle.
+    run native env "$FAKE" "$IPC_PROBE" own
+    expect_rc native 0
+    run fenced env "$FAKE" CUDADIAG_RING="$work/ring" "$PRELOAD" "$IPC_PROBE" own
+    expect_rc fenced 0
+    expect_same native fenced
+    expect_line fenced 'exporter: the child wrote the buffer: yes'
+    dump_ring exporter "$work/ring" --records
+    expect_line exporter 'program_mappings=1'
+    expect_line exporter 'fenced=0'
+    expect_line exporter 'allocation seq=0 address=0x[0-9a-f]+ bytes=65536 .* device=0 .* side=none freed=true released=true api=cuMemMap reason=mapped by the program itself \(cuMemMap\)'
+    child_ring=$(ls "$work"/ring.[0-9]*)
+    dump_ring importer "$child_ring" --records
+    expect_line importer 'program_mappings=1'
+    expect_line importer 'allocation seq=0 .* bytes=65536 .* api=cuMemMap reason=mapped by the program itself \(cuMemMap\)'
     ;;
 
   *)

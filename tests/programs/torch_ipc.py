@@ -3,8 +3,10 @@ CUDA IPC): the child adds one to it in place, the parent checks the sum.
 
 PyTorch's CUDA IPC needs its caching allocator: with PYTORCH_NO_CUDA_MEMORY_CACHING=1 (the
 blocking rung's setting) the child fails with `RuntimeError: invalid device pointer` and
-the parent waits. `cudadiag run` must name that setting as what breaks the program, and
-not call the program's failure its own.
+the parent waits. `cudadiag run` must name that setting as what breaks the program, not
+call the program's failure its own, and run the rung once more without it: the program is
+clean on every rung (under the fence the tensor's segment is handed to the child with the
+interposer's own IPC handle and mapped there against a guard).
 """
 import torch
 import torch.multiprocessing as mp

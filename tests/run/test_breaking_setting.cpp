@@ -133,3 +133,53 @@ TEST_CASE("breaking setting: a deadline learned from the native run; --timeout s
   CHECK_FALSE(native_wall_ms({run(Rung::native, RunOutcome::exit_code)}, {5.0}));
   CHECK_FALSE(native_wall_ms({run(Rung::fence, RunOutcome::clean)}, {5.0}));
 }
+
+TEST_CASE("breaking setting: the broken rung runs once more without it, into files of its own", "[breaking_setting]") {
+  const auto plans = plan_rungs(options());
+  const PlannedRun& native = run_of(plans, Rung::native);
+  const PlannedRun& blocking = run_of(plans, Rung::blocking);
+  const PlannedRun& fence = run_of(plans, Rung::fence);
+  const auto between = settings_between(native, fence);
+  const auto caching = std::find_if(between.begin(), between.end(),
+                                    [](const RungSetting& s) { return s.text == "PYTORCH_NO_CUDA_MEMORY_CACHING=1"; });
+  REQUIRE(caching != between.end());
+
+  // The blocking rung: its other settings kept, the caching allocator left on.
+  const auto again = rerun_without(blocking, native, *caching);
+  REQUIRE(again);
+  CHECK(again->rung == Rung::blocking);
+  CHECK(again->env_set.count("PYTORCH_NO_CUDA_MEMORY_CACHING") == 0);
+  CHECK(again->env_set.at("CUDA_LAUNCH_BLOCKING") == "1");
+  CHECK(again->argv == blocking.argv);
+
+  // A fence rung gets a ring of its own (the broken run's file stays as it was read).
+  const auto fence_again = rerun_without(fence, native, *caching);
+  REQUIRE(fence_again);
+  CHECK(fence_again->ring_path == "/tmp/w/fence-0-again.ring");
+  CHECK(fence_again->env_set.at("CUDADIAG_RING") == "/tmp/w/fence-0-again.ring");
+  CHECK(fence_again->env_set.count("LD_PRELOAD") == 1);  // still the fence
+  CHECK(fence_again->env_set.count("PYTORCH_NO_CUDA_MEMORY_CACHING") == 0);
+
+  // The interposer itself: the rung without it is the rung below, nothing to run again;
+  // nor when the setting is not the rung's.
+  const auto interposer = std::find_if(between.begin(), between.end(), [](const RungSetting& s) { return s.interposer; });
+  REQUIRE(interposer != between.end());
+  CHECK_FALSE(rerun_without(fence, native, *interposer));
+  CHECK_FALSE(rerun_without(native, native, *caching));
+}
+
+TEST_CASE("breaking setting: what running without it costs the ladder", "[breaking_setting]") {
+  CHECK(kept_on_text(RungSetting{{"PYTORCH_NO_CUDA_MEMORY_CACHING"}, {}, "PYTORCH_NO_CUDA_MEMORY_CACHING=1"}) ==
+        "PyTorch's caching allocator stayed on for this program: the fence guards the allocator's segments, not each "
+        "tensor (an overrun that stays inside a segment goes unseen), and memcheck sees the segments too");
+  CHECK_THAT(kept_on_text(RungSetting{{"XLA_PYTHON_CLIENT_ALLOCATOR"}, {}, "XLA_PYTHON_CLIENT_ALLOCATOR=platform"}),
+             Catch::StartsWith("JAX/XLA's caching allocator stayed on"));
+  CHECK_THAT(kept_on_text(RungSetting{{"CUDA_LAUNCH_BLOCKING"}, {}, "CUDA_LAUNCH_BLOCKING=1"}),
+             Catch::StartsWith("launches stayed asynchronous"));
+  CHECK_THAT(kept_on_text(RungSetting{{}, {"PYTORCH_CUDA_ALLOC_CONF"}, "PYTORCH_CUDA_ALLOC_CONF unset"}),
+             Catch::StartsWith("the program's PYTORCH_CUDA_ALLOC_CONF stayed as it was"));
+  RungSetting interposer;
+  interposer.interposer = true;
+  CHECK(kept_on_text(interposer).empty());
+  CHECK(kept_on_text(RungSetting{{"SOME_OTHER"}, {}, "SOME_OTHER=1"}).empty());
+}

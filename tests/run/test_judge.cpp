@@ -212,7 +212,7 @@ TEST_CASE("fence rung: faults the fence may have caused") {
   j = judge_run(o);
   CHECK(j.outcome == RunOutcome::cuda_error);
   REQUIRE(j.fence_suspicion);
-  CHECK(j.fence_suspicion->find("no legacy IPC handle") != std::string::npos);
+  CHECK(j.fence_suspicion->find("handed to another process (cudaIpcGetMemHandle") != std::string::npos);
   // An illegal address with a fault in a guard is no such suspicion's.
   o = exited(Rung::fence, 1, kIllegalAddress);
   o.interposer = fenced_log();

@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <fstream>
+#include <regex>
 #include <thread>
 
 #include "run/run_report.h"
@@ -354,12 +355,17 @@ TEST_CASE("session: a rung setting that breaks the program is found, named, and 
   REQUIRE(out.runs.size() >= 2);
   CHECK(out.runs[1].judgement.outcome == RunOutcome::timeout);
   CHECK(out.runs[1].judgement.broken_by == b.text);
-#ifdef INTERPOSER
-  // The fence rung ran without the setting: it passed at once instead of waiting for its deadline.
-  REQUIRE(out.runs.size() == 3);
+  // The blocking rung ran once more without the setting.
+  REQUIRE(out.runs.size() >= 3);
+  CHECK(out.runs[2].judgement.rung == Rung::blocking);
   CHECK(out.runs[2].planned.env_set.count("PYTORCH_NO_CUDA_MEMORY_CACHING") == 0);
   CHECK(out.runs[2].judgement.outcome == RunOutcome::clean);
-  CHECK_THAT(b.text, Catch::EndsWith("the fence rung runs without it"));
+#ifdef INTERPOSER
+  // The fence rung ran without the setting: it passed at once instead of waiting for its deadline.
+  REQUIRE(out.runs.size() == 4);
+  CHECK(out.runs[3].planned.env_set.count("PYTORCH_NO_CUDA_MEMORY_CACHING") == 0);
+  CHECK(out.runs[3].judgement.outcome == RunOutcome::clean);
+  CHECK_THAT(b.text, Catch::Contains("the fence rung runs without it; the blocking rung runs once more without it"));
   CHECK(out.verdict.kind == VerdictKind::clean);
 #endif
   CHECK_THAT(out.verdict.reason, !Catch::Contains("the program's own failure"));
@@ -410,8 +416,8 @@ TEST_CASE("session: a run far longer than the native run is ended as hung; its b
   o.hung_floor = 500ms;  // 60 s outside the tests
   const auto t0 = std::chrono::steady_clock::now();
   const auto out = run_session(o);
-  // Three native runs, one blocking run ended at the learned deadline, one bisection run:
-  // not 3 x 20 s.
+  // Three native runs, one blocking run ended at the learned deadline, one bisection run,
+  // the blocking rung once more without the setting: not 3 x 20 s.
   CHECK(std::chrono::steady_clock::now() - t0 < 10s);
   REQUIRE(out.breaking.size() == 1);
   CHECK(out.breaking[0].rung == Rung::blocking);
@@ -419,7 +425,10 @@ TEST_CASE("session: a run far longer than the native run is ended as hung; its b
   std::vector<const SessionRun*> blocking;
   for (const auto& r : out.runs)
     if (r.judgement.rung == Rung::blocking) blocking.push_back(&r);
-  REQUIRE(blocking.size() == 1);  // the other two repeats were not waited on
+  // The other two repeats were not waited on; the rung ran once more without the setting.
+  REQUIRE(blocking.size() == 2);
+  CHECK(blocking[1]->judgement.outcome == RunOutcome::clean);
+  CHECK(blocking[1]->planned.env_set.count("CUDA_LAUNCH_BLOCKING") == 0);
   CHECK(blocking[0]->judgement.outcome == RunOutcome::timeout);
   CHECK_THAT(blocking[0]->judgement.reason,
              Catch::Contains("ended as hung at the deadline learned from the native run (10 x the native run's"));
@@ -435,7 +444,7 @@ TEST_CASE("session: a run far longer than the native run is ended as hung; its b
   o.hung_floor = 5s;
   const auto capped = run_session(o);
   for (const auto& r : capped.runs)
-    if (r.judgement.rung == Rung::blocking) {
+    if (r.judgement.rung == Rung::blocking && !r.judgement.broken_by.empty()) {
       CHECK(r.judgement.outcome == RunOutcome::timeout);
       CHECK_THAT(r.judgement.reason, !Catch::Contains("learned"));
     }
@@ -655,3 +664,155 @@ TEST_CASE("session: the sanitizer rung reads memcheck's XML", "[run_session]") {
   CHECK_THAT(none.runs[1].observation.sanitizer_error, Catch::Contains("compute-sanitizer wrote no XML"));
   CHECK(none.verdict.kind == VerdictKind::inconclusive);
 }
+
+// Programs that share memory between processes: a rung whose own setting breaks the
+// program (PyTorch's CUDA IPC without its caching allocator) runs once more without it
+// and is never waited on again, and an overrun of a buffer imported over CUDA IPC (the
+// fake driver's, with its kernel log) is exposed naming the importing process and the
+// exporter's allocation.
+namespace {
+
+SessionOptions session_options_without_dumps(const test::TempDir& dir, std::vector<std::string> command,
+                                             const std::string& rungs) {
+  auto o = options(dir, std::move(command), rungs);
+  o.run.coredump = false;
+  o.grace = 300ms;
+  return o;
+}
+
+// Fails as PyTorch's CUDA IPC does without its caching allocator, else says which of the
+// blocking rung's settings it got.
+std::vector<std::string> breaks_without_caching(const std::string& how) {
+  return {"/bin/sh", "-c",
+          "if [ \"$PYTORCH_NO_CUDA_MEMORY_CACHING\" = 1 ]; then echo 'RuntimeError: invalid device pointer' >&2; " +
+              how + "; fi; echo \"ok [${CUDA_LAUNCH_BLOCKING-}]\""};
+}
+
+std::vector<const SessionRun*> runs_of(const SessionOutcome& out, Rung r) {
+  std::vector<const SessionRun*> found;
+  for (const auto& run : out.runs)
+    if (run.judgement.rung == r) found.push_back(&run);
+  return found;
+}
+
+}  // namespace
+
+TEST_CASE("session: a rung whose own setting broke the program runs once more without it; clean on every rung",
+          "[run_session]") {
+  test::TempDir dir;
+  const auto out =
+      run_session(session_options_without_dumps(dir, breaks_without_caching("exit 1"), "native,blocking,fence"));
+  REQUIRE(out.breaking.size() == 1);
+  const BreakingSetting& b = out.breaking[0];
+  CHECK(b.rung == Rung::blocking);
+  CHECK(b.setting.text == "PYTORCH_NO_CUDA_MEMORY_CACHING=1");
+  CHECK_FALSE(b.rerun);  // it ran
+  CHECK_THAT(b.text, Catch::Contains("the blocking rung runs once more without it; PyTorch's caching allocator stayed "
+                                     "on for this program: the fence guards the allocator's segments, not each tensor"));
+
+  const auto blocking = runs_of(out, Rung::blocking);
+  REQUIRE(blocking.size() == 2);
+  CHECK(blocking[0]->judgement.broken_by == b.text);
+  CHECK(blocking[1]->judgement.broken_by.empty());
+  CHECK(blocking[1]->judgement.outcome == RunOutcome::clean);
+  CHECK(blocking[1]->judgement.repeat_index == 1);
+  CHECK(blocking[1]->observation.child.out.text() == "ok [1]\n");  // the rung's other settings kept
+  // No run after the broken one had the setting.
+  bool after = false;
+  for (const auto& r : out.runs) {
+    if (after) CHECK(r.planned.env_set.count("PYTORCH_NO_CUDA_MEMORY_CACHING") == 0);
+    after = after || &r == blocking[0];
+  }
+#ifdef INTERPOSER
+  const auto fence = runs_of(out, Rung::fence);
+  REQUIRE(fence.size() == 1);
+  CHECK(fence[0]->judgement.outcome == RunOutcome::clean);
+  CHECK(fence[0]->observation.child.out.text() == "ok [1]\n");
+#endif
+  CHECK(out.verdict.kind == VerdictKind::clean);
+  CHECK_THAT(out.verdict.reason, Catch::Contains("(1 broken by a setting of cudadiag's own not counted)"));
+  CHECK(std::any_of(out.verdict.notes.begin(), out.verdict.notes.end(), [](const std::string& n) {
+    return n.find("PyTorch's caching allocator stayed on for this program") != std::string::npos;
+  }));
+
+  // The report's blocking result is the run that counted; the broken one is listed,
+  // skipped in the rung's statistics, its setting named.
+  const auto j = report::to_json(run_report(report::new_report({"cudadiag", "run"}, "run"),
+                                            session_options_without_dumps(dir, {"true"}, "native"), out,
+                                            RunFacts{}));
+  CHECK(report::validate_report(j).empty());
+  const auto& blocking_result = j["results"][1];
+  CHECK(blocking_result["profile"] == "blocking");
+  CHECK(blocking_result["outcome"] == "ok");
+  CHECK(blocking_result["repeats"]["failures"] == 0);
+  CHECK(blocking_result["details"]["shown_repeat"] == 1);
+  const auto& each = blocking_result["details"]["runs"];
+  REQUIRE(each.size() == 2);
+  CHECK(each[0]["outcome"] == "skipped");
+  CHECK(each[0]["run_outcome"] == "exit_code");
+  CHECK_THAT(each[0]["broken_by"].get<std::string>(), Catch::StartsWith("PYTORCH_NO_CUDA_MEMORY_CACHING=1 breaks"));
+  CHECK(each[1]["outcome"] == "ok");
+  CHECK_FALSE(each[1].contains("broken_by"));
+}
+
+TEST_CASE("session: a setting known to break the program is not waited on again", "[run_session]") {
+  test::TempDir dir;
+  // Waits for ever when the caching allocator is off, as a parent waiting for the child
+  // that PyTorch's IPC failed in.
+  auto o = session_options_without_dumps(dir, breaks_without_caching("sleep 30"), "native,blocking,fence");
+  o.run.repeat = 2;
+  o.hung_floor = 500ms;  // 60 s outside the tests
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto out = run_session(o);
+  // Two native runs, one blocking run ended as hung, its bisection (one trial ended at the
+  // same deadline), the blocking rung once more and the fence rung without the setting.
+  CHECK(std::chrono::steady_clock::now() - t0 < 10s);
+  REQUIRE(out.breaking.size() == 1);
+  const auto blocking = runs_of(out, Rung::blocking);
+  REQUIRE(blocking.size() == 2);
+  CHECK(blocking[0]->judgement.outcome == RunOutcome::timeout);
+  CHECK(blocking[1]->judgement.outcome == RunOutcome::clean);
+  CHECK(blocking[1]->observation.child.wall_ms < 5000);
+#ifdef INTERPOSER
+  for (const auto* r : runs_of(out, Rung::fence)) {
+    CHECK(r->judgement.outcome == RunOutcome::clean);
+    CHECK(r->observation.child.wall_ms < 5000);
+  }
+#endif
+  CHECK(out.verdict.kind == VerdictKind::clean);
+}
+
+#if defined(IPC_PROBE) && defined(FAKE_DRIVER_DIR)
+TEST_CASE("session: an overrun of a buffer imported over CUDA IPC is exposed, naming the child and the exporter's "
+          "allocation (fake driver)",
+          "[run_session]") {
+  test::TempDir dir;
+  const auto kmsg = dir / "kmsg";
+  std::ofstream(kmsg).close();
+  auto o = session_options_without_dumps(dir, {IPC_PROBE, "legacy", "overrun"}, "native,fence");
+  o.env = {{"LD_LIBRARY_PATH", FAKE_DRIVER_DIR}, {"FAKE_CUDA_KMSG", kmsg.string()}};
+  o.kernel_log = kmsg.string();
+  o.run.sanitize = SanitizeMode::never;
+  const auto out = run_session(o);
+  REQUIRE(out.runs.size() == 2);
+  CHECK(out.runs[0].judgement.outcome == RunOutcome::clean);  // silent natively
+  const SessionRun& fence = out.runs[1];
+  CHECK(fence.judgement.outcome == RunOutcome::cuda_error);
+  REQUIRE(fence.judgement.mmu_fault);
+  REQUIRE(fence.judgement.attribution);
+  CHECK(fence.judgement.attribution->relation == Relation::past_end);
+  CHECK(fence.judgement.attribution->certain);
+  REQUIRE(out.verdict.kind == VerdictKind::exposed);
+  REQUIRE(out.verdict.first_exposed_by);
+  CHECK(*out.verdict.first_exposed_by == Rung::fence);
+  // The child's pid (the Xid names it) and the exporter's (the command's own process).
+  const std::regex named(R"(from cuIpcOpenMemHandle_v2, fenced at its end; imported over CUDA IPC by process (\d+) )"
+                         R"(from process (\d+)'s allocation #0 \(4000 bytes from cuMemAlloc_v2\)\))");
+  std::smatch m;
+  REQUIRE(std::regex_search(out.verdict.evidence, m, named));
+  CHECK(std::stoi(m[2].str()) == fence.observation.child.pid);
+  CHECK(std::stoi(m[1].str()) != fence.observation.child.pid);
+  CHECK(fence.judgement.mmu_fault->address != 0);
+  CHECK_THAT(out.verdict.evidence, Catch::Contains("was passed this allocation"));
+}
+#endif

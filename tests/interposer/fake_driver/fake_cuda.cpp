@@ -37,6 +37,19 @@
 //                                  CUDA_COREDUMP_FILE in two halves 300 ms apart, and the
 //                                  process aborts, as the driver did on an H100
 // cuMemsetD8 and cuMemcpyDtoH work on the host memory that stands for device memory.
+// CUDA IPC, as the driver does it: cuMemAlloc's blocks lie in one shared memory file, so
+// that the legacy cuIpcGetMemHandle / cuIpcOpenMemHandle hand a block to another process
+// of the same user (it maps the file through /proc/<pid>/fd); like the driver's, they
+// refuse VMM memory (CUDA_ERROR_INVALID_VALUE). cuMemCreate memory made exportable
+// (requestedHandleTypes with CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) is exported by
+// cuMemExportToShareableHandle as a real file descriptor (its memfd) and imported by
+// cuMemImportFromShareableHandle; cuMemRetainAllocationHandle and cuMemGetAddressRange
+// answer for what is mapped.
+//   FAKE_CUDA_NO_FD_HANDLES=1      the device does not support POSIX file descriptor handles
+//   FAKE_CUDA_KMSG=FILE            a kernel that touches a guard is an exception written to
+//                                  FILE as the kernel log's Xid 31 line (/dev/kmsg's format,
+//                                  the pid, the faulting 4 KiB page), and the launch returns
+//                                  CUDA_ERROR_ILLEGAL_ADDRESS
 #include <cuda.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -86,6 +99,8 @@ struct Handle {
   int fd = -1;
   std::uint64_t bytes = 0;
   bool released = false;
+  std::uint64_t handle_types = 0;  // requestedHandleTypes
+  int references = 1;              // cuMemRetainAllocationHandle adds one, cuMemRelease takes one
 };
 constexpr int kMaxHandles = 4096;
 Handle g_handles[kMaxHandles];
@@ -106,6 +121,7 @@ std::uint64_t memory_limit() {
 // Blocks handed out by cuMemAlloc and friends, to refuse a second free like the driver.
 constexpr int kMaxBlocks = 4096;
 void* g_blocks[kMaxBlocks];
+std::uint64_t g_block_bytes[kMaxBlocks];
 bool g_live[kMaxBlocks];
 int g_block_count = 0;
 
@@ -113,20 +129,77 @@ int g_block_count = 0;
 // bytes + 512 cannot wrap).
 constexpr size_t kMaxBlockBytes = size_t{1} << 40;
 
-// 256 bytes of padding on each side: a small overrun or underrun lands in memory of the
-// block, silent as in a driver's 2 MiB granule, never in the heap's own bookkeeping (a
-// newer glibc aborts on that, which would make a native run of such a probe crash).
+// The blocks lie in one shared memory file (address space reserved, pages made as they
+// are touched), so that another process can map one (legacy CUDA IPC); past its end,
+// on the heap (such a block cannot be handed over).
+constexpr std::uint64_t kArenaBytes = std::uint64_t{16} << 30;
+int g_arena_fd = -1;
+unsigned char* g_arena = nullptr;
+std::uint64_t g_arena_used = 256;  // slack before the first block too: an underrun stays silent
+
+void* arena_block(std::uint64_t bytes) {
+  if (!g_arena) {
+    const int fd = memfd_create("fake-cuda-device-memory", MFD_CLOEXEC);
+    if (fd < 0) return nullptr;
+    void* m = MAP_FAILED;
+    if (ftruncate(fd, static_cast<off_t>(kArenaBytes)) == 0)
+      m = mmap(nullptr, kArenaBytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+    if (m == MAP_FAILED) {
+      close(fd);
+      return nullptr;
+    }
+    g_arena_fd = fd;
+    g_arena = static_cast<unsigned char*>(m);
+  }
+  const std::uint64_t at = (g_arena_used + 255) / 256 * 256;
+  if (at > kArenaBytes || kArenaBytes - at < bytes) return nullptr;
+  g_arena_used = at + bytes;
+  return g_arena + at;
+}
+
+// Off the arena, 256 bytes of padding on each side: a small overrun or underrun lands in
+// memory of the block, silent as in a driver's 2 MiB granule, never in the heap's own
+// bookkeeping (a newer glibc aborts on that, which would make a native run crash).
 constexpr size_t kBlockPad = 256;
 
 void* allocate_block(size_t bytes) {
-  void* raw = nullptr;
-  if (g_block_count == kMaxBlocks || bytes > kMaxBlockBytes || posix_memalign(&raw, 256, bytes + 2 * kBlockPad) != 0)
-    return nullptr;
-  std::memset(raw, 0, bytes + 2 * kBlockPad);
-  void* p = static_cast<char*>(raw) + kBlockPad;
+  if (g_block_count == kMaxBlocks || bytes > kMaxBlockBytes) return nullptr;
+  void* p = arena_block(bytes + kBlockPad);
+  if (p) {
+    std::memset(p, 0, bytes + kBlockPad);
+  } else {
+    void* raw = nullptr;
+    if (posix_memalign(&raw, 256, bytes + 2 * kBlockPad) != 0) return nullptr;
+    std::memset(raw, 0, bytes + 2 * kBlockPad);
+    p = static_cast<char*>(raw) + kBlockPad;
+  }
   g_blocks[g_block_count] = p;
+  g_block_bytes[g_block_count] = bytes;
   g_live[g_block_count++] = true;
   return p;
+}
+
+// The live block starting at `p`: its index, or -1.
+int block_at(std::uint64_t p) {
+  for (int i = 0; i < g_block_count; ++i)
+    if (g_live[i] && reinterpret_cast<std::uint64_t>(g_blocks[i]) == p) return i;
+  return -1;
+}
+
+// What cuMemMap mapped where (cuMemRetainAllocationHandle, cuMemGetAddressRange).
+struct Mapping {
+  std::uint64_t address = 0;
+  std::uint64_t bytes = 0;
+  CUmemGenericAllocationHandle handle = 0;
+};
+constexpr int kMaxMappings = 4096;
+Mapping g_mappings[kMaxMappings];
+int g_mapping_count = 0;
+
+const Mapping* mapping_holding(std::uint64_t p) {
+  for (int i = 0; i < g_mapping_count; ++i)
+    if (p >= g_mappings[i].address && p - g_mappings[i].address < g_mappings[i].bytes) return &g_mappings[i];
+  return nullptr;
 }
 
 // Never given back to the heap: a use after free stays silent, as in a driver's pool.
@@ -247,7 +320,36 @@ void arm_pipe() {
 }
 
 sigjmp_buf g_fault_jump;
-void on_kernel_fault(int) { siglongjmp(g_fault_jump, 1); }
+std::uint64_t g_fault_address = 0;
+void on_kernel_fault(int, siginfo_t* info, void*) {
+  g_fault_address = reinterpret_cast<std::uint64_t>(info->si_addr);
+  siglongjmp(g_fault_jump, 1);
+}
+
+// The kernel log's line for a fault at `address` in this process, as the driver has it
+// written (an MMU fault names the 4 KiB page), appended to FAKE_CUDA_KMSG.
+void write_xid(std::uint64_t address) {
+  const char* path = std::getenv("FAKE_CUDA_KMSG");
+  if (!path || !*path) return;
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  const unsigned long long us = static_cast<unsigned long long>(t.tv_sec) * 1000000ull + t.tv_nsec / 1000;
+  char name[32] = "program";
+  if (FILE* comm = std::fopen("/proc/self/comm", "r")) {
+    if (std::fgets(name, sizeof name, comm)) name[std::strcspn(name, "\n")] = 0;
+    std::fclose(comm);
+  }
+  const std::uint64_t page = address & ~std::uint64_t{0xfff};
+  if (FILE* f = std::fopen(path, "a")) {
+    std::fprintf(f,
+                 "4,%llu,%llu,-;NVRM: Xid (PCI:0000:00:06): 31, pid=%d, name=%s, channel 0x00000008, intr 00000000. "
+                 "MMU Fault: ENGINE GRAPHICS GPC0 GPCCLIENT_T1_0 faulted @ 0x%llx_%08llx. Fault is of type FAULT_PDE "
+                 "ACCESS_TYPE_VIRT_WRITE\n",
+                 us, us, static_cast<int>(getpid()), name, static_cast<unsigned long long>(page >> 32),
+                 static_cast<unsigned long long>(page & 0xffffffffull));
+    std::fclose(f);
+  }
+}
 
 CUresult run(CUfunction f, void** params, void** extra) {
   arm_pipe();
@@ -270,21 +372,23 @@ CUresult run(CUfunction f, void** params, void** extra) {
   } else {
     return CUDA_ERROR_INVALID_VALUE;
   }
-  if (!dumps_armed()) {
+  const bool kernel_log = std::getenv("FAKE_CUDA_KMSG") && *std::getenv("FAKE_CUDA_KMSG");
+  if (!dumps_armed() && !kernel_log) {
     std::memset(p, value, n);
     return CUDA_SUCCESS;
   }
   // A guard touched while the kernel runs is an exception, not the process's death.
   struct sigaction caught {}, old_segv {}, old_bus {};
-  caught.sa_handler = on_kernel_fault;
+  caught.sa_sigaction = on_kernel_fault;
   sigemptyset(&caught.sa_mask);
-  caught.sa_flags = SA_NODEFER;
+  caught.sa_flags = SA_NODEFER | SA_SIGINFO;
   sigaction(SIGSEGV, &caught, &old_segv);
   sigaction(SIGBUS, &caught, &old_bus);
   const bool faulted = sigsetjmp(g_fault_jump, 1) != 0;
   if (!faulted) std::memset(p, value, n);
   sigaction(SIGSEGV, &old_segv, nullptr);
   sigaction(SIGBUS, &old_bus, nullptr);
+  if (faulted) write_xid(g_fault_address);
   return faulted ? exception() : CUDA_SUCCESS;
 }
 
@@ -386,8 +490,8 @@ CUresult fake_device_get_count(int* n) {
   return CUDA_SUCCESS;
 }
 FAKE_EXPORT CUresult fake_device_get_attribute(int*, CUdevice_attribute, CUdevice) __asm__("cuDeviceGetAttribute");
-CUresult fake_device_get_attribute(int* v, CUdevice_attribute, CUdevice) {
-  *v = 0;
+CUresult fake_device_get_attribute(int* v, CUdevice_attribute a, CUdevice) {
+  *v = a == CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED && !env_on("FAKE_CUDA_NO_FD_HANDLES");
   return CUDA_SUCCESS;
 }
 FAKE_EXPORT CUresult fake_device_get_default_mem_pool(CUmemoryPool*, CUdevice) __asm__("cuDeviceGetDefaultMemPool");
@@ -428,7 +532,7 @@ CUresult fake_mem_address_free(CUdeviceptr p, size_t size) {
 }
 FAKE_EXPORT CUresult fake_mem_create(CUmemGenericAllocationHandle*, size_t, const CUmemAllocationProp*,
                                      unsigned long long) __asm__("cuMemCreate");
-CUresult fake_mem_create(CUmemGenericAllocationHandle* h, size_t size, const CUmemAllocationProp*,
+CUresult fake_mem_create(CUmemGenericAllocationHandle* h, size_t size, const CUmemAllocationProp* prop,
                          unsigned long long) {
   count(kCreate);
   if (env_on("FAKE_CUDA_FAIL_CREATE")) return CUDA_ERROR_OUT_OF_MEMORY;
@@ -439,7 +543,7 @@ CUresult fake_mem_create(CUmemGenericAllocationHandle* h, size_t size, const CUm
     if (fd >= 0) close(fd);
     return CUDA_ERROR_OUT_OF_MEMORY;
   }
-  g_handles[g_handle_count] = Handle{fd, size, false};
+  g_handles[g_handle_count] = Handle{fd, size, false, static_cast<std::uint64_t>(prop->requestedHandleTypes), 1};
   *h = static_cast<CUmemGenericAllocationHandle>(++g_handle_count);
   g_unreleased_bytes += size;
   return CUDA_SUCCESS;
@@ -450,6 +554,7 @@ CUresult fake_mem_release(CUmemGenericAllocationHandle h) {
   count(kRelease);
   Handle* p = handle_of(h);
   if (!p) return CUDA_ERROR_INVALID_VALUE;
+  if (--p->references > 0) return CUDA_SUCCESS;  // a retained reference remains
   close(p->fd);
   p->released = true;
   g_unreleased_bytes -= p->bytes;
@@ -463,7 +568,9 @@ CUresult fake_mem_map(CUdeviceptr p, size_t size, size_t offset, CUmemGenericAll
   if (!handle || offset != 0 || size != handle->bytes) return CUDA_ERROR_INVALID_VALUE;
   if (p % granularity() != 0 || size % granularity() != 0) return CUDA_ERROR_INVALID_VALUE;
   void* m = mmap(reinterpret_cast<void*>(p), size, PROT_NONE, MAP_SHARED | MAP_FIXED, handle->fd, 0);
-  return m == MAP_FAILED ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_SUCCESS;
+  if (m == MAP_FAILED) return CUDA_ERROR_OUT_OF_MEMORY;
+  if (g_mapping_count < kMaxMappings) g_mappings[g_mapping_count++] = Mapping{p, size, h};
+  return CUDA_SUCCESS;
 }
 FAKE_EXPORT CUresult fake_mem_unmap(CUdeviceptr, size_t) __asm__("cuMemUnmap");
 CUresult fake_mem_unmap(CUdeviceptr p, size_t size) {
@@ -471,7 +578,12 @@ CUresult fake_mem_unmap(CUdeviceptr p, size_t size) {
   if (env_on("FAKE_CUDA_FAIL_UNMAP")) return CUDA_ERROR_INVALID_VALUE;
   void* m = mmap(reinterpret_cast<void*>(p), size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE,
                  -1, 0);
-  return m == MAP_FAILED ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+  if (m == MAP_FAILED) return CUDA_ERROR_INVALID_VALUE;
+  int kept = 0;
+  for (int i = 0; i < g_mapping_count; ++i)
+    if (g_mappings[i].address < p || g_mappings[i].address >= p + size) g_mappings[kept++] = g_mappings[i];
+  g_mapping_count = kept;
+  return CUDA_SUCCESS;
 }
 FAKE_EXPORT CUresult fake_mem_set_access(CUdeviceptr, size_t, const CUmemAccessDesc*, size_t)
     __asm__("cuMemSetAccess");
@@ -480,6 +592,153 @@ CUresult fake_mem_set_access(CUdeviceptr p, size_t size, const CUmemAccessDesc*,
   if (descriptors == 0) return CUDA_ERROR_INVALID_VALUE;
   return mprotect(reinterpret_cast<void*>(p), size, PROT_READ | PROT_WRITE) == 0 ? CUDA_SUCCESS
                                                                                   : CUDA_ERROR_INVALID_VALUE;
+}
+
+// CUDA IPC. The legacy handle names the block in the exporter's shared memory file: the
+// importer maps the block's pages from /proc/<pid>/fd/<fd> (the same user only, as the
+// driver's). VMM memory has no legacy handle: CUDA_ERROR_INVALID_VALUE, as the driver.
+namespace {
+
+constexpr std::uint64_t kLegacyMagic = 0x435049474341464bull;  // "KFACGIPC"
+
+struct LegacyHandle {
+  std::uint64_t magic;
+  std::int32_t pid;
+  std::int32_t fd;
+  std::uint64_t offset;  // of the block in the file
+  std::uint64_t bytes;
+  std::uint64_t reserved[4];
+};
+static_assert(sizeof(LegacyHandle) == sizeof(CUipcMemHandle));
+
+struct LegacyImport {
+  std::int32_t pid = 0;       // the handle's exporter and block
+  std::uint64_t offset = 0;
+  std::uint64_t address = 0;  // the block, as the importer sees it
+  std::uint64_t bytes = 0;
+  void* map = nullptr;        // the pages mapped for it
+  std::uint64_t map_bytes = 0;
+  int references = 0;         // opened again: the same address, one reference more
+};
+constexpr int kMaxImports = 256;
+LegacyImport g_imports[kMaxImports];
+int g_import_count = 0;
+
+}  // namespace
+
+FAKE_EXPORT CUresult fake_ipc_get_mem_handle(CUipcMemHandle*, CUdeviceptr) __asm__("cuIpcGetMemHandle");
+CUresult fake_ipc_get_mem_handle(CUipcMemHandle* out, CUdeviceptr p) {
+  const int i = block_at(p);
+  if (!out || i < 0 || !g_arena || static_cast<unsigned char*>(g_blocks[i]) < g_arena ||
+      static_cast<unsigned char*>(g_blocks[i]) >= g_arena + kArenaBytes)
+    return CUDA_ERROR_INVALID_VALUE;
+  LegacyHandle h{};
+  h.magic = kLegacyMagic;
+  h.pid = static_cast<std::int32_t>(getpid());
+  h.fd = g_arena_fd;
+  h.offset = static_cast<std::uint64_t>(static_cast<unsigned char*>(g_blocks[i]) - g_arena);
+  h.bytes = g_block_bytes[i];
+  std::memcpy(out, &h, sizeof h);
+  return CUDA_SUCCESS;
+}
+FAKE_EXPORT CUresult fake_ipc_open_mem_handle(CUdeviceptr*, CUipcMemHandle, unsigned int)
+    __asm__("cuIpcOpenMemHandle_v2");
+CUresult fake_ipc_open_mem_handle(CUdeviceptr* out, CUipcMemHandle handle, unsigned int) {
+  LegacyHandle h;
+  std::memcpy(&h, &handle, sizeof h);
+  if (!out || h.magic != kLegacyMagic || g_import_count == kMaxImports) return CUDA_ERROR_INVALID_VALUE;
+  if (h.pid == getpid()) return CUDA_ERROR_INVALID_CONTEXT;  // not in the exporting process
+  for (int i = 0; i < g_import_count; ++i) {
+    if (g_imports[i].pid != h.pid || g_imports[i].offset != h.offset) continue;
+    ++g_imports[i].references;
+    *out = g_imports[i].address;
+    return CUDA_SUCCESS;
+  }
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/fd/%d", h.pid, h.fd);
+  const int fd = open(path, O_RDWR | O_CLOEXEC);
+  if (fd < 0) return CUDA_ERROR_INVALID_VALUE;
+  const std::uint64_t page = static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
+  const std::uint64_t first = h.offset / page * page;
+  const std::uint64_t map_bytes = (h.offset + h.bytes + page - 1) / page * page - first;
+  void* m = mmap(nullptr, map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, static_cast<off_t>(first));
+  close(fd);
+  if (m == MAP_FAILED) return CUDA_ERROR_OUT_OF_MEMORY;
+  const std::uint64_t address = reinterpret_cast<std::uint64_t>(m) + (h.offset - first);
+  g_imports[g_import_count++] = LegacyImport{h.pid, h.offset, address, h.bytes, m, map_bytes, 1};
+  *out = address;
+  return CUDA_SUCCESS;
+}
+FAKE_EXPORT CUresult fake_ipc_close_mem_handle(CUdeviceptr) __asm__("cuIpcCloseMemHandle");
+CUresult fake_ipc_close_mem_handle(CUdeviceptr p) {
+  for (int i = 0; i < g_import_count; ++i) {
+    if (g_imports[i].address != p) continue;
+    if (--g_imports[i].references > 0) return CUDA_SUCCESS;
+    munmap(g_imports[i].map, g_imports[i].map_bytes);
+    g_imports[i] = g_imports[--g_import_count];
+    return CUDA_SUCCESS;
+  }
+  return CUDA_ERROR_INVALID_VALUE;
+}
+
+// Shareable handles of VMM memory: a POSIX file descriptor, the handle's memfd.
+FAKE_EXPORT CUresult fake_mem_export_to_shareable_handle(void*, CUmemGenericAllocationHandle, CUmemAllocationHandleType,
+                                                         unsigned long long) __asm__("cuMemExportToShareableHandle");
+CUresult fake_mem_export_to_shareable_handle(void* out, CUmemGenericAllocationHandle h, CUmemAllocationHandleType type,
+                                             unsigned long long) {
+  const Handle* handle = handle_of(h);
+  if (!out || !handle) return CUDA_ERROR_INVALID_VALUE;
+  if (type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) return CUDA_ERROR_NOT_SUPPORTED;
+  // Memory made without the type cannot be exported as it.
+  if ((handle->handle_types & CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) == 0) return CUDA_ERROR_INVALID_VALUE;
+  const int fd = fcntl(handle->fd, F_DUPFD_CLOEXEC, 0);
+  if (fd < 0) return CUDA_ERROR_OUT_OF_MEMORY;
+  *static_cast<int*>(out) = fd;
+  return CUDA_SUCCESS;
+}
+FAKE_EXPORT CUresult fake_mem_import_from_shareable_handle(CUmemGenericAllocationHandle*, void*,
+                                                           CUmemAllocationHandleType)
+    __asm__("cuMemImportFromShareableHandle");
+CUresult fake_mem_import_from_shareable_handle(CUmemGenericAllocationHandle* h, void* os_handle,
+                                               CUmemAllocationHandleType type) {
+  if (!h || type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) return CUDA_ERROR_INVALID_VALUE;
+  const int given = static_cast<int>(reinterpret_cast<std::intptr_t>(os_handle));
+  struct stat st {};
+  if (fstat(given, &st) != 0 || st.st_size <= 0 || static_cast<std::uint64_t>(st.st_size) % granularity() != 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (g_handle_count == kMaxHandles) return CUDA_ERROR_OUT_OF_MEMORY;
+  const int fd = fcntl(given, F_DUPFD_CLOEXEC, 0);
+  if (fd < 0) return CUDA_ERROR_OUT_OF_MEMORY;
+  const auto size = static_cast<std::uint64_t>(st.st_size);
+  g_handles[g_handle_count] = Handle{fd, size, false, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 1};
+  *h = static_cast<CUmemGenericAllocationHandle>(++g_handle_count);
+  g_unreleased_bytes += size;
+  return CUDA_SUCCESS;
+}
+FAKE_EXPORT CUresult fake_mem_retain_allocation_handle(CUmemGenericAllocationHandle*, void*)
+    __asm__("cuMemRetainAllocationHandle");
+CUresult fake_mem_retain_allocation_handle(CUmemGenericAllocationHandle* h, void* address) {
+  const Mapping* m = mapping_holding(reinterpret_cast<std::uint64_t>(address));
+  Handle* handle = m ? handle_of(m->handle) : nullptr;
+  if (!h || !handle) return CUDA_ERROR_INVALID_VALUE;
+  ++handle->references;
+  *h = m->handle;
+  return CUDA_SUCCESS;
+}
+FAKE_EXPORT CUresult fake_mem_get_address_range(CUdeviceptr*, size_t*, CUdeviceptr) __asm__("cuMemGetAddressRange_v2");
+CUresult fake_mem_get_address_range(CUdeviceptr* base, size_t* size, CUdeviceptr p) {
+  std::uint64_t b = 0, n = 0;
+  for (int i = 0; i < g_block_count && n == 0; ++i) {
+    const auto begin = reinterpret_cast<std::uint64_t>(g_blocks[i]);
+    if (g_live[i] && p >= begin && p - begin < g_block_bytes[i]) b = begin, n = g_block_bytes[i];
+  }
+  for (int i = 0; i < g_import_count && n == 0; ++i)
+    if (p >= g_imports[i].address && p - g_imports[i].address < g_imports[i].bytes) b = g_imports[i].address, n = g_imports[i].bytes;
+  if (const Mapping* m = n == 0 ? mapping_holding(p) : nullptr) b = m->address, n = m->bytes;
+  if (n == 0) return CUDA_ERROR_NOT_FOUND;
+  if (base) *base = b;
+  if (size) *size = n;
+  return CUDA_SUCCESS;
 }
 
 // Modules and launches: one kernel, run on the host.
@@ -597,6 +856,13 @@ const Symbol kSymbols[] = {
     FAKE_SYMBOL("cuMemMap", 10020, false, fake_mem_map),
     FAKE_SYMBOL("cuMemUnmap", 10020, false, fake_mem_unmap),
     FAKE_SYMBOL("cuMemSetAccess", 10020, false, fake_mem_set_access),
+    FAKE_SYMBOL("cuIpcGetMemHandle", 4010, false, fake_ipc_get_mem_handle),
+    FAKE_SYMBOL("cuIpcOpenMemHandle", 11000, false, fake_ipc_open_mem_handle),
+    FAKE_SYMBOL("cuIpcCloseMemHandle", 4010, false, fake_ipc_close_mem_handle),
+    FAKE_SYMBOL("cuMemExportToShareableHandle", 10020, false, fake_mem_export_to_shareable_handle),
+    FAKE_SYMBOL("cuMemImportFromShareableHandle", 10020, false, fake_mem_import_from_shareable_handle),
+    FAKE_SYMBOL("cuMemRetainAllocationHandle", 11000, false, fake_mem_retain_allocation_handle),
+    FAKE_SYMBOL("cuMemGetAddressRange", 3020, false, fake_mem_get_address_range),
     FAKE_SYMBOL("cuModuleLoadData", 2000, false, fake_module_load_data),
     FAKE_SYMBOL("cuModuleGetFunction", 2000, false, fake_module_get_function),
     FAKE_SYMBOL("cuFuncGetName", 12030, false, fake_func_get_name),

@@ -40,6 +40,8 @@
 #include <cstring>
 #include <string>
 
+#include "end_like.h"
+
 namespace {
 
 PFN_cuGetProcAddress_v12000 g_gpa = nullptr;
@@ -276,17 +278,6 @@ int huge(const Api& api) {
     if (rc == 0) api.free(p);
   }
   return 0;
-}
-
-// Ends as the child ended: its exit status, or its signal.
-int end_like(int status) {
-  if (WIFSIGNALED(status)) {
-    std::printf("child killed by signal %d\n", WTERMSIG(status));
-    std::fflush(stdout);
-    signal(WTERMSIG(status), SIG_DFL);
-    raise(WTERMSIG(status));
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
 std::string library_path_entry() {
