@@ -71,10 +71,15 @@ std::pair<int, std::string> evidence_of(const RunJudgement& j) {
   // without the kernel log.
   // A dump that proves the exception only (the faulting store's warp had moved on: no
   // kernel) ranks below the allocation the kernel log or memcheck names.
+  // A store's site from the SM's error PC (its warp had exited) names kernel and line but
+  // no byte: the buffer the kernel log's page lies in follows it.
   const auto* site = exception_site(j.sites);
-  if (site && !site->kernel.empty()) {
+  if (site && (!site->kernel.empty() || !site->function.empty())) {
     std::string line = rung + "GPU core dump: " + report::site_line(*site);
     if (j.error_unseen_by_program) line += " (the program did not see the error)";
+    if (site->address_status != report::AddressStatus::proven && j.attribution && j.attribution->allocation &&
+        j.attribution->certain)
+      line += "; " + j.attribution->summary;
     return {7, line};
   }
   if (j.outcome == RunOutcome::slack_write && !j.slack_writes.empty()) return {6, rung + j.slack_writes.front().line};

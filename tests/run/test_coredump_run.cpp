@@ -19,6 +19,7 @@
 #include "run/site_evidence.h"
 #include "report/schema.h"
 #include "ring_fixture.h"
+#include "run_fixtures.h"
 
 using namespace cudadiag;
 using namespace cudadiag::run;
@@ -288,6 +289,35 @@ TEST_CASE("coredump run: a dump that names no kernel (the store's warp had moved
   CHECK_THAT(v.evidence, Catch::StartsWith("fence: GPU core dump: Warp Illegal Address") &&
                              Catch::Contains("(the dump could not place it: the faulting warp had moved on)") &&
                              Catch::EndsWith("the last kernel launched: scale(float*, int)"));
+}
+
+TEST_CASE("coredump run: a store's site from the SM's error PC comes first with kernel and line, the kernel "
+          "log's page after it", "[coredump_run]") {
+  RunObservation obs = fenced_scale_run();
+  obs.xid.push_back(run::testing::xid31(0x7f0000101000));
+  report::FaultSite s;  // what guard_write's dump gives (tests/coredump/test_fault_site.cpp)
+  s.dump = "core-fence-0_9.nvcudmp";
+  s.exception = "Warp Illegal Address";
+  s.exception_id = report::ExceptionKind::warp_illegal_address;
+  s.kernel = "scale(float*, int)";
+  s.function = s.kernel;
+  s.file = "scale.cu";
+  s.line = 7;
+  s.instruction = "STG.E desc[UR4][R2.64], R7";
+  s.access = report::AccessKind::write;
+  s.access_bytes = 4;
+  s.thread_note = "not known: the faulting warp had left SM 126 before the dump, and the SM records no thread";
+  obs.sites = {s};
+  const auto j = judge_run(obs);
+  REQUIRE(j.attribution);
+  REQUIRE(j.attribution->allocation);
+  const auto v = decide_run_verdict({j}, {});
+  CHECK(v.kind == VerdictKind::exposed);
+  CHECK_THAT(v.reason, Catch::StartsWith("exposed by the fence rung (1/1 runs): fence: GPU core dump: Warp Illegal "
+                                         "Address in scale(float*, int) at scale.cu:7: a 4-byte store, thread not "
+                                         "known: the faulting warp had left SM 126"));
+  CHECK_THAT(v.reason, Catch::Contains("; the fault at 0x7f0000101000 (page) is between 0 and 4095 bytes past the end "
+                                       "of allocation #0"));
 }
 
 TEST_CASE("coredump run: a dump proves a fault the program never saw (it exited 0)", "[coredump_run]") {
