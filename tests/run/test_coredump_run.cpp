@@ -79,7 +79,23 @@ TEST_CASE("coredump run: the rungs run unarmed; a failing rung's site run (not t
           "skip_constbank_memory");
     CHECK(env.at("CUDA_ENABLE_USER_TRIGGERED_COREDUMP") == "1");
     CHECK(env.at("CUDA_COREDUMP_PIPE") == "/scratch/run-x/core-" + std::string(to_string(p.rung)) + "-0-pipe_%p");
+    // The program's end is held for a dump still to come (a store's: fence/dump_linger.h),
+    // by the interposer, preloaded with no fence and no ring where the rung has none.
+    CHECK(env.at("CUDADIAG_DUMP_LINGER_MS") == "5000");
+    CHECK_THAT(env.at("LD_PRELOAD"), Catch::StartsWith("/x/libcudadiag_fence.so"));
+    if (!is_fence(p.rung)) {
+      CHECK(env.at("CUDADIAG_FENCE_SIDE") == "none");
+      CHECK(env.count("CUDADIAG_RING") == 0);
+      CHECK(std::count(armed.env_unset.begin(), armed.env_unset.end(), "CUDADIAG_RING") == 1);
+      CHECK(std::count(armed.env_unset.begin(), armed.env_unset.end(), "CUDADIAG_FENCE_SIDE") == 0);
+      CHECK(p.runs[0].env_set.count("LD_PRELOAD") == 0);  // the rung's own runs stay as they were
+    }
   }
+  // Without the interposer there is nothing to hold the end of a rung that has none.
+  auto bare = opts;
+  bare.interposer_path.clear();
+  const PlannedRun native = armed_for_site(plan_rungs(bare).front().runs[0], bare);
+  CHECK(native.env_set.count("LD_PRELOAD") == 0);
 }
 
 TEST_CASE("coredump run: the user's own core-dump settings are kept; unarmed, nothing is armed", "[coredump_run]") {
