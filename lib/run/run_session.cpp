@@ -111,6 +111,9 @@ RunObservation observe(const PlannedRun& planned, const SessionOptions& opts, co
     auto collected = coredump::collect_dumps(dump_names(planned, opts), c);
     obs.sites = std::move(collected.sites);
     obs.coredump_notes = std::move(collected.notes);
+    // The verdict says it once, however many sites lack an instruction for it.
+    if (!opts.disassemble && !obs.sites.empty())
+      obs.coredump_notes.push_back(coredump::no_disassembler_note(opts.no_disassembler_reason));
   }
   return obs;
 }

@@ -4,6 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <sstream>
@@ -23,6 +24,15 @@ using report::json;
 using report::Outcome;
 
 namespace {
+
+// What a command says of its dumps once, however many executors (a case, its bisection)
+// it runs.
+std::atomic<bool> user_dump_settings_said{false};
+std::atomic<bool> no_disassembler_said{false};
+
+void say_once(std::atomic<bool>& said, const std::string& line) {
+  if (!said.exchange(true)) spdlog::warn("{}", line);
+}
 
 // What the child wrote on its result fd, split into per-case lines and the end marker.
 struct ChildLines {
@@ -249,7 +259,10 @@ struct Executor::Impl {
     if (!opts.coredump || !wrap.argv.empty() || dump_dir_failed) return;
     std::vector<std::string> names = coredump::inherited_coredump_variables();
     for (const auto& [name, value] : s.env_set) names.push_back(name);
-    if (!coredump::user_coredump_variables(names).empty()) return;
+    if (const auto user = coredump::user_coredump_variables(names); !user.empty()) {
+      say_once(user_dump_settings_said, coredump::user_settings_line(user));
+      return;
+    }
     if (!dump_dir) {
       try {
         dump_dir.emplace("dumps");
@@ -286,6 +299,7 @@ struct Executor::Impl {
     for (const auto& p : coredump::find_pipes(names)) ::unlink(p.c_str());
     if (coredump::find_dumps(names).empty()) return {};
     if (!disassembler) disassembler = coredump::find_nvdisasm();
+    if (disassembler->path.empty()) say_once(no_disassembler_said, coredump::no_disassembler_note(disassembler->reason));
     coredump::CollectOptions c;
     c.disassemble = coredump::disassemble_with(*disassembler);
     c.no_disassembler_reason = disassembler->reason;

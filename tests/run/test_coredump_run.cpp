@@ -484,7 +484,7 @@ TEST_CASE("coredump run: end to end, a far write is located by the dump of its s
   CHECK_THAT(coredump->string_or("skip_abort", ""), Catch::StartsWith("no skip_abort"));
   CHECK_THAT(rep.verdict.reasons.front(), Catch::Contains("GPU core dump"));
 
-  // Unarmed (without --coredump): no dump, no site; the program sees its error again.
+  // Unarmed (--no-coredump): no dump, no site; the program sees its error again.
   o.run.coredump = false;
   const auto unarmed = run_session(o);
   for (const auto& r : unarmed.runs) {
