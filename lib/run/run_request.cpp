@@ -36,6 +36,7 @@ Request resolve_request(const Args& args, const evidence::Parent& parent, const 
   run.quarantine_mb = args.quarantine_mb;
   run.recycle_mb = args.recycle_mb;
   run.work_dir = work_dir;
+  run.rungs_asked = args.rungs_given || args.sanitize == SanitizeMode::always;
   // The program's own LD_PRELOAD comes after ours on the fence rung: --env's, if given.
   if (const auto it = s.env.find("LD_PRELOAD"); it != s.env.end())
     run.user_ld_preload = it->second;

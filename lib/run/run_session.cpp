@@ -13,6 +13,7 @@
 #include "evidence/memcheck_file.h"
 #include "run/coverage.h"
 #include "run/fence_records.h"
+#include "run/hang_stop.h"
 #include "run/ring_reader.h"
 #include "util/errors.h"
 
@@ -332,6 +333,7 @@ SessionOutcome run_session(const SessionOptions& opts, const SessionProgress& pr
   out.plan = plan_rungs(opts.run);
   std::vector<RunStatus> statuses;
   std::string ladder_stopped;  // why the rungs after this point do not run
+  std::string hang_stop;       // a run's dump named a hang: the rungs above do not run (hang_stop.h)
   std::set<Rung> sited;        // rungs whose first failing run had its site run
   std::set<Rung> bisected;     // rungs whose breaking setting was looked for
 
@@ -345,7 +347,7 @@ SessionOutcome run_session(const SessionOptions& opts, const SessionProgress& pr
     }
     if (ladder_stopped.empty() && stop_requested(opts)) ladder_stopped = "interrupted";
     if (!ladder_stopped.empty()) {
-      out.skipped.push_back({plan.rung, ladder_stopped});
+      out.skipped.push_back({plan.rung, ladder_stopped, ladder_stopped == hang_stop});
       continue;
     }
     MemcheckPlan memcheck;
@@ -408,6 +410,7 @@ SessionOutcome run_session(const SessionOptions& opts, const SessionProgress& pr
       if (last.judgement.broken_by.empty() && wants_site_run(opts.run, planned.rung) && wants_site(last.judgement) &&
           sited.insert(planned.rung).second && !stop_requested(opts))
         site_run(last, opts, progress, deadline.deadline);
+      if (hang_stop.empty()) hang_stop = hang_stop_reason(out.runs.back().judgement, opts.run);
       if (progress.judged) progress.judged(out.runs.back());
       drop_unshown_observation(out.runs);
       ++done;
@@ -427,6 +430,7 @@ SessionOutcome run_session(const SessionOptions& opts, const SessionProgress& pr
         if (!rung_complete) out.skipped.push_back({plan.rung, ladder_stopped + rung_runs_text(plan, done)});
         break;
       }
+      if (rung_complete && !hang_stop.empty()) ladder_stopped = hang_stop;
     }
   }
   out.stopped = stop_requested(opts) || !out.interrupted.empty();

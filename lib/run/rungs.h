@@ -110,6 +110,9 @@ struct RunOptions {
   // left as they are and cudadiag reads no dump of its own.
   bool coredump = true;
   std::vector<std::string> user_coredump_vars;
+  // The user named the rungs (--rungs) or asked for memcheck (--sanitize always): every
+  // rung asked for runs, even after a hang is named (hang_stop.h).
+  bool rungs_asked = false;
 };
 
 // Throws UsageError naming the flag: empty command, repeat < 1 or > 10000, fence_align

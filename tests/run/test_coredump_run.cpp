@@ -12,6 +12,7 @@
 #include <fstream>
 
 #include "coredump/arming.h"
+#include "run/hang_stop.h"
 #include "run/judge.h"
 #include "run/run_report.h"
 #include "run/run_session.h"
@@ -546,5 +547,44 @@ TEST_CASE("coredump run: a hang is asked for a dump through the driver's pipe be
   CHECK(s.waiting[0].warps >= 1u);
   CHECK_THAT(j.reason, Catch::Contains("at the deadline") && Catch::Contains("hang.cu:4"));
   CHECK(out.runs[0].observation.child.wall_ms < 15000);
+}
+
+TEST_CASE("coredump run: a hang named by the first rung's dump stops the ladder, and asked-for rungs still run",
+          "[coredump_run]") {
+  test::TempDir dir;
+  auto o = fake_session(dir, "clean", "native,blocking,fence");
+  o.timeout = 1s;
+  o.env["FAKE_CUDA_HANG"] = "1";
+  o.env["FAKE_CUDA_HANG_DUMP_FROM"] = dump_data("hang.nvcudmp");
+  o.env["FAKE_CUDA_PIPE_BYTES"] = "1048576";
+  // As by default (no --rungs, --sanitize auto): one rung and its site run, then the stop.
+  const auto out = run_session(o);
+  REQUIRE(out.runs.size() == 1);
+  CHECK(out.runs[0].judgement.rung == Rung::native);
+  CHECK(out.runs[0].judgement.outcome == RunOutcome::timeout);
+  CHECK_THAT(named_hang(out.runs[0].judgement), Catch::StartsWith("wait_flag(int volatile*) at ") &&
+                                                     Catch::Contains("hang.cu:4"));
+  REQUIRE(out.skipped.size() == 2);
+  for (const auto& s : out.skipped) {
+    CHECK(s.after_named_hang);
+    CHECK_THAT(s.reason, Catch::StartsWith("the hang is named (wait_flag(int volatile*) at "));
+  }
+  CHECK(out.verdict.kind == VerdictKind::exposed);
+  CHECK_THAT(out.verdict.reason, Catch::StartsWith("a GPU hang: native: a kernel never finished: its warps wait in "
+                                                   "wait_flag(int volatile*) at ") &&
+                                     Catch::Contains("hang.cu:4") &&
+                                     Catch::EndsWith("the rungs above were not run: the hang is named"));
+  // The report says it in its ladder, and renders.
+  run::RunFacts facts;
+  const auto rep = run_report(report::new_report({"cudadiag", "run"}, "run"), o, out, facts);
+  CHECK(report::validate_report(report::to_json(rep)).empty());
+  CHECK_THAT(rep.verdict.reasons.front(), Catch::Contains("hang.cu:4"));
+
+  // --rungs given: every rung asked for runs, each to its own deadline.
+  o.run.rungs_asked = true;
+  const auto asked = run_session(o);
+  CHECK(asked.runs.size() == 3);
+  CHECK(asked.skipped.empty());
+  CHECK(asked.verdict.kind == VerdictKind::exposed);
 }
 #endif

@@ -246,6 +246,22 @@ TEST_CASE("run request: the options reach the ladder and the session typed", "[r
   CHECK(req.session.env == a.env);
   CHECK(run.user_ld_preload == std::optional<std::string>("libmine.so"));
   CHECK_FALSE(run.coredump);
+  CHECK_FALSE(run.rungs_asked);  // --rungs not given, --sanitize never
+}
+
+TEST_CASE("run request: the rungs are asked for by --rungs or --sanitize always (a named hang stops no such ladder)",
+          "[run_request]") {
+  World w;
+  w.executable("tool");
+  test::TempDir work;
+  const std::string dir = work.path.string();
+  Args a = args_for({"tool"});
+  CHECK_FALSE(resolve_request(a, w.parent(), dir).session.run.rungs_asked);
+  a.rungs_given = true;
+  CHECK(resolve_request(a, w.parent(), dir).session.run.rungs_asked);
+  a.rungs_given = false;
+  a.sanitize = SanitizeMode::always;
+  CHECK(resolve_request(a, w.parent(), dir).session.run.rungs_asked);
 }
 
 TEST_CASE("run request: the ladder is checked before the host is asked", "[run_request]") {
