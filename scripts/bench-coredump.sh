@@ -6,9 +6,9 @@
 # cost time even without an exception (an error barrier at warp exit). One warm-up run,
 # then ROUNDS rounds (default 5), each running the loop once unarmed and once armed,
 # alternating which goes first, so that drift hits both alike: `cudadiag run --rungs
-# native`, armed with the driver's variables exactly as `run --coredump` sets them for a
+# native`, armed with the driver's variables exactly as `run` sets them (by default) for a
 # site run (lib/coredump/arming.h: the light flags, the file and the hang pipe), passed
-# with --env. (`run --coredump` itself never arms a clean program's runs: only a rung that
+# with --env. (`run` itself never arms a clean program's runs: only a rung that
 # failed runs once more armed; this measures what that armed run, or a production job
 # that arms dumps itself, pays.)
 # The time is the program's wall time as the runner measured it (process start to exit).

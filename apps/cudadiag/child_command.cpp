@@ -13,6 +13,7 @@
 #include "child_families.h"
 #include "child_probe.h"
 #include "commands.h"
+#include "fence/dump_linger.h"
 #include "runner/runner.h"
 #include "util/exit_codes.h"
 
@@ -74,10 +75,15 @@ int run_cases(const std::string& spec_text) {
     if (leaves_context_unusable(r)) {
       // The context is unusable: stop here; the parent re-runs the rest elsewhere.
       write_line(fd, suite::done_line(false, "sticky error"));
+      fence::linger_if_armed(static_cast<long>(::getpid()));
       return kExitOk;
     }
   }
   write_line(fd, suite::done_line(true));
+  // Armed by the parent: a dump may still come (a store's fault, dumped after the
+  // synchronize that returned cudaSuccess); the driver aborts this process once it is
+  // written, and the parent reads it for the last case.
+  fence::linger_if_armed(static_cast<long>(::getpid()));
   return kExitOk;
 }
 

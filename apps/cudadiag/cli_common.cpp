@@ -26,11 +26,17 @@
 #include "util/text_layout.h"
 
 namespace cudadiag::app {
-CLI::Option* add_coredump_option(CLI::App* cmd, bool& target) {
-  return cmd->add_flag("--coredump", target,
-                       "Arm GPU core dumps (CUDA_ENABLE_COREDUMP_ON_EXCEPTION) and read the fault site from them: "
-                       "kernel, line, thread, faulting address (the driver ends the process after the dump; the "
-                       "kernel log's Xid 31 lines then carry no address)");
+CLI::Option* add_coredump_option(CLI::App* cmd, bool& target, const std::string& armed_where) {
+  target = true;
+  CLI::Option* off = cmd->add_flag_callback(
+      "--no-coredump", [&target] { target = false; },
+      "Arm no GPU core dumps. By default " + armed_where +
+          " (CUDA_ENABLE_COREDUMP_ON_EXCEPTION; never under memcheck, and never over the program's own "
+          "CUDA_COREDUMP_* settings) and the fault site is read from them: kernel, line, thread, faulting address "
+          "(the driver ends the process after the dump; the kernel log's Xid 31 lines then carry no address)");
+  // Scripts written when dumps had to be asked for keep working (--no-coredump wins).
+  cmd->add_flag_callback("--coredump", [] {}, "Accepted and ignored: GPU core dumps are armed by default");
+  return off;
 }
 
 namespace {

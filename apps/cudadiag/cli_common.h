@@ -66,8 +66,10 @@ void add_common_options(CLI::App* cmd, CommonOptions& opts);
 // --allocator NAME (pool, direct, fence-back, fence-front; "fence" means fence-back),
 // parsed once into the enum.
 CLI::Option* add_allocator_option(CLI::App* cmd, profiles::Allocator& target);
-// --coredump: arm the driver's GPU core dumps in the children and read the fault site.
-CLI::Option* add_coredump_option(CLI::App* cmd, bool& target);
+// GPU core dumps are armed by default (target true; `armed_where` says where: "a failing
+// rung runs once more with GPU core dumps armed"); --no-coredump sets target false.
+// --coredump, from when dumps had to be asked for, is accepted and does nothing.
+CLI::Option* add_coredump_option(CLI::App* cmd, bool& target, const std::string& armed_where);
 
 // One rule for the options every command that runs work shares, so that a user who
 // learnt one command knows them all:

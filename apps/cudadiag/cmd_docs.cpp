@@ -131,8 +131,8 @@ std::vector<EnvironmentDoc> environment_doc() {
       {"PATH", "Where run's command, compute-sanitizer and nvdisasm are looked for (run --env PATH=... first)."},
       {"LD_PRELOAD", "run's fence rungs put the program's own preloads after the interposer."},
       {"CUDA_ENABLE_COREDUMP_ON_EXCEPTION",
-       "With this or another of the driver's core dump variables set (CUDA_COREDUMP_FILE, ...), run keeps "
-       "the user's GPU core dump settings and arms none of its own."},
+       "With this or another of the driver's core dump variables set (CUDA_COREDUMP_FILE, ...), run, repro, "
+       "fault and index-select keep the user's GPU core dump settings, arm none of their own and say so once."},
       {"TMPDIR", "Where the rings, memcheck's files and GPU core dumps of a run are written (else /tmp)."},
   };
 }

@@ -12,6 +12,7 @@
 
 #include "cli_common.h"
 #include "commands.h"
+#include "coredump/arming.h"
 #include "fence/interposer_limits.h"
 #include "evidence/session_report.h"
 #include "run/preload_path.h"
@@ -87,6 +88,8 @@ void run_run(const RunCliOptions& o) {
   const run::PreloadPath preload(ladder.interposer_path, work.path());
   ladder.preload_path = preload.path();
   if (ladder.interposer_path.empty()) spdlog::warn("fence rung skipped: {}", ladder.interposer_missing_reason);
+  if (ladder.coredump && !ladder.user_coredump_vars.empty())
+    spdlog::warn("{}", coredump::user_settings_line(ladder.user_coredump_vars));
 
   const auto& inv = invocation();
   auto header = evidence::start_session_report({inv.argv, "run", inv.envp, &request.host});
@@ -167,7 +170,7 @@ void set_run_command(CLI::App& app) {
   cmd->add_flag("--no-kernel-log", args.no_kernel_log, "Do not read the kernel log (Xid lines)");
   cmd->add_option("--keep-dumps", args.keep_dumps,
                   "Keep the GPU core dumps of the runs in this directory (default: removed once read)");
-  add_coredump_option(cmd, args.coredump);
+  add_coredump_option(cmd, args.coredump, "a failing rung runs once more with GPU core dumps armed");
   set_help_footer(cmd,
                   "Exit codes: 0 clean, 1 exposed/flaky/inconclusive (or interrupted), 2 bad input or a command "
                   "that cannot be found or started, 3 CUDA could not start in the program.",

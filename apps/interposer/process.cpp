@@ -259,6 +259,8 @@ void note_cuda_seen() noexcept {
   g_main.set_cuda_seen();
 }
 
+bool cuda_seen_here() noexcept { return g_cuda_seen_pid.load(std::memory_order_relaxed) == current_pid(); }
+
 }  // namespace cudadiag::interposer
 
 // Runs when the library loads: settings and the ring file are in place before the

@@ -40,5 +40,7 @@ void check_image_end() noexcept;
 // Every hook starts here: settings read and ring attached (once), and "the program
 // resolved a driver entry point" said in the file's header (once per process).
 void note_cuda_seen() noexcept;
+// Whether this process (not a parent it was forked from) went through note_cuda_seen.
+bool cuda_seen_here() noexcept;
 
 }  // namespace cudadiag::interposer

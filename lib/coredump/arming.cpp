@@ -77,6 +77,13 @@ std::vector<std::string> inherited_coredump_variables() {
   return user_coredump_variables(names);
 }
 
+std::string user_settings_line(const std::vector<std::string>& user_vars) {
+  std::string set;
+  for (const auto& v : user_vars) set += (set.empty() ? "" : ", ") + v;
+  return "GPU core dumps not armed by cudadiag: the program's environment sets " + set +
+         " (kept as they are; cudadiag reads no dump of its own)";
+}
+
 std::string DumpNames::file_pattern() const { return dir + "/" + prefix + "_%p.nvcudmp"; }
 std::string DumpNames::pipe_pattern() const { return dir + "/" + prefix + "-pipe_%p"; }
 

@@ -55,6 +55,10 @@ bool is_coredump_variable(std::string_view name);
 std::vector<std::string> user_coredump_variables(const std::vector<std::string>& names);
 // The names of this process's own environment that are core-dump variables.
 std::vector<std::string> inherited_coredump_variables();
+// What a command says once when the user's variables keep it from arming dumps: "GPU core
+// dumps not armed by cudadiag: the program's environment sets CUDA_COREDUMP_FILE (kept as
+// they are; cudadiag reads no dump of its own)".
+std::string user_settings_line(const std::vector<std::string>& user_vars);
 
 // Dumps of one run: <dir>/<prefix>_%p.nvcudmp, the hang pipe <dir>/<prefix>-pipe_%p.
 struct DumpNames {

@@ -109,6 +109,12 @@ Listing disassemble_function(const Disassembler& tool, Bytes cubin, const Functi
   return out;
 }
 
+std::string no_disassembler_note(const std::string& reason) {
+  return "the sites name kernel and line from the cubins' symbols and line tables, but not the faulting instruction "
+         "or address: " +
+         reason;
+}
+
 DisassembleFn disassemble_with(const Disassembler& tool) {
   if (tool.path.empty()) return {};
   return [tool](Bytes image, const FunctionSymbol& f) { return disassemble_function(tool, image, f); };

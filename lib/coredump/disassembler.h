@@ -48,4 +48,8 @@ using DisassembleFn = std::function<Listing(Bytes cubin, const FunctionSymbol& f
 // disassemble_function with `tool`; empty when the tool was not found.
 DisassembleFn disassemble_with(const Disassembler& tool);
 
+// Said once where sites were read without a disassembler (`reason`: why none): what they
+// still give, kernel and line from the cubins' symbols and line tables, and what not.
+std::string no_disassembler_note(const std::string& reason);
+
 }  // namespace cudadiag::coredump

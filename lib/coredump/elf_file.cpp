@@ -102,6 +102,7 @@ const ElfSection* ElfFile::find(const std::string& name) const {
 std::optional<FunctionSymbol> function_symbol_at(const ElfFile& elf, std::uint64_t address,
                                                  std::uint32_t section_type) {
   constexpr std::uint8_t kSttFunc = 2;
+  constexpr std::uint8_t kStoCudaEntry = 0x10;
   constexpr std::uint64_t kSymbolBytes = 24;
   for (const auto& s : elf.sections()) {
     if (s.type != section_type || s.link >= elf.sections().size()) continue;
@@ -110,6 +111,7 @@ std::optional<FunctionSymbol> function_symbol_at(const ElfFile& elf, std::uint64
     for (std::uint64_t i = 0; i < count; ++i) {
       const std::uint64_t o = i * kSymbolBytes;
       const auto info = s.bytes.u8(o + 4);
+      const auto other = s.bytes.u8(o + 5);
       const auto value = s.bytes.u64(o + 8);
       const auto size = s.bytes.u64(o + 16);
       const auto name_offset = s.bytes.u32(o);
@@ -117,7 +119,8 @@ std::optional<FunctionSymbol> function_symbol_at(const ElfFile& elf, std::uint64
       if (address < *value || address - *value >= *size) continue;
       const auto name = names.cstring(*name_offset, 4096);
       if (!name) continue;
-      return FunctionSymbol{std::string(*name), static_cast<std::uint32_t>(i), *value, *size};
+      return FunctionSymbol{std::string(*name), static_cast<std::uint32_t>(i), *value, *size,
+                            other && (*other & kStoCudaEntry) != 0};
     }
   }
   return std::nullopt;

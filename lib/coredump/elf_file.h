@@ -55,6 +55,10 @@ struct FunctionSymbol {
   std::uint32_t index = 0;  // in its table (nvdisasm's -fun takes it for .symtab)
   std::uint64_t value = 0;
   std::uint64_t size = 0;
+  // STO_CUDA_ENTRY (0x10 in st_other) in a cubin: a kernel's entry (__global__), where a
+  // device function or the driver's helpers have none. Seen in every relocated image of
+  // the H100 dumps in tests/coredump/data.
+  bool entry = false;
 };
 
 // The function symbol whose [value, value + size) holds `address`, from the tables of

@@ -44,29 +44,48 @@ Found find_image(const CoreDump& d, std::uint64_t pc, const Grid* grid) {
   return best;
 }
 
-void fill_address(FaultSite& s, const CoreDump& d, const Found& found, const std::vector<const Lane*>& lanes,
-                  const DisassembleFn& disassemble, const std::string& no_disassembler_reason) {
+// The disassembly of found's function, and the instruction at s.pc in it (s.instruction
+// set). nullopt when there is none: s.address_status is then not_attempted and
+// s.address_note says why.
+struct Decoded {
+  std::vector<SassInstruction> insns;
+  std::size_t at = 0;  // index in insns
+};
+
+std::optional<Decoded> decode_at_pc(FaultSite& s, const Found& found, const DisassembleFn& disassemble,
+                                    const std::string& no_disassembler_reason) {
   s.address_status = AddressStatus::not_attempted;
   if (!found.image || !found.lookup.function || !s.pc) {
     s.address_note = "the PC is in no function of the dump's relocated images";
-    return;
+    return std::nullopt;
   }
   if (!disassemble) {
     s.address_note = "no disassembler: " + no_disassembler_reason;
-    return;
+    return std::nullopt;
   }
   const Listing listing = disassemble(found.image->bytes, *found.lookup.function);
   if (!listing.error.empty()) {
     s.address_note = "the faulting instruction was not decoded: " + listing.error;
-    return;
+    return std::nullopt;
   }
-  const auto insns = parse_disassembly(listing.text);
-  const auto at = std::find_if(insns.begin(), insns.end(), [&](const SassInstruction& i) { return i.address == *s.pc; });
-  if (at == insns.end()) {
+  Decoded out;
+  out.insns = parse_disassembly(listing.text);
+  const auto at =
+      std::find_if(out.insns.begin(), out.insns.end(), [&](const SassInstruction& i) { return i.address == *s.pc; });
+  if (at == out.insns.end()) {
     s.address_note = fmt::format("the disassembly has no instruction at 0x{:x}", *s.pc);
-    return;
+    return std::nullopt;
   }
+  out.at = static_cast<std::size_t>(at - out.insns.begin());
   s.instruction = at->text();
+  return out;
+}
+
+void fill_address(FaultSite& s, const CoreDump& d, const Found& found, const std::vector<const Lane*>& lanes,
+                  const DisassembleFn& disassemble, const std::string& no_disassembler_reason) {
+  const auto decoded = decode_at_pc(s, found, disassemble, no_disassembler_reason);
+  if (!decoded) return;
+  const auto& insns = decoded->insns;
   const ExceptionInfo info = exception_info(s.exception_code);
   if (!info.memory_access) {
     s.address_status = AddressStatus::not_attempted;
@@ -96,6 +115,72 @@ void fill_address(FaultSite& s, const CoreDump& d, const Found& found, const std
     }
     s.threads.push_back(t);
   }
+}
+
+// The function holding s.pc (found), its offset and the PC's source line, or why not.
+void name_pc_function(FaultSite& s, const CoreDump& d, const Found& found) {
+  if (!found.lookup.function) {
+    s.line_note = "the PC is in no function of the dump's relocated images";
+    if (d.images.empty()) s.notes.push_back("the dump carries no relocated images: the kernel cannot be named");
+    return;
+  }
+  s.function = demangle(found.lookup.function->name);
+  s.function_offset = *s.pc - found.lookup.function->value;
+  s.kernel_mangled = found.lookup.function->name;
+  s.line = found.lookup.line;
+  if (!found.lookup.has_line_table) s.line_note = "no line information: build with -lineinfo";
+  else if (!s.line) s.line_note = "the line table has no row for this PC";
+  if (!found.lookup.problem.empty()) s.notes.push_back(found.lookup.problem);
+}
+
+// The SM reports the exception with its error PC and no warp is left on it: a store
+// faults after its warp issued it, and here the warp (and often its grid) had finished
+// before the dump. The error PC is the faulting instruction's (cuda-gdb's $errorpc): the
+// function holding it, the kernel when that function is an entry, the line, the
+// instruction with its access kind and width. With no grid to prefer, every relocated
+// image is searched (a virtual address lies in one image of the context). The thread and
+// the address are gone with the warp's registers.
+void fill_from_sm_error_pc(FaultSite& s, const CoreDump& d, const Sm& sm, const DisassembleFn& disassemble,
+                           const std::string& no_disassembler_reason) {
+  s.pc = *sm.error_pc;
+  s.pc_basis = PcBasis::sm_error_pc;
+  const char* no_grid = d.grids.empty() ? " and no grid is running" : "";
+  const Found found = find_image(d, *s.pc, nullptr);
+  name_pc_function(s, d, found);
+  if (!found.lookup.function) {
+    s.line_note = "the SM's error PC is in no function of the dump's relocated images";
+    s.notes.insert(s.notes.begin(),
+                   fmt::format("SM {} reports the exception at error PC 0x{:x}, but no warp is left on it{}: the "
+                               "faulting warp had moved on (a store faults after its warp issues it), and the PC is "
+                               "in no function of the dump's relocated images, so the dump cannot name the kernel, "
+                               "line, thread or address",
+                               sm.sm_id, *s.pc, no_grid));
+    return;
+  }
+  if (found.lookup.function->entry) {
+    s.kernel = demangle(s.kernel_mangled);
+  } else {
+    s.kernel_mangled.clear();
+    s.notes.push_back(fmt::format("the SM's error PC is in {}, which is no kernel's entry: with no warp{} left, the "
+                                  "kernel that called it is not known",
+                                  s.function, d.grids.empty() ? " or grid" : ""));
+  }
+  s.thread_note = fmt::format("not known: the faulting warp had left SM {} before the dump, and the SM records no "
+                              "thread",
+                              sm.sm_id);
+  s.notes.insert(s.notes.begin(),
+                 fmt::format("SM {} reports the exception, but no warp is left on it{}: the faulting warp had moved "
+                             "on (a store faults after its warp issues it); the function and line are the SM's error "
+                             "PC's, the thread and the address are not known",
+                             sm.sm_id, no_grid));
+  const auto decoded = decode_at_pc(s, found, disassemble, no_disassembler_reason);
+  if (!decoded) return;
+  if (const auto op = memory_operand(decoded->insns[decoded->at])) {
+    s.access = op->kind;
+    s.space = op->space;
+    s.access_bytes = op->width_bytes;
+  }
+  s.address_note = "the faulting warp had exited: the dump holds none of its registers, so the address is not known";
 }
 
 const Grid* grid_of(const CoreDump& d, const Cta& cta, std::size_t device) {
@@ -170,6 +255,7 @@ FaultSite analyze_dump(const CoreDump& d, const DisassembleFn& disassemble, cons
   for (const auto& l : d.lanes)
     if (is_fault(l.exception)) faulting.push_back(&l);
   const Warp* warp = nullptr;
+  const Sm* sm_only = nullptr;          // the SM reports the exception with its error PC, and no warp is left on it
   std::vector<const Lane*> warp_lanes;  // the lanes of the first warp the site covers
   if (!faulting.empty()) {
     s.has_exception = true;
@@ -213,6 +299,8 @@ FaultSite analyze_dump(const CoreDump& d, const DisassembleFn& disassemble, cons
         s.notes.push_back(fmt::format("no lane carries the exception: SM {} reports it; the threads shown are the "
                                       "warps still on that SM, not necessarily the ones that faulted",
                                       sm->sm_id));
+      else if (sm->error_pc)
+        sm_only = &*sm;
       else
         s.notes.push_back(fmt::format(
             "SM {} reports the exception, but no warp is left on it{}: the faulting warp had moved on (a store faults "
@@ -233,6 +321,10 @@ FaultSite analyze_dump(const CoreDump& d, const DisassembleFn& disassemble, cons
     s.exception = exception_name(s.exception_code);
   }
   if (!s.has_exception) s.waiting = waiting_pcs(d);
+  if (sm_only != nullptr) {
+    fill_from_sm_error_pc(s, d, *sm_only, disassemble, no_disassembler_reason);
+    return s;
+  }
   if (warp == nullptr || warp_lanes.empty()) {
     if (s.reported_by != ReportedBy::sm || warp != nullptr) s.notes.push_back("the dump holds no warp with lanes");
     return s;
@@ -271,23 +363,13 @@ FaultSite analyze_dump(const CoreDump& d, const DisassembleFn& disassemble, cons
   }
 
   const Found found = find_image(d, *s.pc, grid);
+  name_pc_function(s, d, found);
   if (found.lookup.function) {
-    s.function = demangle(found.lookup.function->name);
-    s.function_offset = *s.pc - found.lookup.function->value;
-    s.kernel_mangled = found.lookup.function->name;
     if (grid != nullptr && grid->function_entry && *grid->function_entry != found.lookup.function->value) {
       const Found entry = find_image(d, *grid->function_entry, grid);
       if (entry.lookup.function) s.kernel_mangled = entry.lookup.function->name;
     }
     s.kernel = demangle(s.kernel_mangled);
-    s.line = found.lookup.line;
-    if (!found.lookup.has_line_table) s.line_note = "no line information: build with -lineinfo";
-    else if (!s.line) s.line_note = "the line table has no row for this PC";
-    if (!found.lookup.problem.empty()) s.notes.push_back(found.lookup.problem);
-  } else {
-    s.line_note = "the PC is in no function of the dump's relocated images";
-    if (d.images.empty())
-      s.notes.push_back("the dump carries no relocated images: the kernel cannot be named");
   }
   fill_address(s, d, found, warp_lanes, disassemble, no_disassembler_reason);
   if (s.threads.empty())
@@ -316,6 +398,7 @@ std::string headline(const FaultSite& s) {
   if (!s.unreadable.empty()) return s.unreadable;
   std::string h = s.has_exception ? s.exception : std::string("no exception");
   if (!s.kernel.empty()) h += " in " + s.kernel;
+  else if (!s.function.empty()) h += " in the device function " + s.function;
   if (s.line) h += fmt::format(" at {}:{}", s.line->file, s.line->line);
   return h;
 }

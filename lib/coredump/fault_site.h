@@ -81,6 +81,7 @@ struct FaultSite {
   std::uint32_t faulting_blocks = 0;
   std::vector<Dim3> blocks;      // the first kMaxBlocks faulting blocks, sorted
   std::optional<SiteThread> first;  // the first faulting thread (for an SM report, the first thread of the SM)
+  std::string thread_note;       // why no thread is given (the SM reports the exception and its warp had exited)
 
   std::string instruction;       // at pc, from nvdisasm
   // nullopt: the address was never looked at (no warp of the site is left in the dump).

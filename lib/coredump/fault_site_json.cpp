@@ -96,6 +96,7 @@ json to_json(const FaultSite& s) {
   j["faulting"] = json{{"warps", s.faulting_warps}, {"lanes", s.faulting_lanes}, {"blocks", s.faulting_blocks},
                        {"block_list", blocks}};
   if (s.first) j["first"] = thread_json(*s.first);
+  if (!s.thread_note.empty()) j["thread_note"] = s.thread_note;
   json access{{"instruction", s.instruction},
               {"status", s.address_status ? word(report::kAddressStatuses, *s.address_status) : std::string()}};
   if (s.access != report::AccessKind::none) access["kind"] = word(report::kAccessKinds, s.access);
@@ -167,6 +168,7 @@ FaultSite fault_site_from_json(const json& j, const std::string& source) {
       s.blocks.push_back(read_dim(rd, list[i], JsonReader::element_pointer("/faulting/block_list", i)));
   }
   if (const json* t = rd.find(j, "first", root)) s.first = read_thread(rd, *t, "/first");
+  s.thread_note = rd.string_or(j, "thread_note", root);
   if (const json* a = rd.find(j, "access", root)) {
     rd.object(*a, "/access");
     s.instruction = rd.string_or(*a, "instruction", "/access");

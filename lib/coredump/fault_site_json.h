@@ -10,6 +10,7 @@
 //   line: {file, line} or null, line_note
 //   faulting: {warps, lanes, blocks, block_list: [[x,y,z]...] (at most 16)}
 //   first: thread (below)
+//   thread_note: why there is no first thread (the SM reports the exception, its warp had exited)
 //   access: {instruction, status: proven|not_recoverable|not_memory|unsupported|no_registers|
 //            not_attempted, kind: read|write|atomic, space, bytes, address: "0x.." (proven only),
 //            alignment, note}
@@ -23,7 +24,7 @@
 
 namespace cudadiag::coredump {
 
-inline constexpr const char* kFaultSiteVersion = "1.0.0";
+inline constexpr const char* kFaultSiteVersion = "1.1.0";
 
 report::json to_json(const FaultSite& s);
 // Throws InputError (via report::JsonReader) naming `source` and the JSON pointer.

@@ -64,6 +64,7 @@ std::vector<Row> rows_of(const FaultSite& s) {
   if (line.empty()) line = s.pc ? "no line information" : "no line information: the dump gives no PC to look up";
   rows.push_back({"line", line});
   if (s.first) rows.push_back({s.reported_by == ReportedBy::lanes ? "first" : "thread", who(*s.first)});
+  else if (!s.thread_note.empty()) rows.push_back({"thread", s.thread_note});
   if (!s.instruction.empty()) rows.push_back({"instruction", s.instruction, true});
   rows.push_back({"address", describe_access(s)});
   for (const auto& n : s.notes) rows.push_back({"note", n});
@@ -88,6 +89,11 @@ std::string describe_access(const FaultSite& s) {
     return d;
   }
   if (!s.address_status) return "not attempted";
+  // No thread is left to prove an address: the instruction still says what it did.
+  const std::string access =
+      !s.first && s.access_bytes > 0 ? report::access_phrase(s.access, s.access_bytes) + ", address " : std::string();
+  if (!access.empty() && *s.address_status == AddressStatus::not_attempted)
+    return access + "not given" + (s.address_note.empty() ? "" : ": " + s.address_note);
   if (*s.address_status == AddressStatus::not_recoverable) return "not recoverable: " + s.address_note;
   return (*s.address_status == AddressStatus::not_attempted ? std::string("not given")
                                                              : std::string(choice_name(report::kAddressStatuses, *s.address_status))) +

@@ -38,6 +38,7 @@ report::FaultSite to_report_site(const FaultSite& s) {
     r.block = triple(s.first->block);
     r.thread = triple(s.first->thread);
   }
+  r.thread_note = s.thread_note;
   r.instruction = s.instruction;
   r.address_status = s.address_status.value_or(report::AddressStatus::not_attempted);
   r.access = s.access;

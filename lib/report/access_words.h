@@ -40,5 +40,8 @@ inline constexpr ChoiceTable<MemorySpace, 4> kMemorySpaces{{
 
 // The access in a verb: "read", "wrote", "accessed atomically", "accessed" (not decoded).
 std::string access_verb(AccessKind access);
+// The access in a phrase: "a 4-byte store", "a 16-byte load", "a 4-byte atomic", "a
+// 4-byte access" (kind not decoded).
+std::string access_phrase(AccessKind access, unsigned bytes);
 
 }  // namespace cudadiag::report

@@ -51,6 +51,14 @@ std::string access_verb(AccessKind access) {
   return "accessed";
 }
 
+std::string access_phrase(AccessKind access, unsigned bytes) {
+  const char* noun = access == AccessKind::read    ? "load"
+                     : access == AccessKind::write  ? "store"
+                     : access == AccessKind::atomic ? "atomic"
+                                                    : "access";
+  return fmt::format("a {}-byte {}", bytes, noun);
+}
+
 std::string waiting_line(const FaultSite& s) {
   if (s.waiting.empty()) return "";
   std::uint32_t warps = 0;
@@ -72,9 +80,15 @@ std::string site_line(const FaultSite& s) {
   }
   std::string h = s.exception;
   if (!s.kernel.empty()) h += " in " + s.kernel;
+  else if (!s.function.empty()) h += " in the device function " + s.function;  // no kernel entry holds the PC
   h += where(s.file, s.line);
   if (!s.line && !s.line_note.empty()) h += " (" + s.line_note + ")";
   if (s.thread && s.block) h += ", thread " + triple_text(*s.thread) + " of block " + triple_text(*s.block);
+  if (!s.thread && !s.thread_note.empty()) {
+    // The SM's report of a warp that had exited: the instruction's access, no thread.
+    if (s.access_bytes > 0) h += ": " + access_phrase(s.access, s.access_bytes);
+    h += ", thread " + s.thread_note;
+  }
   if (s.faulting_warps > 1 || s.faulting_blocks > 1)
     h += fmt::format(" ({} lanes in {} warps, {} blocks)", s.faulting_lanes, s.faulting_warps, s.faulting_blocks);
   if (s.address_status == AddressStatus::proven && s.address) {
@@ -113,6 +127,7 @@ json to_json(const FaultSite& s) {
   j["faulting"] = json{{"warps", s.faulting_warps}, {"lanes", s.faulting_lanes}, {"blocks", s.faulting_blocks}};
   if (s.block) j["block"] = triple_json(*s.block);
   if (s.thread) j["thread"] = triple_json(*s.thread);
+  if (!s.thread_note.empty()) j["thread_note"] = s.thread_note;
   json a{{"status", std::string(choice_name(kAddressStatuses, s.address_status))}};
   if (!s.instruction.empty()) a["instruction"] = s.instruction;
   if (s.access != AccessKind::none) a["kind"] = std::string(choice_name(kAccessKinds, s.access));
@@ -175,6 +190,7 @@ FaultSite read_fault_site(const JsonReader& rd, const json& j, const std::string
   }
   if (const json* v = rd.find(j, "block", p)) s.block = read_triple(rd, *v, mp("block"));
   if (const json* v = rd.find(j, "thread", p)) s.thread = read_triple(rd, *v, mp("thread"));
+  s.thread_note = rd.string_or(j, "thread_note", p);
   if (const json* a = rd.find(j, "access", p)) {
     const std::string ap = mp("access");
     rd.object(*a, ap);

@@ -109,6 +109,7 @@ struct FaultSite {
   std::string line_note;          // why there is no line ("no line information: build with -lineinfo")
   std::uint32_t faulting_warps = 0, faulting_lanes = 0, faulting_blocks = 0;
   std::optional<Triple> block, thread;  // the first faulting thread
+  std::string thread_note;        // why there is none (the SM reports the exception, its warp had exited)
 
   std::string instruction;        // the faulting instruction (nvdisasm), when decoded
   AddressStatus address_status = AddressStatus::not_attempted;

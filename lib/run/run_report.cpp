@@ -144,7 +144,7 @@ json coredump_json(const SessionOptions& opts) {
                   "cudadiag reads no dump of its own";
     c["user_variables"] = run.user_coredump_vars;
   } else {
-    c["reason"] = "not armed (--coredump arms them)";
+    c["reason"] = "not armed (--no-coredump)";
   }
   return c;
 }

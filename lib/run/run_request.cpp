@@ -36,6 +36,7 @@ Request resolve_request(const Args& args, const evidence::Parent& parent, const 
   run.quarantine_mb = args.quarantine_mb;
   run.recycle_mb = args.recycle_mb;
   run.work_dir = work_dir;
+  run.rungs_asked = args.rungs_given || args.sanitize == SanitizeMode::always;
   // The program's own LD_PRELOAD comes after ours on the fence rung: --env's, if given.
   if (const auto it = s.env.find("LD_PRELOAD"); it != s.env.end())
     run.user_ld_preload = it->second;
@@ -60,16 +61,18 @@ Request resolve_request(const Args& args, const evidence::Parent& parent, const 
   run.command = args.command;
   run.command.front() = found.path;
 
-  // GPU core dumps: with --coredump, a failing rung runs once more armed (rungs.h says
-  // why the verdict's own runs are never armed), unless the user set the driver's
-  // variables (inherited or --env): those are respected, never overwritten.
+  // GPU core dumps (on unless --no-coredump): a failing rung runs once more armed
+  // (rungs.h says why the verdict's own runs are never armed), unless the user set the
+  // driver's variables (inherited or --env): those are respected, never overwritten.
   run.coredump = args.coredump;
   std::vector<std::string> names = parent.env_names;
   for (const auto& [name, value] : s.env) names.push_back(name);
   run.user_coredump_vars = coredump::user_coredump_variables(names);
   if (!args.keep_dumps.empty()) {
-    // Dumps are armed by --coredump alone, and never over the user's own variables.
-    if (!run.coredump) throw UsageError("--keep-dumps: no GPU core dumps are armed to keep; add --coredump");
+    // Dumps are armed unless --no-coredump, and never over the user's own variables.
+    if (!run.coredump)
+      throw UsageError("--keep-dumps: no GPU core dumps are armed to keep (--no-coredump turns them off): drop one of "
+                       "the two");
     if (!run.user_coredump_vars.empty()) {
       std::string set;
       for (const auto& v : run.user_coredump_vars) set += (set.empty() ? "" : ", ") + v;

@@ -37,7 +37,7 @@ struct Args {
   std::uint64_t recycle_mb = kDefaultRecycleMb;
   bool no_kernel_log = false;
   std::string keep_dumps;                // "" : dumps removed once read
-  bool coredump = false;
+  bool coredump = true;                  // --no-coredump: false
 };
 
 struct Request {

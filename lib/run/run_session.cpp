@@ -13,6 +13,7 @@
 #include "evidence/memcheck_file.h"
 #include "run/coverage.h"
 #include "run/fence_records.h"
+#include "run/hang_stop.h"
 #include "run/ring_reader.h"
 #include "util/errors.h"
 
@@ -111,6 +112,9 @@ RunObservation observe(const PlannedRun& planned, const SessionOptions& opts, co
     auto collected = coredump::collect_dumps(dump_names(planned, opts), c);
     obs.sites = std::move(collected.sites);
     obs.coredump_notes = std::move(collected.notes);
+    // The verdict says it once, however many sites lack an instruction for it.
+    if (!opts.disassemble && !obs.sites.empty())
+      obs.coredump_notes.push_back(coredump::no_disassembler_note(opts.no_disassembler_reason));
   }
   return obs;
 }
@@ -396,6 +400,7 @@ SessionOutcome run_session(const SessionOptions& opts, const SessionProgress& pr
   out.plan = plan_rungs(opts.run);
   std::vector<RunStatus> statuses;
   std::string ladder_stopped;  // why the rungs after this point do not run
+  std::string hang_stop;       // a run's dump named a hang: the rungs above do not run (hang_stop.h)
   std::set<Rung> sited;        // rungs whose first failing run had its site run
   std::set<Rung> bisected;     // rungs whose breaking setting was looked for
 
@@ -409,7 +414,7 @@ SessionOutcome run_session(const SessionOptions& opts, const SessionProgress& pr
     }
     if (ladder_stopped.empty() && stop_requested(opts)) ladder_stopped = "interrupted";
     if (!ladder_stopped.empty()) {
-      out.skipped.push_back({plan.rung, ladder_stopped});
+      out.skipped.push_back({plan.rung, ladder_stopped, ladder_stopped == hang_stop});
       continue;
     }
     MemcheckPlan memcheck;
@@ -452,6 +457,7 @@ SessionOutcome run_session(const SessionOptions& opts, const SessionProgress& pr
       if (last.judgement.broken_by.empty() && wants_site_run(opts.run, planned.rung) && wants_site(last.judgement) &&
           sited.insert(planned.rung).second && !stop_requested(opts))
         site_run(last, opts, progress, deadline.deadline);
+      if (hang_stop.empty()) hang_stop = hang_stop_reason(out.runs.back().judgement, opts.run);
       if (progress.judged) progress.judged(out.runs.back());
       drop_unshown_observation(out.runs);
       ++done;
@@ -471,6 +477,7 @@ SessionOutcome run_session(const SessionOptions& opts, const SessionProgress& pr
         if (!rung_complete) out.skipped.push_back({plan.rung, ladder_stopped + rung_runs_text(plan, done)});
         break;
       }
+      if (rung_complete && !hang_stop.empty()) ladder_stopped = hang_stop;
     }
     if (ladder_stopped.empty() && !stop_requested(opts) &&
         !rerun_without_breaking_setting(out, plan.rung, opts, progress, statuses, sited))

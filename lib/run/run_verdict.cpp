@@ -8,6 +8,7 @@
 #include "evidence/cuda_start.h"
 #include "repeat/series.h"
 #include "report/vocabulary.h"
+#include "run/hang_stop.h"
 #include "run/site_evidence.h"
 #include "stats/rate_text.h"
 
@@ -71,10 +72,15 @@ std::pair<int, std::string> evidence_of(const RunJudgement& j) {
   // without the kernel log.
   // A dump that proves the exception only (the faulting store's warp had moved on: no
   // kernel) ranks below the allocation the kernel log or memcheck names.
+  // A store's site from the SM's error PC (its warp had exited) names kernel and line but
+  // no byte: the buffer the kernel log's page lies in follows it.
   const auto* site = exception_site(j.sites);
-  if (site && !site->kernel.empty()) {
+  if (site && (!site->kernel.empty() || !site->function.empty())) {
     std::string line = rung + "GPU core dump: " + report::site_line(*site);
     if (j.error_unseen_by_program) line += " (the program did not see the error)";
+    if (site->address_status != report::AddressStatus::proven && j.attribution && j.attribution->allocation &&
+        j.attribution->certain)
+      line += "; " + j.attribution->summary;
     return {7, line};
   }
   if (j.outcome == RunOutcome::slack_write && !j.slack_writes.empty()) return {6, rung + j.slack_writes.front().line};
@@ -212,7 +218,15 @@ RunVerdict decide_run_verdict(const std::vector<RunJudgement>& judged, const std
   }
   v.rungs = rung_stats(runs);
   v.coverage = ladder_coverage(runs);
-  for (const auto& s : skipped) v.notes.push_back(std::string(to_string(s.rung)) + " did not run: " + s.reason);
+  // Rungs skipped for the same reason (a named hang, a stop) share one note.
+  for (std::size_t i = 0; i < skipped.size();) {
+    std::string rungs = to_string(skipped[i].rung);
+    std::size_t next = i + 1;
+    for (; next < skipped.size() && skipped[next].reason == skipped[i].reason; ++next)
+      rungs += std::string(", ") + to_string(skipped[next].rung);
+    v.notes.push_back(rungs + " did not run: " + skipped[i].reason);
+    i = next;
+  }
   std::set<int> machine;
   for (const auto& j : runs)
     for (const int x : j.machine_xids)
@@ -341,14 +355,27 @@ RunVerdict decide_run_verdict(const std::vector<RunJudgement>& judged, const std
 
   if (!any_fault) {
     // A run that reached its deadline inside a kernel: a GPU hang, the program's.
-    const auto hung = std::find_if(runs.begin(), runs.end(), [](const RunJudgement& j) { return j.hang.has_value(); });
+    // The run whose GPU core dump names where the warps wait comes first; else the fence's
+    // launch that never returned.
+    auto hung = std::find_if(runs.begin(), runs.end(), [](const RunJudgement& j) { return !named_hang(j).empty(); });
+    if (hung == runs.end())
+      hung = std::find_if(runs.begin(), runs.end(), [](const RunJudgement& j) { return j.hang.has_value(); });
     if (hung != runs.end()) {
       v.kind = VerdictKind::exposed;
       v.first_exposed_by = hung->rung;
       v.evidence_run = static_cast<std::size_t>(hung - runs.begin());
-      v.evidence = std::string(to_string(hung->rung)) + ": " + hung->hang->line +
-                   (hung->hang->dump_line.empty() ? std::string() : "; " + hung->hang->dump_line);
+      const std::string named = named_hang(*hung);
+      std::vector<std::string> parts;
+      if (!named.empty())
+        parts.push_back("a kernel never finished: its warps wait in " + named +
+                        ", in the GPU core dump taken at the deadline");
+      if (hung->hang) parts.push_back(hung->hang->line);
+      if (hung->hang && !hung->hang->dump_line.empty()) parts.push_back(hung->hang->dump_line);
+      v.evidence = std::string(to_string(hung->rung)) + ": ";
+      for (std::size_t i = 0; i < parts.size(); ++i) v.evidence += (i ? "; " : "") + parts[i];
       v.reason = "a GPU hang: " + v.evidence;
+      if (std::any_of(skipped.begin(), skipped.end(), [](const SkippedRung& s) { return s.after_named_hang; }))
+        v.reason += "; the rungs above were not run: the hang is named";
       return v;
     }
     std::vector<std::string> flaky;

@@ -51,6 +51,7 @@ struct RungStats {
 struct SkippedRung {
   Rung rung = Rung::native;
   std::string reason;
+  bool after_named_hang = false;  // not run: a rung below had named a hang (hang_stop.h)
 };
 
 struct RunVerdict {

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "coredump/arming.h"
+#include "fence/dump_linger.h"
 #include "profiles/sanitizer_tool.h"
 #include "util/errors.h"
 #include "util/path_name.h"
@@ -150,6 +151,16 @@ PlannedRun armed_for_site(const PlannedRun& run, const RunOptions& opts) {
   if (!armed.ring_path.empty()) {
     armed.ring_path += ".site";
     armed.env_set[std::string(kRingVar)] = armed.ring_path;
+  }
+  // A store's dump comes after the program's synchronize, and only while the process
+  // lives (fence/dump_linger.h): the interposer holds the program's end for it. On a rung
+  // that runs without the interposer, it is preloaded for that alone: no fence, no ring.
+  armed.env_set[std::string(fence::kDumpLingerVar)] = std::to_string(fence::kDumpLingerMs);
+  const std::string& interposer = opts.preload_path.empty() ? opts.interposer_path : opts.preload_path;
+  if (!is_fence(run.rung) && !interposer.empty()) {
+    armed.env_set["LD_PRELOAD"] = compose_ld_preload(interposer, opts.user_ld_preload);
+    armed.env_set[std::string(kSideVar)] = "none";
+    std::erase(armed.env_unset, std::string(kSideVar));
   }
   return armed;
 }

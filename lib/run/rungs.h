@@ -110,6 +110,9 @@ struct RunOptions {
   // left as they are and cudadiag reads no dump of its own.
   bool coredump = true;
   std::vector<std::string> user_coredump_vars;
+  // The user named the rungs (--rungs) or asked for memcheck (--sanitize always): every
+  // rung asked for runs, even after a hang is named (hang_stop.h).
+  bool rungs_asked = false;
 };
 
 // Throws UsageError naming the flag: empty command, repeat < 1 or > 10000, fence_align
@@ -138,12 +141,14 @@ struct PlannedRun {
 };
 
 // GPU core dumps are armed only in a second run of a rung that exposed a fault or a hang
-// (--coredump): measured on an H100 (driver 580.159.04), a write one element past a
+// (unless --no-coredump): measured on an H100 (driver 580.159.04), a write one element past a
 // fenced allocation went unreported to the program while dumps were armed (exit 0, an
 // Xid 31 of the UNRECOGNIZED form), so an armed rung could call a faulty program clean.
 // The verdict rests on the unarmed runs; the site run adds the site.
 bool wants_site_run(const RunOptions& opts, Rung rung);
-// The same run with dumps armed into opts.work_dir (and its own ring on a fence rung).
+// The same run with dumps armed into opts.work_dir (and its own ring on a fence rung),
+// its end held by the interposer for the dump (preloaded with no fence on a rung that
+// runs without it, when it was found).
 PlannedRun armed_for_site(const PlannedRun& run, const RunOptions& opts);
 
 struct RungPlan {

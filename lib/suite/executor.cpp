@@ -4,6 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <sstream>
@@ -23,6 +24,15 @@ using report::json;
 using report::Outcome;
 
 namespace {
+
+// What a command says of its dumps once, however many executors (a case, its bisection)
+// it runs.
+std::atomic<bool> user_dump_settings_said{false};
+std::atomic<bool> no_disassembler_said{false};
+
+void say_once(std::atomic<bool>& said, const std::string& line) {
+  if (!said.exchange(true)) spdlog::warn("{}", line);
+}
 
 // What the child wrote on its result fd, split into per-case lines and the end marker.
 struct ChildLines {
@@ -249,7 +259,10 @@ struct Executor::Impl {
     if (!opts.coredump || !wrap.argv.empty() || dump_dir_failed) return;
     std::vector<std::string> names = coredump::inherited_coredump_variables();
     for (const auto& [name, value] : s.env_set) names.push_back(name);
-    if (!coredump::user_coredump_variables(names).empty()) return;
+    if (const auto user = coredump::user_coredump_variables(names); !user.empty()) {
+      say_once(user_dump_settings_said, coredump::user_settings_line(user));
+      return;
+    }
     if (!dump_dir) {
       try {
         dump_dir.emplace("dumps");
@@ -261,6 +274,10 @@ struct Executor::Impl {
     }
     const coredump::DumpNames names_of_child{dump_dir->path(), "case-" + std::to_string(id)};
     for (auto& [name, value] : coredump::arming_env(names_of_child, true)) spec.env_set[name] = value;
+    if (opts.dump_linger.count() > 0) {
+      spec.env_set[fence::kDumpLingerVar] = std::to_string(opts.dump_linger.count());
+      spec.deadline += opts.dump_linger;  // the wait after the last case is not the cases' time
+    }
     dumps_of_child[id] = names_of_child;
     if (opts.dump_wait.count() > 0) {
       auto watcher = std::make_shared<std::optional<coredump::DumpWatcher>>();
@@ -282,6 +299,7 @@ struct Executor::Impl {
     for (const auto& p : coredump::find_pipes(names)) ::unlink(p.c_str());
     if (coredump::find_dumps(names).empty()) return {};
     if (!disassembler) disassembler = coredump::find_nvdisasm();
+    if (disassembler->path.empty()) say_once(no_disassembler_said, coredump::no_disassembler_note(disassembler->reason));
     coredump::CollectOptions c;
     c.disassemble = coredump::disassemble_with(*disassembler);
     c.no_disassembler_reason = disassembler->reason;
@@ -292,10 +310,19 @@ struct Executor::Impl {
 
   // The driver ends a process right after writing its dump (SIGABRT): the case did not
   // crash on its own, its kernel raised the exception the dump records.
+  // A case that came back ok or mismatched, followed by a dump of an exception (written
+  // while its child waited after its last case): a store's fault the run never saw, its
+  // synchronize having returned cudaSuccess with dumps armed.
   static void prove_by_dump(report::Result& r) {
-    if (r.outcome != Outcome::crashed && r.outcome != Outcome::no_result) return;
-    const report::FaultSite* site = evidence::dumped_site(r.fault_sites);
+    const bool unseen = r.outcome == Outcome::ok || r.outcome == Outcome::mismatch;
+    if (r.outcome != Outcome::crashed && r.outcome != Outcome::no_result && !unseen) return;
+    const report::FaultSite* site =
+        unseen ? evidence::exception_site(r.fault_sites) : evidence::dumped_site(r.fault_sites);
     if (!site) return;
+    if (unseen)
+      r.reason = "its run saw no error, but the GPU core dump the driver wrote after it records " + site->exception +
+                 " (with dumps armed a store's fault is not reported to the program)" +
+                 (r.reason.empty() ? std::string() : "; " + r.reason);
     r.outcome = Outcome::cuda_error;
     r.error = evidence::site_error_info(*site);
     report::annotate_error(*r.error);

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "fence/dump_linger.h"
 #include "report/report.h"
 #include "runner/runner.h"
 #include "suite/case_protocol.h"
@@ -83,10 +84,15 @@ struct ExecutorOptions {
   // that reaches its deadline is asked for a dump through the driver's pipe first.
   // The driver aborts the child after the dump: the case that ended it is judged by the
   // exception the dump records (evidence/site_error.h), the rest of its batch runs in a
-  // new child. Off by default (--coredump): on an H100 (driver 580.159.04) skip_abort hid
-  // the catalog's faults, and arming changes the kernel log's Xid 31 lines.
+  // new child. Off unless asked for: the commands ask for it unless --no-coredump
+  // (arming changes the kernel log's Xid 31 lines: they carry no address then).
+  // An armed child waits after its last case, up to dump_linger, for a dump still to
+  // come (fence/dump_linger.h: a store's fault is dumped after the synchronize that
+  // returned cudaSuccess); a dump that comes then proves the exception its last case's
+  // run never saw.
   bool coredump = false;
   std::chrono::milliseconds dump_wait{30000};
+  std::chrono::milliseconds dump_linger{fence::kDumpLingerMs};
 };
 
 class Executor {

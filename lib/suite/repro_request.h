@@ -29,7 +29,7 @@ struct Args {
   std::string devices = "all";
   double timeout_s = 60;                      // a case without its own deadline
   std::string seed;                           // "" : a fresh series
-  bool coredump = false;
+  bool coredump = true;                       // --no-coredump: false
 };
 
 struct Request {

@@ -35,11 +35,14 @@ for n in far_write guard_write misaligned16 gather_bad_index device_assert use_a
   [ -x "$bin/$n" ] || { table+=("$n: build failed"); continue; }
   t0=$(date +%s.%N)
   f=$flags
-  # A store onto unmapped memory with skip_abort: no dump was written and the program saw
-  # cudaSuccess (H100, driver 580.159.04); armed as `cudadiag run` arms it instead.
-  [[ $n == guard_write ]] && f=${flags%,skip_abort}
+  args=()
+  # A store onto unmapped memory: the driver writes its dump after the program's
+  # synchronize returned cudaSuccess, and only while the process lives (H100, driver
+  # 580.159.04; scripts/device/store-dump-probe.sh): armed as `cudadiag run` arms it (no
+  # skip_abort), the program stays 5 s after its synchronize, and the driver aborts it.
+  [[ $n == guard_write ]] && f=${flags%,skip_abort} && args=(5)
   CUDA_ENABLE_COREDUMP_ON_EXCEPTION=1 CUDA_COREDUMP_FILE="$dumps/$n.nvcudmp" \
-    CUDA_COREDUMP_GENERATION_FLAGS=$f timeout 60 "$bin/$n" >"$dumps/$n.out" 2>&1
+    CUDA_COREDUMP_GENERATION_FLAGS=$f timeout 60 "$bin/$n" ${args[@]+"${args[@]}"} >"$dumps/$n.out" 2>&1
   rc=$?
   t1=$(date +%s.%N)
   size=$(stat -c %s "$dumps/$n.nvcudmp" 2>/dev/null || echo 0)
@@ -79,7 +82,7 @@ kept_dump() {  # NAME CMD...: the first dump the fence rung's site run kept, as 
   local name=$1 kept="$work/kept-$1"
   shift
   mkdir -p "$kept"
-  "$CUDADIAG" run --rungs native,fence --coredump --keep-dumps "$kept" --format json -o "$dumps/$name.report.json" \
+  "$CUDADIAG" run --rungs native,fence --keep-dumps "$kept" --format json -o "$dumps/$name.report.json" \
     -- "$@" >"$dumps/$name.out" 2>&1
   local first
   first=$(ls "$kept"/*.nvcudmp 2>/dev/null | head -1)

@@ -26,7 +26,8 @@
 #   CUDA IPC through torch.multiprocessing (a correct program)
 #                           the blocking rung's PYTORCH_NO_CUDA_MEMORY_CACHING=1 is named as what
 #                           breaks it; never "the program's own failure", never exposed
-#   a kernel spinning on a flag (coverage_bugs hang)
+#   a kernel spinning on a flag (coverage_bugs hang, --rungs native,blocking,fence: a hang
+#   the native rung's dump names would otherwise stop the ladder there, 65-site checks that)
 #                           exposed as a GPU hang naming wait_for, from the fence rung's ring
 # memcheck runs where it is quick (--sanitize auto on the nvcc and CuPy programs); PyTorch,
 # Triton and JAX programs take --sanitize never here (scripts/bench-run.sh times memcheck
@@ -83,13 +84,16 @@ print("finished: mean", float(y.mean()))
 PY
 
 # --- runs -----------------------------------------------------------------------------
-# case NAME SANITIZE CMD...: the report in NAME.json, stdout/stderr beside it.
+# case NAME SANITIZE CMD...: the report in NAME.json, stdout/stderr beside it; CASE_ARGS
+# adds options.
 case_run() {
   local name=$1 sanitize=$2
   shift 2
   local t0
   t0=$(date +%s.%N)
-  "$CUDADIAG" run --format json -o "$dir/$name.json" --timeout "${CASE_TIMEOUT:-180}" --sanitize "$sanitize" -v -- "$@" \
+  # shellcheck disable=SC2086
+  "$CUDADIAG" run --format json -o "$dir/$name.json" --timeout "${CASE_TIMEOUT:-180}" --sanitize "$sanitize" \
+    ${CASE_ARGS:-} -v -- "$@" \
     >"$dir/$name.stdout" 2>"$dir/$name.stderr"
   echo $? >"$dir/$name.rc"
   echo "$t0 $(date +%s.%N)" >"$dir/$name.time"
@@ -109,7 +113,7 @@ case_run underrun never "$dir/bin/coverage_bugs" underrun
 case_run slack_overrun never "$dir/bin/coverage_bugs" slack
 case_run managed_overrun auto "$dir/bin/coverage_bugs" managed
 case_run torch_ipc never "$PYTHON" "$PROGRAMS/torch_ipc.py"
-CASE_TIMEOUT=20 case_run gpu_hang never "$dir/bin/coverage_bugs" hang
+CASE_TIMEOUT=20 CASE_ARGS="--rungs native,blocking,fence" case_run gpu_hang never "$dir/bin/coverage_bugs" hang
 
 python3 - "$dir" "$(($(date +%s) - started))" <<'PY'
 import json, os, re, sys
@@ -238,10 +242,17 @@ if rep:
           f"not the program's failure (got {rep['verdict']['status']}: {reasons[:160]})")
     check("torch_ipc", "PYTORCH_NO_CUDA_MEMORY_CACHING=1 breaks this program" in reasons,
           "the blocking rung's setting is named as what breaks it")
-rep = exposed("gpu_hang", "fence")
+rep = reports["gpu_hang"]
 if rep:
+    # The fence rung's ring names the launch that never returned; a dump that names the
+    # kernel and line where its warps wait (native's, built with -lineinfo) comes first.
+    got = rep["run"]["first_exposed_by"]
+    check("gpu_hang", rep["verdict"]["status"] == "exposed" and rc("gpu_hang") == 1 and got in ("native", "fence"),
+          f"verdict exposed by native or fence, exit 1 (got {rep['verdict']['status']} by {got}, {rc('gpu_hang')})")
     r0 = rep["verdict"]["reasons"][0]
     check("gpu_hang", "GPU hang" in r0 and "wait_for" in r0, f"a GPU hang naming wait_for (got {r0[:160]})")
+    fence = by_rung(rep).get("fence", {})
+    check("gpu_hang", fence.get("details", {}).get("run_outcome") == "timeout", "the fence rung ran (--rungs) and timed out")
 
 rep = reports["train_loop"]
 if rep:

@@ -1,23 +1,32 @@
 #!/usr/bin/env bash
 # The fault site from the GPU's own core dump, on the device: `cudadiag run` arms dumps
-# on every rung but the sanitizer's and reads them itself. The programs of the `run`
-# section (tests/programs, nvcc ones rebuilt here with -lineinfo), a hang written below
-# (not in the repository), and the fault catalog's kernels (`cudadiag fault`, whose
-# children are armed the same way). Each `run` program runs twice: with the kernel log
-# and with --no-kernel-log. Checks, per program:
+# by default on every rung but the sanitizer's and reads them itself. The programs of the
+# `run` section (tests/programs, nvcc ones rebuilt here with -lineinfo), a hang written
+# below (not in the repository), and the fault catalog's kernels (`cudadiag fault`, whose
+# children are armed the same way, by default). Each `run` program runs twice: with the
+# kernel log and with --no-kernel-log. Checks, per program:
 #   every fault   a site on the native rung: kernel, file:line, block and thread
 #   overruns      the fence rung's site places the proven address at the exact byte
 #                 ("N bytes past the end of allocation #k"), N equal to memcheck's
 #                 distance for the same program (--sanitize always). A store that faults
 #                 on the guard after its warp moved on leaves a dump with the SM's
-#                 exception only: then the dump's site must claim nothing more, and the
-#                 site (kernel, line, thread, byte) is memcheck's
+#                 exception and error PC: then the site names kernel and line from that
+#                 PC, the store's width, no thread and no address; memcheck gives thread
+#                 and byte
 #   hang          timeout at the deadline, the dump from the driver's pipe names the
 #                 spinning kernel and the line where its warps wait
 #   the same site with and without --no-kernel-log
+# and, with no options but the ones named (dumps armed by default):
+#   fault oob-write         the catalog's store past the end names its kernel and line
+#   run -- oob_static       the verdict's first line names kernel and line
+#   run -- clean            every rung runs once, no site run
+#   run --no-coredump       nothing armed, no site, no site run
+#   run --timeout 15 -- hang
+#                           ends in under 60 s, exposed as a GPU hang naming kernel and
+#                           line, the rungs above the named hang not run
 # Prints one table (program, kernel log, rung, kernel, line, block/thread, byte offset,
-# memcheck's offset, dump size and read time). Reports under $OUT/65-site. Exits 1 on
-# any mismatch.
+# memcheck's offset, dump size and read time), then the default-option checks. Reports
+# under $OUT/65-site. Exits 1 on any mismatch.
 set -uo pipefail
 source "$(dirname "$0")/lib/common.sh"
 dir="$OUT/65-site"
@@ -49,6 +58,7 @@ build() {  # NAME NVCC-ARGS...
     echo "building $name failed (see $dir/build.$name.log)"
 }
 build oob_static "$PROGRAMS/oob_write.cu" &
+build clean "$PROGRAMS/clean.cu" &
 build use_after_free "$PROGRAMS/use_after_free.cu" &
 build misaligned "$PROGRAMS/misaligned.cu" &
 build device_assert "$PROGRAMS/device_assert.cu" &
@@ -63,7 +73,7 @@ one() {
   shift 5
   local -a flags=()
   [[ $log == nokmsg ]] && flags=(--no-kernel-log)
-  "$CUDADIAG" run --coredump ${flags[@]+"${flags[@]}"} --rungs "$rungs" --sanitize "$sanitize" --timeout "$timeout" \
+  "$CUDADIAG" run ${flags[@]+"${flags[@]}"} --rungs "$rungs" --sanitize "$sanitize" --timeout "$timeout" \
     --keep-dumps "$dir" --format json -o "$dir/$name.$log.json" -- "$@" >"$dir/$name.$log.stdout" 2>"$dir/$name.$log.stderr"
   echo $? >"$dir/$name.$log.rc"
 }
@@ -85,9 +95,28 @@ done
 cases=$("$CUDADIAG" list --kernel fault --format json |
   python3 -c 'import json,sys; print(" ".join(c["id"] for c in json.load(sys.stdin)["cases"]))')
 for c in $cases; do
-  "$CUDADIAG" fault "$c" --coredump --allocator fence-back --no-bisect -q --format json -o "$dir/catalog/$c.json" \
+  "$CUDADIAG" fault "$c" --allocator fence-back --no-bisect -q --format json -o "$dir/catalog/$c.json" \
     2>"$dir/catalog/$c.stderr"
 done
+
+# With the defaults: `run` with no options beyond the ones named (dumps armed by default).
+# plain NAME ARGS... -- CMD...: the report in default/NAME.json, stderr beside it, the
+# wall time in default/NAME.time.
+mkdir -p "$dir/default"
+plain() {
+  local name=$1
+  shift
+  local t0
+  t0=$(date +%s.%N)
+  "$CUDADIAG" run --format json -o "$dir/default/$name.json" "$@" >"$dir/default/$name.stdout" \
+    2>"$dir/default/$name.stderr"
+  echo $? >"$dir/default/$name.rc"
+  awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f\n", b-a}' >"$dir/default/$name.time"
+}
+plain oob_static -- "$dir/bin/oob_static"
+plain clean -- "$dir/bin/clean"
+plain no_coredump --no-coredump -- "$dir/bin/oob_static"
+plain hang --timeout 15 -- "$dir/bin/hang"
 
 python3 - "$dir" <<'PY'
 import glob, json, os, re, sys
@@ -130,9 +159,22 @@ def memcheck_finding(rep):
 
 def store_after_warp(s):
     # A store that faulted on a guard after its warp (and grid) had moved on: the dump
-    # proves the SM's exception only (lib/coredump/fault_site.cpp), or the armed run even
-    # ended without reporting it (seen on the H100, driver 580).
-    return s is None or (not s.get("kernel") and not (s.get("faulting") or {}).get("lanes"))
+    # has the SM's exception and error PC only (lib/coredump/fault_site.cpp), or the
+    # armed run even ended without reporting it (seen on the H100, driver 580).
+    return s is None or (not s.get("thread") and not (s.get("faulting") or {}).get("lanes"))
+
+def sm_site_ok(what, s, line_file):
+    # The SM's error PC names kernel, line and the store's width; no thread, no address.
+    check(f"{what}: a site from the SM's error PC (kernel and line)", s is not None)
+    if s is None:
+        return
+    check(f"{what}: kernel named from the SM's error PC, got {s.get('kernel')!r}", bool(s.get("kernel")))
+    check(f"{what}: line in {line_file}, got {line_of(s)}", line_of(s).startswith(line_file))
+    a = s.get("access") or {}
+    check(f"{what}: the store and its width, got {a.get('kind')} {a.get('bytes')}",
+          a.get("kind") == "write" and a.get("bytes") in (1, 2, 4, 8, 16))
+    check(f"{what}: no thread and no address claimed, and says why",
+          not s.get("thread") and not a.get("address") and bool(s.get("thread_note")))
 
 def memcheck_offset(rep):
     for r in rep["results"]:
@@ -181,11 +223,10 @@ for name in expect_line:
                 # fence for the overruns (natively they land in mapped memory, no fault).
                 exposing = (rung == "fence") if name in overruns else (rung == "native")
                 if exposing and name in overruns and store_after_warp(s):
-                    # The dump cannot place such a store; the site is memcheck's, and the
-                    # dump's own site must claim nothing it does not prove.
+                    # The dump keeps no thread of such a store: kernel and line come from the
+                    # SM's error PC, thread and byte from memcheck.
                     check(f"{name} {log} {rung}: cuda_error, got {r['outcome']}", r["outcome"] == "cuda_error")
-                    check(f"{name} {log} {rung}: the dump's site names no kernel, line or address",
-                          s is None or not (s.get("kernel") or s.get("line") or s.get("address")))
+                    sm_site_ok(f"{name} {log} {rung}", s, expect_line[name])
                     f = memcheck_finding(rep)
                     check(f"{name} {log}: memcheck names kernel, {expect_line[name]} and thread",
                           bool(f) and os.path.basename(f.get("file", "")).startswith(expect_line[name])
@@ -245,7 +286,7 @@ for path in sorted(glob.glob(os.path.join(d, "catalog", "*.json"))):
         continue
     for r in rep["results"]:
         s = site_of(r)
-        check(f"{r['case_id']}: as expected with --coredump", r.get("expectation_met") is not False)
+        check(f"{r['case_id']}: as expected with dumps armed (the default)", r.get("expectation_met") is not False)
         klass = (r.get("error") or {}).get("class")
         # A GPU exception leaves a dump; a launch refused by the runtime does not.
         if r["outcome"] != "cuda_error" or klass not in ("memory_fault", "misaligned", "device_assert",
@@ -254,9 +295,9 @@ for path in sorted(glob.glob(os.path.join(d, "catalog", "*.json"))):
         rows.append((r["case_id"], "kmsg", r["profile"], r["outcome"], ((s or {}).get("kernel") or "-")[:28],
                      line_of(s), f"{triple((s or {}).get('thread'))} of {triple((s or {}).get('block'))}", "-", "-", s))
         if r["case_id"] == "fault.oob-write" and store_after_warp(s):
-            # A store past the end: the dump proves the SM's exception only (see above).
-            check(f"{r['case_id']}: the dump's site names no kernel, line or address",
-                  s is None or not (s.get("kernel") or s.get("line") or s.get("address")))
+            # A store past the end: the SM's error PC names kernel and line (see above).
+            sm_site_ok(f"{r['case_id']} (default arming)", s, "memory_faults.cu")
+            check(f"{r['case_id']}: the kernel is oob_write_kernel", "oob_write_kernel" in ((s or {}).get("kernel") or ""))
             continue
         check(f"{r['case_id']}: a site with kernel, line and thread", bool(s and s.get("kernel") and s.get("file")
                                                                             and s.get("thread")))
@@ -271,6 +312,65 @@ for name, rung, host, python, note in origins:
     named = [f"{f['function']}+{f.get('offset', 0):#x}" for f in host if f.get("function")][:4]
     py = [f"{os.path.basename(f['file'])}:{f['line']}" for f in python]
     print(f"  allocated at ({name}, {rung}): {' < '.join(py + named) or '-'}{' (' + note + ')' if note else ''}")
+# --- the defaults --------------------------------------------------------------------
+def plain(name):
+    rep = load(os.path.join(d, "default", name + ".json"))
+    rc = int(open(os.path.join(d, "default", name + ".rc")).read())
+    secs = float(open(os.path.join(d, "default", name + ".time")).read())
+    err = open(os.path.join(d, "default", name + ".stderr")).read()
+    return rep, rc, secs, err
+
+def site_runs(rep):
+    return [r["profile"] for r in rep["results"] if (r.get("details", {}).get("coredump") or {}).get("site_run")]
+
+defaults = []
+# A store past the end, no options: the verdict's first line names kernel and line.
+rep, rc, secs, err = plain("oob_static")
+if rep:
+    first = rep["verdict"]["reasons"][0]
+    defaults.append(("run -- oob_static", f"{rep['verdict']['status']} {secs:.0f}s", first[:110]))
+    check(f"oob_static default: exposed, exit 1 (got {rep['verdict']['status']}, {rc})",
+          rep["verdict"]["status"] == "exposed" and rc == 1)
+    check("oob_static default: dumps armed by default", rep["run"]["coredump"]["armed"] is True)
+    check(f"oob_static default: the verdict's first line names fill_inclusive and oob_write.cu:8 (got {first[:160]})",
+          "fill_inclusive" in first and "oob_write.cu:8" in first)
+# A clean program: each rung once, never re-run.
+rep, rc, secs, err = plain("clean")
+if rep:
+    runs = {r["profile"]: len(r.get("details", {}).get("runs", [])) for r in rep["results"]}
+    defaults.append(("run -- clean", f"{rep['verdict']['status']} {secs:.0f}s", f"runs per rung {runs}"))
+    check(f"clean default: clean, exit 0 (got {rep['verdict']['status']}, {rc})",
+          rep["verdict"]["status"] == "clean" and rc == 0)
+    check(f"clean default: each rung ran once (got {runs})", runs and all(n == 1 for n in runs.values()))
+    check(f"clean default: no site run (got {site_runs(rep)})", not site_runs(rep) and "once more" not in err)
+# --no-coredump: nothing armed, no site, no site run.
+rep, rc, secs, err = plain("no_coredump")
+if rep:
+    sites = sum(len(r.get("fault_sites") or []) for r in rep["results"])
+    defaults.append(("run --no-coredump -- oob_static", f"{rep['verdict']['status']} {secs:.0f}s",
+                     f"armed {rep['run']['coredump']['armed']}, {sites} sites, site runs {site_runs(rep)}"))
+    check("no_coredump: not armed", rep["run"]["coredump"]["armed"] is False)
+    check(f"no_coredump: no site and no site run (got {sites}, {site_runs(rep)})", sites == 0 and not site_runs(rep))
+    check(f"no_coredump: still exposed by the fence (got {rep['run']['first_exposed_by']})",
+          rep["verdict"]["status"] == "exposed" and rep["run"]["first_exposed_by"] == "fence")
+# A hang with --timeout 15: under 60 s, named with kernel and line, the rungs above not run.
+rep, rc, secs, err = plain("hang")
+if rep:
+    first = rep["verdict"]["reasons"][0]
+    ran = [r["profile"] for r in rep["results"]]
+    defaults.append(("run --timeout 15 -- hang", f"{rep['verdict']['status']} {secs:.0f}s", first[:110]))
+    check(f"hang default: ended in under 60 s (took {secs:.1f} s)", secs < 60)
+    check(f"hang default: exposed, exit 1 (got {rep['verdict']['status']}, {rc})",
+          rep["verdict"]["status"] == "exposed" and rc == 1)
+    check(f"hang default: a GPU hang naming spin_on_flag at hang.cu:3 or :4 (got {first[:160]})",
+          "GPU hang" in first and "spin_on_flag" in first and ("hang.cu:3" in first or "hang.cu:4" in first))
+    check(f"hang default: one rung ran (got {ran})", ran == ["native"])
+    check("hang default: says the rungs above were not run", "the rungs above were not run" in first)
+
+print(f"\n  {'with the defaults':34} {'verdict':18} first line of the verdict")
+for what, verdict, line in defaults:
+    print(f"  {what:34} {verdict:18} {line}")
+
 print(f"\n65-site: {'all checks passed' if not bad else str(len(bad)) + ' mismatch(es)'}")
 for b in bad:
     print("  MISMATCH", b)

@@ -200,7 +200,8 @@ TEST_CASE("a site without line information says so instead of an empty line fiel
 }
 
 TEST_CASE("the text rendering of a site fits 80 columns") {
-  for (const char* fixture : {"use_after_free", "far_write", "gather_bad_index", "misaligned16", "device_assert", "hang"}) {
+  for (const char* fixture :
+       {"use_after_free", "far_write", "gather_bad_index", "misaligned16", "device_assert", "hang", "guard_write"}) {
     const auto text = render_site_text(site_of(fixture));
     INFO(text);
     std::size_t start = 0;
@@ -230,22 +231,80 @@ TEST_CASE("hang: a dump taken on request records no exception; the site is the s
   CHECK(s.address_note == "no exception was recorded, so no access faulted");
 }
 
-TEST_CASE("guard_store: a store onto a fence guard after its kernel finished: the SM's exception and nothing more") {
+TEST_CASE("guard_write: a store onto a guard whose warp had exited: kernel, line and the store from the SM's error "
+          "PC, as cuda-gdb read it; no thread, no address") {
+  // tests/coredump/data/README.md, guard_write: the SM's row has exception 14 and a valid
+  // error PC; the dump has no grid, no warp, no lane, and keeps the relocated images.
+  // cuda-gdb: "The exception was triggered at PC 0x7f42df7ac2c0 fill_inclusive(float*,
+  // int) (guard_write.cu:27)".
+  const auto s = site_of("guard_write");
+  REQUIRE(s.unreadable.empty());
+  CHECK(s.device == "NVIDIA H100 80GB HBM3");
+  CHECK(s.exception == "Warp Illegal Address");
+  CHECK(s.exception_code == 14);
+  CHECK(s.reported_by == ReportedBy::sm);
+  CHECK(s.faulting_lanes == 0);
+  REQUIRE(s.pc);
+  CHECK(*s.pc == 0x7f42df7ac2c0);
+  CHECK(s.pc_basis == PcBasis::sm_error_pc);
+  CHECK(s.kernel == "fill_inclusive(float*, int)");
+  CHECK(s.kernel_mangled == "_Z14fill_inclusivePfi");
+  CHECK(s.function == s.kernel);
+  CHECK(s.function_offset == 0xc0);
+  REQUIRE(s.line);
+  CHECK(ends_with(s.line->file, "guard_write.cu"));
+  CHECK(s.line->line == 27);  // if (i <= n) out[i] = static_cast<float>(i);
+  CHECK_FALSE(s.grid_dim);
+  // The store one element past the end (nvdisasm of the dump's relocated cubin).
+  CHECK(s.instruction == "STG.E desc[UR4][R2.64], R7");
+  CHECK(s.access == report::AccessKind::write);
+  CHECK(s.space == report::MemorySpace::global);
+  CHECK(s.access_bytes == 4);
+  // The warp had exited: no thread, no registers, no address; said so.
+  CHECK_FALSE(s.first);
+  CHECK(s.threads.empty());
+  CHECK_FALSE(s.address);
+  CHECK(s.address_status == report::AddressStatus::not_attempted);
+  CHECK_THAT(s.thread_note, Catch::StartsWith("not known: the faulting warp had left SM 126 before the dump"));
+  REQUIRE_FALSE(s.notes.empty());
+  CHECK_THAT(s.notes[0], Catch::StartsWith("SM 126 reports the exception, but no warp is left on it and no grid is "
+                                           "running"));
+  CHECK(headline(s) == "Warp Illegal Address in fill_inclusive(float*, int) at " + s.line->file + ":27");
+  const auto text = render_site_text(s);
+  INFO(text);
+  CHECK(text.find("STG.E desc[UR4][R2.64], R7") != std::string::npos);
+  CHECK(text.find("a 4-byte store, address not given") != std::string::npos);
+
+  // Without nvdisasm: kernel and line still, from the cubin's symbols and line table.
+  const auto bare = site_of("guard_write", /*with_listing=*/false);
+  CHECK(bare.kernel == "fill_inclusive(float*, int)");
+  REQUIRE(bare.line);
+  CHECK(bare.line->line == 27);
+  CHECK(bare.instruction.empty());
+  CHECK(bare.address_note == "no disassembler: no nvdisasm in this test");
+}
+
+TEST_CASE("guard_store: a store onto a fence guard after its kernel finished, its images emptied: the SM's error PC "
+          "and nothing more") {
   // tests/programs/oob_write.cu under the fence rung with dumps armed (H100, driver
   // 580.159.04): its one store past the end hit the guard page after the warp had issued it
-  // and the grid had ended; the dump holds the SM's exception, no grid, no warp. Slimmed
-  // (every relocated image emptied: no grid refers to one).
+  // and the grid had ended; the dump holds the SM's exception and error PC, no grid, no
+  // warp. Slimmed (every relocated image emptied): the error PC lies in no image left, so
+  // the site names the PC and says that it can name nothing else.
   const auto s = read_fault_site(coredump_data("slim/guard_store.nvcudmp"), DisassembleFn{}, "no nvdisasm in this test");
   REQUIRE(s.unreadable.empty());
   CHECK(s.exception == "Warp Illegal Address");
   CHECK(s.reported_by == ReportedBy::sm);
   CHECK(s.faulting_lanes == 0);
+  REQUIRE(s.pc);
+  CHECK(*s.pc == 0x7f2edf7aeaf0);
+  CHECK(s.pc_basis == PcBasis::sm_error_pc);
   CHECK(s.kernel.empty());
   CHECK_FALSE(s.line);
   CHECK_FALSE(s.address);
   CHECK(s.threads.empty());
   REQUIRE(s.notes.size() == 1);
-  CHECK_THAT(s.notes[0], Catch::StartsWith("SM 130 reports the exception, but no warp is left on it and no grid is "
-                                           "running: the faulting warp had moved on"));
+  CHECK_THAT(s.notes[0], Catch::StartsWith("SM 130 reports the exception at error PC 0x7f2edf7aeaf0, but no warp is "
+                                           "left on it and no grid is running: the faulting warp had moved on"));
   CHECK_THAT(s.notes[0], Catch::EndsWith("so the dump cannot name the kernel, line, thread or address"));
 }

@@ -92,3 +92,17 @@ TEST_CASE("slim dumps read to the same site as the full ones, field for field") 
     CHECK(slim == full);
   }
 }
+
+TEST_CASE("guard_write slim: the SM's error PC reads to the same site as the full dump's") {
+  const auto slim = slim_site("guard_write");
+  CHECK(slim.kernel == "fill_inclusive(float*, int)");
+  REQUIRE(slim.line);
+  CHECK(slim.line->line == 27);
+  auto full = to_json(read_fault_site(coredump_data("guard_write.nvcudmp"), stored_listing("guard_write"), "none"));
+  auto slim_json = to_json(slim);
+  for (auto* j : {&full, &slim_json}) {
+    j->erase("file");
+    j->erase("file_bytes");
+  }
+  CHECK(slim_json == full);
+}

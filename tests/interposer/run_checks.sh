@@ -111,7 +111,8 @@ print(subprocess.run(["sh", "-c", "echo child"], capture_output=True, text=True)
       cuMemFree_v2 cuMemHostAlloc cuTensorMapEncodeIm2col cuTensorMapEncodeIm2colWide cuTensorMapEncodeTiled dlsym
       dlopen execve execv execvp execvpe execl execlp execle fexecve execveat posix_spawn posix_spawnp
       cuIpcGetMemHandle cuIpcOpenMemHandle cuIpcOpenMemHandle_v2 cuIpcCloseMemHandle cuMemRetainAllocationHandle
-      cuMemExportToShareableHandle cuMemMap cuMemUnmap'
+      cuMemExportToShareableHandle cuMemMap cuMemUnmap
+      exit __libc_start_main'
     got=$(awk '{print $3}' "$work/symbols.out" | sort | tr '\n' ' ')
     want=$(echo $expected | tr ' ' '\n' | sort | tr '\n' ' ')
     [[ $got == "$want" ]] || fail "exported: $got"
@@ -197,6 +198,38 @@ print(subprocess.run(["sh", "-c", "echo child"], capture_output=True, text=True)
     expect_rc fenced 0
     expect_line native 'clean ok'
     expect_same native fenced
+    ;;
+
+  dump_linger)
+    # Armed for a GPU core dump and asked to linger: a process that used CUDA waits at its
+    # end for its dump (lib/fence/dump_linger.h); one that never did, or one not asked
+    # to, ends at once; a dump already there ends the wait once it stops growing.
+    ms() { echo $(($(date +%s%N) / 1000000)); }
+    armed=(CUDA_ENABLE_COREDUMP_ON_EXCEPTION=1 "CUDA_COREDUMP_FILE=$work/core_%p.nvcudmp")
+    run native env "$FAKE" "$STATIC_RUNTIME" clean
+    t0=$(ms)
+    run lingered env "$FAKE" "$PRELOAD" "${armed[@]}" CUDADIAG_DUMP_LINGER_MS=800 "$STATIC_RUNTIME" clean
+    took=$(($(ms) - t0))
+    expect_rc lingered 0
+    expect_same native lingered
+    ((took >= 800)) || fail "a CUDA program armed to linger 800 ms ended after $took ms"
+    t0=$(ms)
+    run no_cuda env "$PRELOAD" "${armed[@]}" CUDADIAG_DUMP_LINGER_MS=3000 sh -c 'exit 3'
+    took=$(($(ms) - t0))
+    expect_rc no_cuda 3
+    ((took < 2000)) || fail "a process that never used CUDA waited $took ms"
+    t0=$(ms)
+    run not_asked env "$FAKE" "$PRELOAD" "${armed[@]}" "$STATIC_RUNTIME" clean
+    took=$(($(ms) - t0))
+    expect_rc not_asked 0
+    ((took < 2000)) || fail "a program not asked to linger waited $took ms"
+    echo dump >"$work/written.nvcudmp"
+    t0=$(ms)
+    run written env "$FAKE" "$PRELOAD" CUDA_ENABLE_COREDUMP_ON_EXCEPTION=1 "CUDA_COREDUMP_FILE=$work/written.nvcudmp" \
+      CUDADIAG_DUMP_LINGER_MS=20000 "$STATIC_RUNTIME" clean
+    took=$(($(ms) - t0))
+    expect_rc written 0
+    ((took >= 900 && took < 10000)) || fail "a dump already written ended the wait after $took ms, not about 1 s"
     ;;
 
   clean_ring)

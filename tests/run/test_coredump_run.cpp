@@ -12,6 +12,7 @@
 #include <fstream>
 
 #include "coredump/arming.h"
+#include "run/hang_stop.h"
 #include "run/judge.h"
 #include "run/run_report.h"
 #include "run/run_session.h"
@@ -19,6 +20,7 @@
 #include "run/site_evidence.h"
 #include "report/schema.h"
 #include "ring_fixture.h"
+#include "run_fixtures.h"
 
 using namespace cudadiag;
 using namespace cudadiag::run;
@@ -78,7 +80,23 @@ TEST_CASE("coredump run: the rungs run unarmed; a failing rung's site run (not t
           "skip_constbank_memory");
     CHECK(env.at("CUDA_ENABLE_USER_TRIGGERED_COREDUMP") == "1");
     CHECK(env.at("CUDA_COREDUMP_PIPE") == "/scratch/run-x/core-" + std::string(to_string(p.rung)) + "-0-pipe_%p");
+    // The program's end is held for a dump still to come (a store's: fence/dump_linger.h),
+    // by the interposer, preloaded with no fence and no ring where the rung has none.
+    CHECK(env.at("CUDADIAG_DUMP_LINGER_MS") == "5000");
+    CHECK_THAT(env.at("LD_PRELOAD"), Catch::StartsWith("/x/libcudadiag_fence.so"));
+    if (!is_fence(p.rung)) {
+      CHECK(env.at("CUDADIAG_FENCE_SIDE") == "none");
+      CHECK(env.count("CUDADIAG_RING") == 0);
+      CHECK(std::count(armed.env_unset.begin(), armed.env_unset.end(), "CUDADIAG_RING") == 1);
+      CHECK(std::count(armed.env_unset.begin(), armed.env_unset.end(), "CUDADIAG_FENCE_SIDE") == 0);
+      CHECK(p.runs[0].env_set.count("LD_PRELOAD") == 0);  // the rung's own runs stay as they were
+    }
   }
+  // Without the interposer there is nothing to hold the end of a rung that has none.
+  auto bare = opts;
+  bare.interposer_path.clear();
+  const PlannedRun native = armed_for_site(plan_rungs(bare).front().runs[0], bare);
+  CHECK(native.env_set.count("LD_PRELOAD") == 0);
 }
 
 TEST_CASE("coredump run: the user's own core-dump settings are kept; unarmed, nothing is armed", "[coredump_run]") {
@@ -290,6 +308,35 @@ TEST_CASE("coredump run: a dump that names no kernel (the store's warp had moved
                              Catch::EndsWith("the last kernel launched: scale(float*, int)"));
 }
 
+TEST_CASE("coredump run: a store's site from the SM's error PC comes first with kernel and line, the kernel "
+          "log's page after it", "[coredump_run]") {
+  RunObservation obs = fenced_scale_run();
+  obs.xid.push_back(run::testing::xid31(0x7f0000101000));
+  report::FaultSite s;  // what guard_write's dump gives (tests/coredump/test_fault_site.cpp)
+  s.dump = "core-fence-0_9.nvcudmp";
+  s.exception = "Warp Illegal Address";
+  s.exception_id = report::ExceptionKind::warp_illegal_address;
+  s.kernel = "scale(float*, int)";
+  s.function = s.kernel;
+  s.file = "scale.cu";
+  s.line = 7;
+  s.instruction = "STG.E desc[UR4][R2.64], R7";
+  s.access = report::AccessKind::write;
+  s.access_bytes = 4;
+  s.thread_note = "not known: the faulting warp had left SM 126 before the dump, and the SM records no thread";
+  obs.sites = {s};
+  const auto j = judge_run(obs);
+  REQUIRE(j.attribution);
+  REQUIRE(j.attribution->allocation);
+  const auto v = decide_run_verdict({j}, {});
+  CHECK(v.kind == VerdictKind::exposed);
+  CHECK_THAT(v.reason, Catch::StartsWith("exposed by the fence rung (1/1 runs): fence: GPU core dump: Warp Illegal "
+                                         "Address in scale(float*, int) at scale.cu:7: a 4-byte store, thread not "
+                                         "known: the faulting warp had left SM 126"));
+  CHECK_THAT(v.reason, Catch::Contains("; the fault at 0x7f0000101000 (page) is between 0 and 4095 bytes past the end "
+                                       "of allocation #0"));
+}
+
 TEST_CASE("coredump run: a dump proves a fault the program never saw (it exited 0)", "[coredump_run]") {
   RunObservation obs;
   obs.rung = Rung::native;
@@ -438,7 +485,7 @@ TEST_CASE("coredump run: end to end, a far write is located by the dump of its s
   CHECK_THAT(coredump->string_or("skip_abort", ""), Catch::StartsWith("no skip_abort"));
   CHECK_THAT(rep.verdict.reasons.front(), Catch::Contains("GPU core dump"));
 
-  // Unarmed (without --coredump): no dump, no site; the program sees its error again.
+  // Unarmed (--no-coredump): no dump, no site; the program sees its error again.
   o.run.coredump = false;
   const auto unarmed = run_session(o);
   for (const auto& r : unarmed.runs) {
@@ -500,5 +547,44 @@ TEST_CASE("coredump run: a hang is asked for a dump through the driver's pipe be
   CHECK(s.waiting[0].warps >= 1u);
   CHECK_THAT(j.reason, Catch::Contains("at the deadline") && Catch::Contains("hang.cu:4"));
   CHECK(out.runs[0].observation.child.wall_ms < 15000);
+}
+
+TEST_CASE("coredump run: a hang named by the first rung's dump stops the ladder, and asked-for rungs still run",
+          "[coredump_run]") {
+  test::TempDir dir;
+  auto o = fake_session(dir, "clean", "native,blocking,fence");
+  o.timeout = 1s;
+  o.env["FAKE_CUDA_HANG"] = "1";
+  o.env["FAKE_CUDA_HANG_DUMP_FROM"] = dump_data("hang.nvcudmp");
+  o.env["FAKE_CUDA_PIPE_BYTES"] = "1048576";
+  // As by default (no --rungs, --sanitize auto): one rung and its site run, then the stop.
+  const auto out = run_session(o);
+  REQUIRE(out.runs.size() == 1);
+  CHECK(out.runs[0].judgement.rung == Rung::native);
+  CHECK(out.runs[0].judgement.outcome == RunOutcome::timeout);
+  CHECK_THAT(named_hang(out.runs[0].judgement), Catch::StartsWith("wait_flag(int volatile*) at ") &&
+                                                     Catch::Contains("hang.cu:4"));
+  REQUIRE(out.skipped.size() == 2);
+  for (const auto& s : out.skipped) {
+    CHECK(s.after_named_hang);
+    CHECK_THAT(s.reason, Catch::StartsWith("the hang is named (wait_flag(int volatile*) at "));
+  }
+  CHECK(out.verdict.kind == VerdictKind::exposed);
+  CHECK_THAT(out.verdict.reason, Catch::StartsWith("a GPU hang: native: a kernel never finished: its warps wait in "
+                                                   "wait_flag(int volatile*) at ") &&
+                                     Catch::Contains("hang.cu:4") &&
+                                     Catch::EndsWith("the rungs above were not run: the hang is named"));
+  // The report says it in its ladder, and renders.
+  run::RunFacts facts;
+  const auto rep = run_report(report::new_report({"cudadiag", "run"}, "run"), o, out, facts);
+  CHECK(report::validate_report(report::to_json(rep)).empty());
+  CHECK_THAT(rep.verdict.reasons.front(), Catch::Contains("hang.cu:4"));
+
+  // --rungs given: every rung asked for runs, each to its own deadline.
+  o.run.rungs_asked = true;
+  const auto asked = run_session(o);
+  CHECK(asked.runs.size() == 3);
+  CHECK(asked.skipped.empty());
+  CHECK(asked.verdict.kind == VerdictKind::exposed);
 }
 #endif

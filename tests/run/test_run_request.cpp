@@ -113,11 +113,15 @@ TEST_CASE("run request: contradictory options are usage errors that say why", "[
   test::TempDir work;
   const std::string dir = work.path.string();
 
-  // --keep-dumps with no dumps armed: nothing would ever be kept.
+  // --keep-dumps with --no-coredump: nothing would ever be kept.
   Args a = args_for({"tool"});
+  CHECK(a.coredump);  // dumps are armed by default
   a.keep_dumps = dir;
-  CHECK(usage_error_of(a, w.parent(), dir) == "--keep-dumps: no GPU core dumps are armed to keep; add --coredump");
-  // --coredump with the user's own variables: cudadiag arms none, so it keeps none.
+  CHECK(usage_error_of(a, w.parent(), dir).empty());
+  a.coredump = false;
+  CHECK(usage_error_of(a, w.parent(), dir) ==
+        "--keep-dumps: no GPU core dumps are armed to keep (--no-coredump turns them off): drop one of the two");
+  // Dumps armed but the user's own variables set: cudadiag arms none, so it keeps none.
   a.coredump = true;
   w.names = {"CUDA_ENABLE_COREDUMP_ON_EXCEPTION"};
   CHECK(usage_error_of(a, w.parent(), dir) ==
@@ -225,6 +229,7 @@ TEST_CASE("run request: the options reach the ladder and the session typed", "[r
   a.quarantine_mb = 7;
   a.recycle_mb = 0;
   a.no_kernel_log = true;
+  a.coredump = false;  // --no-coredump
   a.env["A"] = "1";
   const auto req = resolve_request(a, w.parent(), work.path.string());
   const auto& run = req.session.run;
@@ -241,6 +246,22 @@ TEST_CASE("run request: the options reach the ladder and the session typed", "[r
   CHECK(req.session.env == a.env);
   CHECK(run.user_ld_preload == std::optional<std::string>("libmine.so"));
   CHECK_FALSE(run.coredump);
+  CHECK_FALSE(run.rungs_asked);  // --rungs not given, --sanitize never
+}
+
+TEST_CASE("run request: the rungs are asked for by --rungs or --sanitize always (a named hang stops no such ladder)",
+          "[run_request]") {
+  World w;
+  w.executable("tool");
+  test::TempDir work;
+  const std::string dir = work.path.string();
+  Args a = args_for({"tool"});
+  CHECK_FALSE(resolve_request(a, w.parent(), dir).session.run.rungs_asked);
+  a.rungs_given = true;
+  CHECK(resolve_request(a, w.parent(), dir).session.run.rungs_asked);
+  a.rungs_given = false;
+  a.sanitize = SanitizeMode::always;
+  CHECK(resolve_request(a, w.parent(), dir).session.run.rungs_asked);
 }
 
 TEST_CASE("run request: the ladder is checked before the host is asked", "[run_request]") {

@@ -154,6 +154,34 @@ TEST_CASE("session: a CUDA error in the output exposes the fault; --stop-at-firs
   CHECK(skipped(wanted, Rung::sanitizer)->reason == "no compute-sanitizer in the tests");
 }
 
+TEST_CASE("session: dumps armed (the default): a clean program runs once per rung and never again, a failing rung "
+          "once more", "[run_session]") {
+  test::TempDir dir;
+  auto o = options(dir, sh("exit 0"), "native,blocking");
+  REQUIRE(o.run.coredump);  // the ladder's default, as the command's
+  int started = 0, site_runs = 0;
+  SessionProgress progress;
+  progress.started = [&started](const PlannedRun&) { ++started; };
+  progress.site_run = [&site_runs](const PlannedRun&) { ++site_runs; };
+  auto out = run_session(o, progress);
+  CHECK(out.runs.size() == 2);
+  CHECK(started == 2);
+  CHECK(site_runs == 0);
+
+  o.run.command = sh("echo 'RuntimeError: CUDA error: an illegal memory access was encountered' >&2; exit 1");
+  started = site_runs = 0;
+  out = run_session(o, progress);
+  CHECK(out.runs.size() == 2);
+  CHECK(started == 2);
+  CHECK(site_runs == 2);  // each failing rung once more, armed
+
+  o.run.coredump = false;  // --no-coredump
+  started = site_runs = 0;
+  out = run_session(o, progress);
+  CHECK(started == 2);
+  CHECK(site_runs == 0);
+}
+
 TEST_CASE("session: a command that cannot start stops the ladder", "[run_session]") {
   test::TempDir dir;
   auto out = run_session(options(dir, {"/nonexistent/cudadiag-program"}, "native,blocking"));

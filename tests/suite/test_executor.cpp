@@ -348,3 +348,40 @@ TEST_CASE("executor: case children arm GPU core dumps; a dump becomes the site o
   CHECK(theirs[1].outcome == report::Outcome::cuda_error);
   CHECK(theirs[1].fault_sites.empty());
 }
+
+TEST_CASE("executor: an armed child waits after its last case: a dump that comes then proves the fault its run "
+          "never saw", "[executor]") {
+  // A store onto a guard with dumps armed: the case's run sees success, and the driver
+  // writes the dump later, only while the child still lives (fence/dump_linger.h).
+  auto batch = make_batch({"ok", "late-dump"});
+  batch[1].params["dump"] = std::string(CUDADIAG_SOURCE_DIR) + "/tests/coredump/data/slim/far_write.nvcudmp";
+  suite::ExecutorOptions eo{FAKE_CHILD, 1, nullptr, 300ms};
+  eo.coredump = true;
+  eo.dump_linger = 2000ms;
+  {
+    suite::Executor ex(eo);
+    ex.submit(batch, std::make_shared<const suite::ChildSettings>(fake_options()));
+    ex.run([](suite::ExecutedCase&) {});
+    const auto& got = ex.cases();
+    REQUIRE(got.size() == 2);
+    CHECK(got[0].result.outcome == report::Outcome::ok);
+    CHECK(got[0].result.fault_sites.empty());
+    const report::Result& r = got[1].result;
+    CHECK(r.outcome == report::Outcome::cuda_error);
+    REQUIRE(r.error);
+    CHECK(r.error->name == "cudaErrorIllegalAddress");
+    CHECK(r.error->surfaced_at == "coredump");
+    CHECK_THAT(r.reason, Catch::StartsWith("its run saw no error, but the GPU core dump the driver wrote after it "
+                                           "records Warp Illegal Address"));
+    REQUIRE(r.fault_sites.size() == 1);
+    CHECK(r.fault_sites[0].kernel == "far_write(float*, long long)");
+  }
+  // No linger asked for: the child ends at once, no dump comes, the fault stays unseen.
+  eo.dump_linger = 0ms;
+  suite::Executor ex(eo);
+  ex.submit(batch, std::make_shared<const suite::ChildSettings>(fake_options()));
+  ex.run([](suite::ExecutedCase&) {});
+  REQUIRE(ex.cases().size() == 2);
+  CHECK(ex.cases()[1].result.outcome == report::Outcome::ok);
+  CHECK(ex.cases()[1].result.fault_sites.empty());
+}

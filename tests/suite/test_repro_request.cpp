@@ -60,7 +60,7 @@ TEST_CASE("repro request: suite, plan, devices and children resolved once", "[re
   suite::Args a;
   a.suite = "health";
   a.timeout_s = 2.5;
-  a.coredump = true;
+  CHECK(a.coredump);  // armed unless --no-coredump
   const auto req = suite::resolve_request(a, w.parent());
   CHECK(w.host_facts_gathered == 1);
   CHECK(req.suite.name == "health");

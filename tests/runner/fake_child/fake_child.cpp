@@ -73,6 +73,24 @@ pid_t escape(double seconds, bool quiet) {
   return pid;
 }
 
+// As a driver with dumps armed: the file `dump` copied to CUDA_COREDUMP_FILE (%p: the
+// pid). False when dumps are not armed.
+bool write_armed_dump(const std::string& dump) {
+  const char* pattern = std::getenv("CUDA_COREDUMP_FILE");
+  const char* armed = std::getenv("CUDA_ENABLE_COREDUMP_ON_EXCEPTION");
+  if (!pattern || !armed || std::string(armed) != "1") return false;
+  std::string path = pattern;
+  const auto at = path.find("%p");
+  if (at != std::string::npos) path.replace(at, 2, std::to_string(::getpid()));
+  std::FILE* in = std::fopen(dump.c_str(), "rb");
+  std::FILE* out = std::fopen(path.c_str(), "wb");
+  char buffer[65536];
+  for (size_t n; in && out && (n = std::fread(buffer, 1, sizeof buffer, in)) > 0;) std::fwrite(buffer, 1, n, out);
+  if (in) std::fclose(in);
+  if (out) std::fclose(out);
+  return true;
+}
+
 // Mimics `cudadiag __run-case --spec JSON`: one line per case on the result fd.
 int protocol(int argc, char** argv) {
   std::string spec;
@@ -84,6 +102,7 @@ int protocol(int argc, char** argv) {
   }
   const auto request = nlohmann::json::parse(spec);
   const int fd = result_fd();
+  std::string late_dump;  // late-dump: written only while the child waits after its last case
   for (const auto& c : request.at("cases")) {
     const int index = c.at("index").get<int>();
     const auto params = c.value("params", nlohmann::json::object());
@@ -102,23 +121,17 @@ int protocol(int argc, char** argv) {
       line["details"] = {{"pid", ::getpid()}};
     } else if (fake == "hang") {
       for (;;) sleep_seconds(3600);
+    } else if (fake == "late-dump") {
+      // A store's fault with dumps armed: the run sees success, and the driver writes the
+      // dump later, only while the process still lives (lib/fence/dump_linger.h).
+      late_dump = params.value("dump", "");
+      line["outcome"] = "ok";
+      line["duration_ms"] = 0.5;
     } else if (fake == "sticky" || fake == "sticky-dump" || fake == "abort-dump") {
       // sticky-dump: as a driver with dumps armed, the file params["dump"] is written to
       // CUDA_COREDUMP_FILE (%p: the pid) before the error surfaces. abort-dump: then the
       // driver aborts the process (no skip_abort), and the case reports nothing.
-      const char* pattern = std::getenv("CUDA_COREDUMP_FILE");
-      const char* armed = std::getenv("CUDA_ENABLE_COREDUMP_ON_EXCEPTION");
-      if (fake == "sticky-dump" && pattern && armed && std::string(armed) == "1") {
-        std::string path = pattern;
-        const auto at = path.find("%p");
-        if (at != std::string::npos) path.replace(at, 2, std::to_string(::getpid()));
-        std::FILE* in = std::fopen(params.value("dump", "").c_str(), "rb");
-        std::FILE* out = std::fopen(path.c_str(), "wb");
-        char buffer[65536];
-        for (size_t n; in && out && (n = std::fread(buffer, 1, sizeof buffer, in)) > 0;) std::fwrite(buffer, 1, n, out);
-        if (in) std::fclose(in);
-        if (out) std::fclose(out);
-      }
+      if (fake != "sticky") write_armed_dump(params.value("dump", ""));
       if (fake == "abort-dump") std::abort();
       line["outcome"] = "cuda_error";
       line["error"] = {{"code", 700},
@@ -138,6 +151,9 @@ int protocol(int argc, char** argv) {
     write_all(fd, line.dump() + "\n");
   }
   write_all(fd, "{\"done\":true}\n");
+  // As cudadiag's own child does after its last case: wait for a dump when asked to; the
+  // driver writes it meanwhile, then aborts the process.
+  if (!late_dump.empty() && std::getenv("CUDADIAG_DUMP_LINGER_MS") && write_armed_dump(late_dump)) std::abort();
   return 0;
 }
 
