@@ -131,7 +131,7 @@ std::vector<std::uint32_t> EnvRowTable::ordered() const {
 
 namespace {
 
-enum Section { kReportFields = 0, kDeviceCount = 1, kPerDevice = 2, kVariables = 3 };
+enum EnvSection { kReportFields = 0, kDeviceCount = 1, kPerDevice = 2, kVariables = 3 };
 
 EnvRowSpec spec_of(const EnvField& f, std::string name, std::string device, int section,
                    std::size_t device_position, std::size_t order) {

@@ -91,10 +91,6 @@ struct StateHash {
   }
 };
 
-const std::string& shown(Text v) {
-  static const std::string not_recorded = "(not recorded)";
-  return v ? *v : not_recorded;
-}
 
 std::string state_text(const HostRun& h) { return h.present() ? describe(h) : "not run"; }
 
@@ -117,8 +113,8 @@ void add_environment_groups(const std::vector<EnvRow>& env, std::size_t n, Group
     const std::size_t rep = e.hosts.front();
     for (const auto& [row, usual] : typical) {
       if (env_cell(*row, rep) == env_cell(*row, usual)) continue;
-      e.differences.push_back(row->field + " = " + shown(row->values[rep]) + " (most hosts: " +
-                              shown(row->values[usual]) + ")");
+      e.differences.push_back(row->field + " = " + shown_text(row->values[rep]) + " (most hosts: " +
+                              shown_text(row->values[usual]) + ")");
     }
     for (auto i : e.hosts) env_of_host[i] = g;
   }

@@ -32,4 +32,10 @@ class StringPool {
 // The text of an interned string, or `absent` when it was not recorded.
 inline const std::string& text_or(Text t, const std::string& absent) { return t ? *t : absent; }
 
+// The text of an interned string as a comparison shows it: "(not recorded)" when absent.
+inline const std::string& shown_text(Text t) {
+  static const std::string not_recorded = "(not recorded)";
+  return text_or(t, not_recorded);
+}
+
 }  // namespace cudadiag::compare

@@ -22,10 +22,6 @@ bool row_applies(const EnvRow& row, const PairKey& key) {
   return row.device.empty() || row.device == key.device;
 }
 
-const std::string& shown(Text v) {
-  static const std::string not_recorded = "(not recorded)";
-  return v ? *v : not_recorded;
-}
 
 std::set<Text> values_of(const EnvRow& row, const std::vector<std::size_t>& idx) {
   std::set<Text> s;
@@ -89,11 +85,11 @@ std::string values_text(const EnvRow& row, const std::vector<std::size_t>& idx,
   std::vector<std::pair<Text, std::vector<std::size_t>>> values(by_value.begin(), by_value.end());
   std::sort(values.begin(), values.end(), [](const auto& a, const auto& b) {
     if (a.second.size() != b.second.size()) return a.second.size() > b.second.size();
-    return shown(a.first) < shown(b.first);
+    return shown_text(a.first) < shown_text(b.first);
   });
   std::vector<std::string> parts;
   for (std::size_t k = 0; k < values.size() && k < kValuesListed; ++k)
-    parts.push_back(shown(values[k].first) + " (" + host_count(values[k].second.size()) + ": " +
+    parts.push_back(shown_text(values[k].first) + " (" + host_count(values[k].second.size()) + ": " +
                     example_names(values[k].second, labels) + ")");
   if (values.size() > kValuesListed) parts.push_back(fmt::format("{} other values", values.size() - kValuesListed));
   return join(parts, ", ");

@@ -2,16 +2,12 @@
 
 #include <cstdlib>
 #include <sstream>
+#include "util/trim.h"
 
 namespace cudadiag::host {
 namespace {
 
-std::string trim(const std::string& s) {
-  const auto a = s.find_first_not_of(" \t");
-  if (a == std::string::npos) return {};
-  const auto b = s.find_last_not_of(" \t");
-  return s.substr(a, b - a + 1);
-}
+std::string trim(const std::string& s) { return std::string(util::trim_blanks(s)); }
 
 std::vector<std::string> split_entries(const std::string& value) {
   std::vector<std::string> out;

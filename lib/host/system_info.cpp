@@ -6,6 +6,7 @@
 
 #include <fstream>
 #include <sstream>
+#include "util/trim.h"
 
 namespace cudadiag::host {
 namespace {
@@ -18,11 +19,6 @@ std::string read_small_file(const char* path) {
   return s.str();
 }
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return s;
-}
 
 // Calls fn(key, value) for each "key<sep>value" line.
 template <typename Fn>
@@ -32,7 +28,7 @@ void for_each_pair(std::string_view text, char sep, Fn&& fn) {
     const auto line = text.substr(0, nl);
     const auto at = line.find(sep);
     if (at != std::string_view::npos) {
-      if (fn(trim(line.substr(0, at)), trim(line.substr(at + 1)))) return;
+      if (fn(util::trim_blanks(line.substr(0, at)), util::trim_blanks(line.substr(at + 1)))) return;
     }
     if (nl == std::string_view::npos) return;
     text.remove_prefix(nl + 1);

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
+#include "util/trim.h"
 
 namespace cudadiag::host {
 namespace {
@@ -22,12 +23,6 @@ void skip_spaces(std::string_view& s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
 }
 
-std::string_view trim(std::string_view s) {
-  skip_spaces(s);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\r' || s.back() == '\n' || s.back() == '\t'))
-    s.remove_suffix(1);
-  return s;
-}
 
 // Reads an unsigned decimal; false when there is no digit.
 bool take_uint(std::string_view& s, std::uint64_t& out) {
@@ -85,7 +80,7 @@ void take_pid_and_name(std::string_view& rest, XidEvent& e) {
     if (!is_pid && !is_name) return;
     rest.remove_prefix(is_pid ? 4 : 5);
     const auto comma = rest.find(',');
-    std::string_view value = trim(rest.substr(0, comma));
+    std::string_view value = util::trim_blanks(rest.substr(0, comma));
     rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
     if (is_pid) {
       std::string_view digits = value;
@@ -149,13 +144,13 @@ std::optional<XidEvent> parse_xid_line(std::string_view line) {
   }
   const auto at = line.find(kXidMarker);
   if (at == std::string_view::npos) return std::nullopt;
-  e.raw = std::string(trim(line.substr(at)));
+  e.raw = std::string(util::trim_blanks(line.substr(at)));
   std::string_view rest = line.substr(at + kXidMarker.size());
   const auto close = rest.find(')');
   if (close == std::string_view::npos) return std::nullopt;
   std::string_view pci = rest.substr(0, close);
   consume(pci, "PCI:");
-  e.pci = std::string(trim(pci));
+  e.pci = std::string(util::trim_blanks(pci));
   rest.remove_prefix(close + 1);
   if (!consume(rest, ":")) return std::nullopt;
   skip_spaces(rest);
@@ -164,7 +159,7 @@ std::optional<XidEvent> parse_xid_line(std::string_view line) {
   e.xid = static_cast<int>(xid);
   consume(rest, ",");
   take_pid_and_name(rest, e);
-  e.message = std::string(trim(rest));
+  e.message = std::string(util::trim_blanks(rest));
   if (e.xid == 31) e.mmu_fault = parse_mmu_fault(e.message);
   return e;
 }

@@ -2,6 +2,7 @@
 
 #include "taxonomy/taxonomy.h"
 #include "util/utf8.h"
+#include "util/trim.h"
 
 namespace cudadiag::run {
 namespace {
@@ -15,11 +16,6 @@ bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_upper(char c) { return c >= 'A' && c <= 'Z'; }
 bool is_alnum(char c) { return is_digit(c) || is_upper(c) || (c >= 'a' && c <= 'z'); }
 
-sv trim(sv s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return s;
-}
 
 // Decimal at s[i..] (at most 18 digits); advances i.
 std::optional<long long> take_number(sv s, std::size_t& i) {
@@ -246,9 +242,9 @@ void parse_assert_head(sv head, AssertDetails& a) {
       const auto space = head.substr(0, pos).rfind(' ');
       a.file = utf8_prefix(head.substr(space == sv::npos ? 0 : space + 1, pos - (space == sv::npos ? 0 : space + 1)), 256);
       a.line = *n;
-      sv fn = trim(head.substr(i + 1));
+      sv fn = util::trim_blanks(head.substr(i + 1));
       while (!fn.empty() && (fn.back() == ':' || fn.back() == ',')) fn.remove_suffix(1);
-      a.function = utf8_prefix(trim(fn), 256);
+      a.function = utf8_prefix(util::trim_blanks(fn), 256);
       return;
     }
     pos = i;
@@ -290,14 +286,14 @@ std::optional<ErrorFinding> assert_of(sv line) {
 // "12345 Aborted", "Aborted (core dumped)", or the word alone: how shells report a child
 // that died of a signal. The word must stand alone so that "Training aborted" is not it.
 bool shell_signal_word(sv line, sv word) {
-  const sv t = trim(line);
+  const sv t = util::trim_blanks(line);
   if (t == word) return true;
   const auto at = t.find(word);
   if (at == sv::npos) return false;
   const sv after = t.substr(at + word.size());
   const bool after_ok = after.empty() || after.front() == ' ';
   if (!after_ok) return false;
-  if (at == 0) return starts_with(trim(after), "(core dumped)") || after.empty();
+  if (at == 0) return starts_with(util::trim_blanks(after), "(core dumped)") || after.empty();
   // "bash: line 1: 12345 Aborted   (core dumped) python ..." : a pid right before it.
   std::size_t i = at;
   while (i > 0 && t[i - 1] == ' ') --i;
@@ -331,7 +327,7 @@ bool shell_prefixed(sv t) {
 }
 
 std::optional<ErrorFinding> not_started_of(sv line) {
-  const sv t = trim(line);
+  const sv t = util::trim_blanks(line);
   bool hit = ends_with(t, ": command not found") || contains(t, ": cannot execute binary file") ||
              contains(t, "Exec format error") ||
              (contains(t, "can't open file '") && contains(t, "No such file or directory"));
@@ -369,17 +365,17 @@ bool is_access_record(sv content) {
 
 // Lines that follow an access record: where, which thread, which address, how far.
 void add_access_line(sv content, AccessDetails& a) {
-  const sv t = trim(content);
+  const sv t = util::trim_blanks(content);
   if (starts_with(t, "at ")) {
     sv rest = t.substr(3);
     const auto in = rest.find(" in ");
     if (starts_with(rest, "0x") && in != sv::npos) {  // "at 0x3b0 in void kernel(...)"
-      a.kernel = utf8_prefix(trim(rest.substr(in + 4)), 256);
+      a.kernel = utf8_prefix(util::trim_blanks(rest.substr(in + 4)), 256);
     } else {
       const auto plus = rest.find("+0x");
       const auto cut = plus != sv::npos ? plus : in;
-      a.kernel = utf8_prefix(trim(rest.substr(0, cut)), 256);
-      if (in != sv::npos) a.location = utf8_prefix(trim(rest.substr(in + 4)), 256);
+      a.kernel = utf8_prefix(util::trim_blanks(rest.substr(0, cut)), 256);
+      if (in != sv::npos) a.location = utf8_prefix(util::trim_blanks(rest.substr(in + 4)), 256);
     }
   } else if (starts_with(t, "by thread ")) {
     a.thread = triple_after(t, "by thread ");
@@ -419,7 +415,7 @@ bool add(ErrorTextScan& scan, ErrorFinding f, Stream stream, std::size_t line_nu
   }
   f.stream = stream;
   f.line_number = line_number;
-  f.line = utf8_prefix(trim(line), kMaxLineExcerpt);
+  f.line = utf8_prefix(util::trim_blanks(line), kMaxLineExcerpt);
   scan.findings.push_back(std::move(f));
   return true;
 }
@@ -437,7 +433,7 @@ void scan_line(sv line, Stream stream, std::size_t n, StreamState& st, ErrorText
       f.kind = FindingKind::sanitizer;
       f.framework = Framework::compute_sanitizer;
       f.error_class = contains(c, "isaligned") ? taxonomy::ErrorClass::misaligned : taxonomy::ErrorClass::memory_fault;
-      f.name = utf8_prefix(trim(c), 128);
+      f.name = utf8_prefix(util::trim_blanks(c), 128);
       const auto a = sanitizer::parse_access_text(c);
       f.access = AccessDetails{a.space, a.direction, a.size, "", "", "", std::nullopt, std::nullopt, std::nullopt};
       if (add(scan, std::move(f), stream, n, line)) st.open_access = scan.findings.size() - 1;

@@ -15,6 +15,7 @@
 
 #include "fence/ring_format.h"
 #include "util/demangle.h"
+#include "util/hex.h"
 
 namespace cudadiag::run {
 namespace {
@@ -109,11 +110,7 @@ std::uint64_t present_slots(const Bytes& bytes, std::uint64_t offset, std::uint6
   return std::min<std::uint64_t>(capacity, (bytes.size() - offset) / slot_bytes);
 }
 
-std::string hex(std::uint64_t v) {
-  std::ostringstream s;
-  s << "0x" << std::hex << v;
-  return s.str();
-}
+using util::hex;
 
 FenceSide side_of(ring::Side side) {
   switch (side) {

@@ -5,15 +5,12 @@
 #include <type_traits>
 
 #include "util/printable.h"
+#include "util/hex.h"
 
 namespace cudadiag::run {
 namespace {
 
-std::string hex_text(std::uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%" PRIx64, v);
-  return buf;
-}
+using util::hex;
 
 const char* true_false(bool b) { return b ? "true" : "false"; }
 
@@ -40,7 +37,7 @@ void put_list_field(std::string& out, const char* name, const T& v, [[maybe_unus
     std::snprintf(buf, sizeof buf, "(%u,%u,%u)", v[0], v[1], v[2]);
     put_field(out, name, buf);
   } else {
-    put_field(out, name, shown == ring::Shown::hex ? hex_text(static_cast<std::uint64_t>(v)) : std::to_string(v));
+    put_field(out, name, shown == ring::Shown::hex ? hex(static_cast<std::uint64_t>(v)) : std::to_string(v));
   }
 }
 
@@ -69,7 +66,7 @@ std::string launch_line(const LaunchRecord& r) {
   std::string args;
   for (const auto p : r.pointer_args) {
     if (!args.empty()) args += ',';
-    args += hex_text(p);
+    args += hex(p);
   }
   put_field(out, "pointer_args", args);
   return out;

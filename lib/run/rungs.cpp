@@ -9,6 +9,7 @@
 #include "profiles/sanitizer_tool.h"
 #include "util/errors.h"
 #include "util/path_name.h"
+#include "util/trim.h"
 
 namespace cudadiag::run {
 namespace {
@@ -56,12 +57,7 @@ constexpr CachingSetting kCaching[] = {
 // driver pool or map it with cuMemCreate/cuMemMap: around cudaMalloc, caching off or not.
 constexpr std::string_view kUnset[] = {"PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF"};
 
-std::string trim(std::string_view s) {
-  const auto b = s.find_first_not_of(" \t");
-  if (b == std::string_view::npos) return "";
-  const auto e = s.find_last_not_of(" \t");
-  return std::string(s.substr(b, e - b + 1));
-}
+std::string trim(std::string_view s) { return std::string(util::trim_blanks(s)); }
 
 std::vector<std::string> split(std::string_view s, std::string_view separators) {
   std::vector<std::string> out;

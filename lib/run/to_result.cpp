@@ -6,13 +6,14 @@
 #include "host/xid.h"
 #include "taxonomy/taxonomy.h"
 #include "util/utf8.h"
+#include "util/hex.h"
 
 namespace cudadiag::run {
 namespace {
 
 using report::json;
 
-std::string hex(std::uint64_t v) { return fmt::format("{:#x}", v); }
+using util::hex;
 
 // Text from the program or the kernel log may be any bytes; the JSON writer takes UTF-8 only.
 void make_valid(json& j) {
