@@ -185,7 +185,7 @@ int protocol(int argc, char** argv) {
     write_all(fd, line.dump() + "\n");
   }
   write_all(fd, "{\"done\":true}\n");
-  // As cudadiag's own child does after its last case: wait for a dump when asked to; the
+  // As cudadiag's own site-run child does after its case: wait for a dump when asked to; the
   // driver writes it meanwhile, then aborts the process.
   if (!late_dump.empty() && std::getenv("CUDADIAG_DUMP_LINGER_MS") && write_armed_dump(late_dump)) std::abort();
   return 0;
