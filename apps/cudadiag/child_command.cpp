@@ -80,9 +80,10 @@ int run_cases(const std::string& spec_text) {
     }
   }
   write_line(fd, suite::done_line(true));
-  // Armed by the parent: a dump may still come (a store's fault, dumped after the
+  // A site run, armed by the parent (suite/site_runs.h; the children that make the
+  // verdict never are): a dump may still come (a store's fault, dumped after the
   // synchronize that returned cudaSuccess); the driver aborts this process once it is
-  // written, and the parent reads it for the last case.
+  // written, and the parent reads its site into the case's result.
   fence::linger_if_armed(static_cast<long>(::getpid()));
   return kExitOk;
 }

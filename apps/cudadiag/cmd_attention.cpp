@@ -42,6 +42,7 @@ struct AttentionOptions {
   std::string sweep_filter;
   int jobs = 1;
   bool bench = false;
+  bool coredump = true;  // --no-coredump: false
   double timeout_s = 120.0;
   std::string seed;    // --seed, as typed
   std::string replay;  // --replay, as typed
@@ -162,7 +163,9 @@ void run_attention(AttentionOptions& o) {
     r.devices = probe.devices.is_array() ? report::devices_from_json(probe.devices, "CUDA probe") : facts.devices;
     if (!probe.ran) spdlog::warn("GPU part could not run: {}", probe.reason);
     else reject_invalid(device_smem_limit(r.devices));
-    suite::Executor ex(suite::ExecutorOptions{inv.self_exe, o.jobs, &stop_flag(), kStopGrace});
+    suite::ExecutorOptions eo{inv.self_exe, o.jobs, &stop_flag(), kStopGrace};
+    eo.coredump = o.coredump;
+    suite::Executor ex(std::move(eo));
     std::vector<size_t> submitted;
     for (size_t i = 0; i < configs.size(); ++i) {
       if (results[i]) continue;
@@ -178,6 +181,9 @@ void run_attention(AttentionOptions& o) {
     ex.run([](suite::ExecutedCase& c) {
       spdlog::info("{}: {}{}", c.result.case_id, report::to_string(c.result.outcome),
                    c.result.reason.empty() ? "" : " (" + c.result.reason + ")");
+    });
+    ex.run_site_runs([](const suite::ExecutedCase& c) {
+      return suite::wants_site_run(c.result, suite::SitePolicy::every_failure);
     });
     for (const auto& c : ex.cases()) results[static_cast<size_t>(c.spec.index)] = c.result;
     evidence::record_interruption(r, ex.interrupted());
@@ -242,6 +248,7 @@ void set_attention_command(CLI::App& app) {
   cmd->add_flag("--smem-overflow", c.smem_overflow, "Fault knob: write each V tile one shared-memory row too far");
   add_allocator_option(cmd, o->allocator);
   cmd->add_flag("--blocking", o->blocking, "Run the child with CUDA_LAUNCH_BLOCKING=1");
+  add_coredump_option(cmd, o->coredump, "a configuration that faults runs once more with GPU core dumps armed");
   add_repeat_option(cmd, o->repeat, "Runs inside one child (stops at a sticky error)")->capture_default_str();
   cmd->add_flag("--sweep", o->sweep, "Run every compiled (block_m, block_n, warps), each in its own child");
   cmd->add_option("--sweep-filter", o->sweep_filter, "Restrict the sweep, e.g. \"block_m=64,80;warps=4\"");

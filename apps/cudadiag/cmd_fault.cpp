@@ -96,7 +96,7 @@ void set_fault_command(CLI::App& app) {
       ->required();
   add_allocator_option(cmd, opts->allocator);
   cmd->add_flag("--blocking", opts->blocking, "Set CUDA_LAUNCH_BLOCKING=1 in the child");
-  add_coredump_option(cmd, opts->coredump, "GPU core dumps are armed in the child");
+  add_coredump_option(cmd, opts->coredump, "a case that faults runs once more with GPU core dumps armed");
   add_repeat_option(cmd, opts->repeat, "Runs in the child (stops at the first CUDA error)")->capture_default_str();
   // The catalog's limits (lib/cases/catalog_fault.cpp) checks again, with the other parameters.
   cmd->add_option("-k", opts->k, "Overrun/underrun distance in elements (oob-*, underrun-*)")

@@ -125,7 +125,7 @@ void set_index_select_command(CLI::App& app) {
       ->check(CLI::IsMember(choice_names(is::kIndexTypes)));
   add_allocator_option(cmd, opts->allocator);
   cmd->add_flag("--blocking", opts->blocking, "Set CUDA_LAUNCH_BLOCKING=1 in the child");
-  add_coredump_option(cmd, opts->coredump, "GPU core dumps are armed in the child");
+  add_coredump_option(cmd, opts->coredump, "a case that faults runs once more with GPU core dumps armed");
   add_repeat_option(cmd, opts->repeat, "Runs with fresh random inputs (stops at the first CUDA error)")
       ->capture_default_str();
   add_seed_options(cmd, opts->seed, &opts->replay, "its K and V");

@@ -129,7 +129,8 @@ void set_repro_command(CLI::App& app) {
       ->capture_default_str();
   add_deprecated_ms_alias(cmd, "--deadline-ms", args.timeout_s, "--timeout", 3600000);
   cmd->add_flag("--list-suites", opts->list_suites, "List the built-in suites and exit");
-  add_coredump_option(cmd, args.coredump, "GPU core dumps are armed in every child");
+  add_coredump_option(cmd, args.coredump,
+                      "a case that misses its expectation with a fault runs once more with GPU core dumps armed");
   set_help_footer(cmd,
                   "Exit codes: 0 healthy, 1 suspect (or interrupted: verdict incomplete), 2 bad input, 3 the GPU "
                   "part could not run (host-only cases still reported).",

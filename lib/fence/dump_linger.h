@@ -9,7 +9,7 @@
 // tests/programs/oob_write.cu kept no dump three times out of three
 // (scripts/device/store-dump-probe.sh). So the parent sets kDumpLingerVar (milliseconds)
 // beside the driver's variables, and whoever ends the process (the fence interposer at
-// the program's exit, cudadiag's own case children after their last case) waits here,
+// the program's exit, cudadiag's own site-run children after their case) waits here,
 // polling for the process's own dump file: until it appears and then stops growing (the
 // driver normally aborts the process first), or until the time is up.
 //

@@ -254,10 +254,7 @@ bool wants_site(const RunJudgement& j) {
   if (j.outcome == RunOutcome::timeout || j.outcome == RunOutcome::crashed || j.outcome == RunOutcome::exit_code)
     return true;
   if (j.outcome != RunOutcome::cuda_error || !j.error) return false;
-  using taxonomy::ErrorClass;
-  const auto c = j.error->error_class;
-  return c == ErrorClass::memory_fault || c == ErrorClass::misaligned || c == ErrorClass::device_assert ||
-         c == ErrorClass::illegal_instruction || c == ErrorClass::launch_failure;
+  return j.error->error_class && taxonomy::is_gpu_exception(*j.error->error_class);
 }
 
 void take_sites_of_site_run(RunJudgement& j, RunObservation& obs, const RunObservation& site_obs,

@@ -13,7 +13,6 @@
 #include "coredump/arming.h"
 #include "coredump/disassembler.h"
 #include "evidence/child_info.h"
-#include "evidence/site_error.h"
 #include "host/xid.h"
 #include "report/annotate.h"
 #include "util/scratch_dir.h"
@@ -254,29 +253,35 @@ struct Executor::Impl {
   explicit Impl(ExecutorOptions o)
       : opts(std::move(o)), pool(runner::PoolOptions{opts.jobs, opts.stop, opts.stop_grace}) {}
 
-  // Arms the child's dumps when nothing speaks against it (see ExecutorOptions).
-  void arm_dumps(size_t id, const ChildSettings& s, const Wrap& wrap, runner::ChildSpec& spec) {
-    if (!opts.coredump || !wrap.argv.empty() || dump_dir_failed) return;
+  // The user's own dump variables (inherited, or in the batch's environment): said once,
+  // and then cudadiag arms nothing (ExecutorOptions::coredump).
+  static bool user_dump_settings(const ChildSettings& s) {
     std::vector<std::string> names = coredump::inherited_coredump_variables();
     for (const auto& [name, value] : s.env_set) names.push_back(name);
-    if (const auto user = coredump::user_coredump_variables(names); !user.empty()) {
-      say_once(user_dump_settings_said, coredump::user_settings_line(user));
-      return;
-    }
+    const auto user = coredump::user_coredump_variables(names);
+    if (!user.empty()) say_once(user_dump_settings_said, coredump::user_settings_line(user));
+    return !user.empty();
+  }
+
+  // Arms a site run's child: its dumps into the scratch folder, the wait after its case
+  // for a store's dump, the dump through the driver's pipe at its deadline. False when
+  // the folder cannot be made.
+  bool arm_dumps(size_t id, runner::ChildSpec& spec) {
+    if (dump_dir_failed) return false;
     if (!dump_dir) {
       try {
         dump_dir.emplace("dumps");
       } catch (const std::exception& e) {
         dump_dir_failed = true;
-        spdlog::warn("GPU core dumps not armed: {}", e.what());
-        return;
+        spdlog::warn("GPU core dumps not armed, no site runs: {}", e.what());
+        return false;
       }
     }
     const coredump::DumpNames names_of_child{dump_dir->path(), "case-" + std::to_string(id)};
     for (auto& [name, value] : coredump::arming_env(names_of_child, true)) spec.env_set[name] = value;
     if (opts.dump_linger.count() > 0) {
       spec.env_set[fence::kDumpLingerVar] = std::to_string(opts.dump_linger.count());
-      spec.deadline += opts.dump_linger;  // the wait after the last case is not the cases' time
+      spec.deadline += opts.dump_linger;  // the wait after the case is not the case's time
     }
     dumps_of_child[id] = names_of_child;
     if (opts.dump_wait.count() > 0) {
@@ -288,6 +293,7 @@ struct Executor::Impl {
       spec.deadline_wait = [watcher] { return watcher->has_value() && !(*watcher)->complete(); };
       spec.deadline_hook_budget = opts.dump_wait;
     }
+    return true;
   }
 
   // The sites of the child's dumps (removed once read).
@@ -308,26 +314,6 @@ struct Executor::Impl {
     return std::move(got.sites);
   }
 
-  // The driver ends a process right after writing its dump (SIGABRT): the case did not
-  // crash on its own, its kernel raised the exception the dump records.
-  // A case that came back ok or mismatched, followed by a dump of an exception (written
-  // while its child waited after its last case): a store's fault the run never saw, its
-  // synchronize having returned cudaSuccess with dumps armed.
-  static void prove_by_dump(report::Result& r) {
-    const bool unseen = r.outcome == Outcome::ok || r.outcome == Outcome::mismatch;
-    if (r.outcome != Outcome::crashed && r.outcome != Outcome::no_result && !unseen) return;
-    const report::FaultSite* site =
-        unseen ? evidence::exception_site(r.fault_sites) : evidence::dumped_site(r.fault_sites);
-    if (!site) return;
-    if (unseen)
-      r.reason = "its run saw no error, but the GPU core dump the driver wrote after it records " + site->exception +
-                 " (with dumps armed a store's fault is not reported to the program)" +
-                 (r.reason.empty() ? std::string() : "; " + r.reason);
-    r.outcome = Outcome::cuda_error;
-    r.error = evidence::site_error_info(*site);
-    report::annotate_error(*r.error);
-  }
-
   bool stop_requested() const { return opts.stop && opts.stop->load(); }
 
   void start_child(size_t batch, std::vector<size_t> positions) {
@@ -342,7 +328,6 @@ struct Executor::Impl {
     rec.artifact = wrap.artifact;
     children.push_back(rec);
     runner::ChildSpec spec = child_spec_for(specs, s, opts.self_exe, wrap);
-    arm_dumps(id, s, wrap, spec);
     const size_t pool_id = pool.submit(std::move(spec));
     if (pool_id != id) throw std::logic_error("executor: child numbering out of step with the pool");
     spdlog::debug("child #{}: {} case(s) from batch {}", id, specs.size(), batch);
@@ -357,14 +342,51 @@ struct Executor::Impl {
     if (on_result && *on_result) (*on_result)(c);
   }
 
+  // A site run: the case alone, in a child of its batch's settings, armed. False when
+  // dumps cannot be armed (no scratch folder).
+  bool start_site_child(size_t position) {
+    const ExecutedCase& c = cases[position];
+    const size_t id = children.size();
+    runner::ChildSpec spec = child_spec_for({c.spec}, *settings[c.batch], opts.self_exe, Wrap{});
+    if (!arm_dumps(id, spec)) return false;
+    spec.label = "site run of " + spec.label;
+    ChildRecord rec;
+    rec.id = id;
+    rec.batch = c.batch;
+    rec.site_for = position;
+    children.push_back(rec);
+    if (pool.submit(std::move(spec)) != id)
+      throw std::logic_error("executor: child numbering out of step with the pool");
+    spdlog::debug("child #{}: site run of {}", id, c.spec.case_id);
+    return true;
+  }
+
+  // The site run's dump joins its case's result; the result's outcome stays its own.
+  void on_site_done(size_t id, const runner::ChildOutcome& outcome) {
+    const ChildRecord& rec = children[id];
+    ExecutedCase& c = cases[*rec.site_for];
+    std::vector<size_t> rest;
+    auto got = results_from_child({c.spec}, outcome, *settings[c.batch], &rest);
+    auto sites = read_dumps(id);  // read (and removed) however the run ended
+    if (rec.cut_by_stop || got.empty()) {
+      spdlog::debug("site run of {}: cut by the stop, nothing added", c.spec.case_id);
+      return;
+    }
+    got.front().fault_sites = std::move(sites);
+    if (!merge_site_run(c.result, got.front()))
+      spdlog::debug("site run of {}: ended {}, no GPU core dump came (no site)", c.spec.case_id,
+                    report::to_string(got.front().outcome));
+  }
+
   void on_done(size_t id, const runner::ChildOutcome& outcome) {
-    const std::vector<size_t> positions = std::move(cases_of_child.at(id));
-    cases_of_child.erase(id);
     ChildRecord& rec = children[id];
     rec.pid = static_cast<int>(outcome.pid);
     rec.start_us = host::to_monotonic_us(outcome.started);
     rec.end_us = host::to_monotonic_us(outcome.finished);
     rec.cut_by_stop = stop_requested();
+    if (rec.site_for) return on_site_done(id, outcome);
+    const std::vector<size_t> positions = std::move(cases_of_child.at(id));
+    cases_of_child.erase(id);
     const size_t batch = rec.batch;
     const ChildSettings& s = *settings[batch];
 
@@ -380,18 +402,6 @@ struct Executor::Impl {
     for (size_t p : positions) specs.push_back(cases[p].spec);
     std::vector<size_t> rest;
     auto got = results_from_child(specs, outcome, s, &rest);
-    // The dumps go to the result that ended the child (its sticky error, crash or
-    // timeout), else to its last result.
-    auto sites = read_dumps(id);
-    if (!sites.empty() && !got.empty()) {
-      std::size_t ender = got.size() - 1;
-      for (std::size_t k = 0; k < got.size(); ++k)
-        if (got[k].outcome == Outcome::cuda_error || got[k].outcome == Outcome::crashed ||
-            got[k].outcome == Outcome::timeout)
-          ender = k;
-      got[ender].fault_sites = std::move(sites);
-      prove_by_dump(got[ender]);
-    }
     size_t next_rest = 0, next_got = 0;
     for (size_t k = 0; k < positions.size(); ++k) {
       if (next_rest < rest.size() && rest[next_rest] == k) {
@@ -446,17 +456,38 @@ void Executor::run(const std::function<void(ExecutedCase&)>& on_result) {
   im.on_result = nullptr;
 }
 
+size_t Executor::run_site_runs(const std::function<bool(const ExecutedCase&)>& wants) {
+  Impl& im = *impl_;
+  if (!im.opts.coredump || im.stopped_early || im.stop_requested()) return 0;
+  size_t started = 0;
+  std::string first;
+  for (size_t p = 0; p < im.cases.size(); ++p) {
+    const ExecutedCase& c = im.cases[p];
+    if (!c.child || im.children[*c.child].site_for || !wants(c)) continue;
+    const ChildSettings& s = *im.settings[c.batch];
+    if (s.wrap || Impl::user_dump_settings(s)) continue;
+    if (!im.start_site_child(p)) break;
+    if (started++ == 0) first = c.spec.case_id;
+  }
+  if (started == 0) return 0;
+  spdlog::info("{} run{} once more with GPU core dumps armed, to name the fault site",
+               started == 1 ? first : std::to_string(started) + " failed cases", started == 1 ? "s" : "");
+  im.pool.run([&](size_t id, const runner::ChildOutcome& o) { im.on_done(id, o); });
+  return started;
+}
+
 const std::vector<ExecutedCase>& Executor::cases() const { return impl_->cases; }
 const std::vector<ChildRecord>& Executor::children() const { return impl_->children; }
 bool Executor::interrupted() const { return impl_->stopped_early || impl_->stop_requested(); }
 
 std::vector<report::Result> execute(const std::vector<CaseSpec>& cases, const ChildSettings& settings,
-                                    const std::string& self_exe, const std::atomic<bool>* stop, bool coredump) {
+                                    const std::string& self_exe, const std::atomic<bool>* stop, SitePolicy policy) {
   ExecutorOptions o{self_exe, 1, stop, kStopGrace};
-  o.coredump = coredump;
+  o.coredump = policy != SitePolicy::none;
   Executor ex(std::move(o));
   ex.submit(cases, std::make_shared<const ChildSettings>(settings));
   ex.run();
+  ex.run_site_runs([policy](const ExecutedCase& c) { return wants_site_run(c.result, policy); });
   std::vector<report::Result> out;
   for (const auto& c : ex.cases()) out.push_back(c.result);
   return out;

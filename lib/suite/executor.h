@@ -10,7 +10,9 @@
 //    after the stop grace, and every case without a result of its own is skipped,
 //    reason "interrupted" (decided here, once);
 //  - what each child was (pid, when it ran, its wrapper's output file) is kept, so that
-//    kernel-log lines and sanitizer XML are attached after the run, as post-steps.
+//    kernel-log lines and sanitizer XML are attached after the run, as post-steps;
+//  - then, asked for, the site runs: failed cases once more, each alone, armed for a GPU
+//    core dump whose sites join the case's result (suite/site_runs.h).
 // Nothing here calls CUDA.
 #include <atomic>
 #include <chrono>
@@ -26,6 +28,7 @@
 #include "report/report.h"
 #include "runner/runner.h"
 #include "suite/case_protocol.h"
+#include "suite/site_runs.h"
 #include "util/interrupt.h"
 
 namespace cudadiag::suite {
@@ -62,6 +65,7 @@ struct ChildRecord {
   std::uint64_t start_us = 0, end_us = 0;  // CLOCK_MONOTONIC
   std::string artifact;                    // from its Wrap
   bool cut_by_stop = false;                // still running when the stop was requested
+  std::optional<size_t> site_for;          // a site run: the position of its case in cases()
 };
 
 // One submitted case and its final result.
@@ -77,19 +81,16 @@ struct ExecutorOptions {
   int jobs = 1;
   const std::atomic<bool>* stop = nullptr;
   std::chrono::milliseconds stop_grace = kStopGrace;
-  // GPU core dumps (coredump/arming.h) in every child not wrapped by a tool (memcheck
-  // owns the exception there), into a private scratch folder, unless the user set the
-  // driver's variables (in the environment or the profile): a dump is read into the
-  // site of the result that ended its child (Result::fault_sites) and removed; a child
-  // that reaches its deadline is asked for a dump through the driver's pipe first.
-  // The driver aborts the child after the dump: the case that ended it is judged by the
-  // exception the dump records (evidence/site_error.h), the rest of its batch runs in a
-  // new child. Off unless asked for: the commands ask for it unless --no-coredump
-  // (arming changes the kernel log's Xid 31 lines: they carry no address then).
-  // An armed child waits after its last case, up to dump_linger, for a dump still to
-  // come (fence/dump_linger.h: a store's fault is dumped after the synchronize that
-  // returned cudaSuccess); a dump that comes then proves the exception its last case's
-  // run never saw.
+  // Site runs (suite/site_runs.h, run_site_runs below). The children that make the
+  // results are never armed for GPU core dumps: with dumps armed a store's fault is not
+  // reported to the program. A result that failed runs once more, alone in its own child,
+  // armed (coredump/arming.h) into a private scratch folder and waiting after its case,
+  // up to dump_linger, for the dump the driver writes after the synchronize
+  // (fence/dump_linger.h); a site child that reaches its deadline is asked for a dump
+  // through the driver's pipe first, dump_wait at most. Off unless asked for: the
+  // commands ask for it unless --no-coredump. Never under a tool's wrap (memcheck owns
+  // the exception there), nor when the user set the driver's variables (in the
+  // environment or the profile: said once, their settings kept, no dump read).
   bool coredump = false;
   std::chrono::milliseconds dump_wait{30000};
   std::chrono::milliseconds dump_linger{fence::kDumpLingerMs};
@@ -109,8 +110,18 @@ class Executor {
   // result (post-steps) in place.
   void run(const std::function<void(ExecutedCase&)>& on_result = {});
 
+  // After run(): each case `wants` picks (its result final, judged by the caller) runs
+  // once more alone in its own child armed for a GPU core dump, through the same pool
+  // (--jobs, the stop flag); the sites of its dump join its result (merge_site_run).
+  // Nothing when coredump is off, when the run was interrupted (or is, meanwhile: what
+  // did not finish adds nothing), or when the user set the driver's variables. Cases of
+  // a wrapped batch (memcheck) and cases that never ran in a child get none.
+  // Returns how many site runs started.
+  size_t run_site_runs(const std::function<bool(const ExecutedCase&)>& wants);
+
   // Every submitted case in submission order (batch by batch), each with its result.
   const std::vector<ExecutedCase>& cases() const;
+  // Every child: the verdict's children first, then the site runs (ChildRecord::site_for).
   const std::vector<ChildRecord>& children() const;
   bool interrupted() const;
 
@@ -137,9 +148,10 @@ std::vector<report::Result> results_from_child(const std::vector<CaseSpec>& case
                                                std::vector<size_t>* not_run);
 
 // Runs one batch to completion with its own executor (single-case commands, bisection);
-// a stop request skips what has not finished, as interrupted.
+// a stop request skips what has not finished, as interrupted. The results `policy`
+// picks then get their site runs (none for SitePolicy::none).
 std::vector<report::Result> execute(const std::vector<CaseSpec>& cases, const ChildSettings& settings,
                                     const std::string& self_exe, const std::atomic<bool>* stop = nullptr,
-                                    bool coredump = false);
+                                    SitePolicy policy = SitePolicy::none);
 
 }  // namespace cudadiag::suite

@@ -152,6 +152,8 @@ SuiteOutcome run_plan(const Suite& s, const Plan& plan, const SuiteRunOptions& o
     judge_result(c.result, run.expectation, run.profile);
     if (opts.on_result) opts.on_result(c.result);
   });
+  // Cases that missed their expectation with a fault run once more, armed, for the site.
+  ex.run_site_runs([](const ExecutedCase& c) { return wants_site_run(c.result, SitePolicy::missed_expectation); });
 
   // Kernel-log lines, once every child has ended.
   std::vector<ExecutedCase> executed = ex.cases();

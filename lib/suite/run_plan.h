@@ -2,7 +2,8 @@
 // Runs a plan: host-only cases in the parent, every batch submitted to one Executor
 // (children pinned to their device with CUDA_VISIBLE_DEVICES), then the post-steps over
 // the finished results (suite/post_steps.h): sanitizer XML, CUDA that could not start,
-// judging against each run's planned expectation, kernel-log Xid lines. Stops launching
+// judging against each run's planned expectation, the site runs of the cases that missed
+// it with a fault (suite/site_runs.h), kernel-log Xid lines. Stops launching
 // when *stop becomes true: children still running get SIGTERM to their process group,
 // SIGKILL stop_grace later, and what did not finish is skipped as "interrupted".
 #include <atomic>
@@ -31,7 +32,9 @@ struct SuiteRunOptions {
   const std::atomic<bool>* stop = nullptr;
   std::chrono::milliseconds stop_grace = kStopGrace;
   bool read_kernel_log = true;
-  bool coredump = false;                       // arm GPU core dumps (ExecutorOptions::coredump)
+  // Site runs (suite/site_runs.h): a case that missed its expectation with a fault runs
+  // once more armed for a GPU core dump, to name its site (ExecutorOptions::coredump).
+  bool coredump = false;
   // Called (on the calling thread) as each result arrives: progress display.
   std::function<void(const report::Result&)> on_result;
   double setup_ms = 0.0;  // the command's time before run_plan, for the phases line (-v)

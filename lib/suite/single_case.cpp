@@ -13,6 +13,7 @@
 #include "suite/device_selection.h"
 #include "profiles/profile.h"
 #include "suite/executor.h"
+#include "suite/site_runs.h"
 
 namespace cudadiag::suite {
 namespace {
@@ -101,7 +102,8 @@ report::Report run_single_case(const CaseSpec& spec, const SingleCaseOptions& op
     return rep;
   }
 
-  auto results = execute({spec}, settings, opts.self_exe, opts.stop, opts.coredump);
+  auto results = execute({spec}, settings, opts.self_exe, opts.stop,
+                         opts.coredump ? SitePolicy::every_failure : SitePolicy::none);
   if (results.empty()) throw std::runtime_error("the executor returned no result for " + spec.case_id);
   report::Result r = std::move(results.front());
   if (evidence::cuda_could_not_start(r)) {
@@ -122,12 +124,16 @@ report::Report run_single_case(const CaseSpec& spec, const SingleCaseOptions& op
 report::Verdict expectation_verdict(const report::Report& rep) {
   const report::Result& r = rep.results.front();
   if (gpu_did_not_run(rep)) return no_gpu_verdict(rep);
+  report::Verdict v;
   if (r.expectation_met == false)
-    return {report::VerdictStatus::findings,
-            {r.case_id + ": " + what_happened(r) + ", a healthy host gives " + r.expected}};
-  return {report::VerdictStatus::ok,
-          {r.case_id + ": " + std::string(report::to_string(r.outcome)) +
-           (r.expected.empty() ? "" : " as expected (" + r.expected + ")")}};
+    v = {report::VerdictStatus::findings,
+         {r.case_id + ": " + what_happened(r) + ", a healthy host gives " + r.expected}};
+  else
+    v = {report::VerdictStatus::ok,
+         {r.case_id + ": " + std::string(report::to_string(r.outcome)) +
+          (r.expected.empty() ? "" : " as expected (" + r.expected + ")")}};
+  if (const auto site = site_reason(r); !site.empty()) v.reasons.push_back(site);
+  return v;
 }
 
 report::Verdict output_verdict(const report::Report& rep, profiles::Allocator allocator) {
@@ -141,6 +147,7 @@ report::Verdict output_verdict(const report::Report& rep, profiles::Allocator al
     v.reasons.push_back(std::string(*r.expectation_met ? "as expected" : "NOT as expected") +
                         " for these parameters under " + std::string(profiles::to_string(allocator)) + " (" +
                         r.expected + ")");
+  if (const auto site = site_reason(r); !site.empty()) v.reasons.push_back(site);
   return v;
 }
 

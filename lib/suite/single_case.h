@@ -1,7 +1,8 @@
 #pragma once
 // One case run in a child for the `fault` and `index-select` commands: the allocator and
-// CUDA_LAUNCH_BLOCKING chosen by flags, the expectation for that setting, fault
-// bisection when the case faulted under a fence, the report and its verdict.
+// CUDA_LAUNCH_BLOCKING chosen by flags, the expectation for that setting, a site run
+// when it faulted (suite/site_runs.h), fault bisection when the case faulted under a
+// fence, the report and its verdict (naming the site).
 #include <atomic>
 #include <string>
 #include <vector>
@@ -24,7 +25,7 @@ struct SingleCaseOptions {
   cases::Expectation expected;         // for this allocator and blocking (unjudged when empty)
   profiles::Allocator fence_side = profiles::Allocator::fence_back;  // the case's "fence" profile
   const std::atomic<bool>* stop = nullptr;  // the command's stop flag
-  bool coredump = false;               // arm GPU core dumps in the child (ExecutorOptions::coredump)
+  bool coredump = false;               // a failed case runs once more armed, for its site (site_runs.h)
 };
 
 // Runs spec (its allocator and repeat already set) and returns the finished report,

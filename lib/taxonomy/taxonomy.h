@@ -54,6 +54,13 @@ constexpr std::optional<ErrorClass> parse_error_class(std::string_view text) {
   return parse_choice(kErrorClasses, text);
 }
 
+// The classes a GPU exception gives (memory fault, misaligned access, device assert,
+// illegal instruction, launch failure): the errors a GPU core dump can locate.
+constexpr bool is_gpu_exception(ErrorClass c) {
+  return c == ErrorClass::memory_fault || c == ErrorClass::misaligned || c == ErrorClass::device_assert ||
+         c == ErrorClass::illegal_instruction || c == ErrorClass::launch_failure;
+}
+
 // Which API reported an error: the runtime (cudaError_t) or the driver (CUresult).
 enum class ErrorSource : std::uint8_t { runtime, driver };
 inline constexpr ChoiceTable<ErrorSource, 2> kErrorSources{

@@ -2,7 +2,7 @@
 # Fault catalog on the device: every case under every allocator, with and without
 # CUDA_LAUNCH_BLOCKING, then fault bisection on the cases that fault under a fence.
 # Unarmed (--no-coredump): the matrix is what a program sees without GPU core dumps
-# (65-site runs the catalog with dumps armed, as by default).
+# (65-site runs the catalog with the defaults: a failing case's site run is armed).
 # Prints observed vs expected per cell; exits 1 when any cell is not as expected.
 set -uo pipefail
 source "$(dirname "$0")/lib/common.sh"

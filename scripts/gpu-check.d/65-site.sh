@@ -2,9 +2,10 @@
 # The fault site from the GPU's own core dump, on the device: `cudadiag run` arms dumps
 # by default on every rung but the sanitizer's and reads them itself. The programs of the
 # `run` section (tests/programs, nvcc ones rebuilt here with -lineinfo), a hang written
-# below (not in the repository), and the fault catalog's kernels (`cudadiag fault`, whose
-# children are armed the same way, by default). Each `run` program runs twice: with the
-# kernel log and with --no-kernel-log. Checks, per program:
+# below (not in the repository), and the fault catalog's kernels (`cudadiag fault`: the
+# verdict's child runs unarmed, and a case that failed runs once more armed, its site run,
+# by default). Each `run` program runs twice: with the kernel log and with
+# --no-kernel-log. Checks, per program:
 #   every fault   a site on the native rung: kernel, file:line, block and thread
 #   overruns      the fence rung's site places the proven address at the exact byte
 #                 ("N bytes past the end of allocation #k"), N equal to memcheck's
@@ -17,7 +18,18 @@
 #                 spinning kernel and the line where its warps wait
 #   the same site with and without --no-kernel-log
 # and, with no options but the ones named (dumps armed by default):
-#   fault oob-write         the catalog's store past the end names its kernel and line
+#   fault catalog           every case as expected (the verdict's child unarmed); every
+#                           GPU exception has a site run and a site
+#   fault oob-write --allocator fence
+#                           the catalog's store past the end: the text output (its
+#                           verdict) names oob_write_kernel and a memory_faults.cu line,
+#                           from the site run
+#   attention --misalign-bytes 8
+#                           the unarmed run's 716, a site (kernel and line) from its site run
+#   repro, repro --no-coredump
+#                           each twice, alternating: the same verdict (healthy, every
+#                           expectation met), no site run, and the fastest run with dumps
+#                           on at most 1.15x the fastest with --no-coredump
 #   run -- oob_static       the verdict's first line names kernel and line
 #   run -- clean            every rung runs once, no site run
 #   run --no-coredump       nothing armed, no site, no site run
@@ -117,6 +129,25 @@ plain oob_static -- "$dir/bin/oob_static"
 plain clean -- "$dir/bin/clean"
 plain no_coredump --no-coredump -- "$dir/bin/oob_static"
 plain hang --timeout 15 -- "$dir/bin/hang"
+
+# `fault` and `repro` with their dump defaults. timed NAME CMD...: stdout, stderr, exit
+# code and wall time under default/.
+timed() {
+  local name=$1
+  shift
+  local t0
+  t0=$(date +%s.%N)
+  "$CUDADIAG" "$@" >"$dir/default/$name.stdout" 2>"$dir/default/$name.stderr"
+  echo $? >"$dir/default/$name.rc"
+  awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.2f\n", b-a}' >"$dir/default/$name.time"
+}
+timed fault_oob_write fault oob-write --allocator fence
+timed fault_oob_write_json fault oob-write --allocator fence --format json -o "$dir/default/fault_oob_write.json"
+timed attention_misalign attention --seq-len 512 --misalign-bytes 8 --format json -o "$dir/default/attention_misalign.json"
+for i in 1 2; do
+  timed "repro_nocd_$i" repro --no-coredump --format json -o "$dir/default/repro_nocd_$i.json"
+  timed "repro_$i" repro --format json -o "$dir/default/repro_$i.json"
+done
 
 python3 - "$dir" <<'PY'
 import glob, json, os, re, sys
@@ -286,12 +317,15 @@ for path in sorted(glob.glob(os.path.join(d, "catalog", "*.json"))):
         continue
     for r in rep["results"]:
         s = site_of(r)
-        check(f"{r['case_id']}: as expected with dumps armed (the default)", r.get("expectation_met") is not False)
+        check(f"{r['case_id']}: as expected (the verdict's child unarmed, the default)",
+              r.get("expectation_met") is not False)
         klass = (r.get("error") or {}).get("class")
         # A GPU exception leaves a dump; a launch refused by the runtime does not.
         if r["outcome"] != "cuda_error" or klass not in ("memory_fault", "misaligned", "device_assert",
                                                           "illegal_instruction", "launch_failure"):
             continue
+        check(f"{r['case_id']}: a site run after the unarmed run's {klass}",
+              bool((r.get("details", {}).get("coredump") or {}).get("site_run")))
         rows.append((r["case_id"], "kmsg", r["profile"], r["outcome"], ((s or {}).get("kernel") or "-")[:28],
                      line_of(s), f"{triple((s or {}).get('thread'))} of {triple((s or {}).get('block'))}", "-", "-", s))
         if r["case_id"] == "fault.oob-write" and store_after_warp(s):
@@ -366,6 +400,70 @@ if rep:
           "GPU hang" in first and "spin_on_flag" in first and ("hang.cu:3" in first or "hang.cu:4" in first))
     check(f"hang default: one rung ran (got {ran})", ran == ["native"])
     check("hang default: says the rungs above were not run", "the rungs above were not run" in first)
+
+# fault oob-write under the fence, dump defaults: the verdict (text) names kernel and line
+# from the site run.
+text = open(os.path.join(d, "default", "fault_oob_write.stdout")).read()
+rc = int(open(os.path.join(d, "default", "fault_oob_write.rc")).read())
+m = re.search(r"memory_faults\.cu:\d+", text)
+site_line = next((l.strip() for l in text.splitlines() if "fault site" in l), "-")
+defaults.append(("fault oob-write --allocator fence", f"rc {rc}", site_line[:110]))
+check(f"fault oob-write: exit 0, as expected (got {rc})", rc == 0)
+check("fault oob-write: the output names oob_write_kernel", "oob_write_kernel" in text)
+check(f"fault oob-write: the output names a memory_faults.cu line (got {m.group(0) if m else None})", m is not None)
+rep = load(os.path.join(d, "default", "fault_oob_write.json"))
+if rep:
+    r = rep["results"][0]
+    check(f"fault oob-write (json): cuda_error from the unarmed run (got {r['outcome']})", r["outcome"] == "cuda_error")
+    check("fault oob-write (json): details.coredump.site_run says the site run ran",
+          bool((r.get("details", {}).get("coredump") or {}).get("site_run")))
+    s = site_of(r)
+    check(f"fault oob-write (json): the site names oob_write_kernel at memory_faults.cu (got {line_of(s)})",
+          "oob_write_kernel" in ((s or {}).get("kernel") or "") and line_of(s).startswith("memory_faults.cu"))
+
+# attention with a misaligned base: the unarmed run's 716, the site from its site run.
+rep = load(os.path.join(d, "default", "attention_misalign.json"))
+if rep:
+    r = rep["results"][0]
+    s = site_of(r)
+    code = (r.get("error") or {}).get("code")
+    defaults.append(("attention --misalign-bytes 8", f"{r['outcome']} {code}",
+                     f"{((s or {}).get('kernel') or '-')[:60]} at {line_of(s)}"))
+    check(f"attention misalign: cuda_error 716 from the unarmed run (got {r['outcome']} {code})",
+          r["outcome"] == "cuda_error" and code == 716)
+    check(f"attention misalign: a site from the site run naming a kernel and a line (got {line_of(s)})",
+          bool((s or {}).get("kernel")) and line_of(s) != "-")
+
+# repro with dumps on (the default) against --no-coredump: the same verdict, no site run
+# when every expectation is met, and no more than 1.15x the wall time.
+times = {"on": [], "off": []}
+verdicts = {}
+for i in (1, 2):
+    for mode, name in (("off", f"repro_nocd_{i}"), ("on", f"repro_{i}")):
+        rep = load(os.path.join(d, "default", name + ".json"))
+        rc = int(open(os.path.join(d, "default", name + ".rc")).read())
+        secs = float(open(os.path.join(d, "default", name + ".time")).read())
+        times[mode].append(secs)
+        if rep is None:
+            continue
+        unmet = [f"{r['case_id']} [{r['profile']}]" for r in rep["results"] if r.get("expectation_met") is False]
+        sited = [r["case_id"] for r in rep["results"] if (r.get("details", {}).get("coredump") or {}).get("site_run")]
+        verdicts.setdefault(mode, set()).add(rep["verdict"]["status"])
+        print(f"  repro {'--no-coredump' if mode == 'off' else '(dumps on)   '} run {i}: {rep['verdict']['status']}, "
+              f"exit {rc}, {len(rep['results'])} results, {len(unmet)} unmet, {len(sited)} site runs, {secs:.2f} s")
+        check(f"{name}: healthy, exit 0 (got {rep['verdict']['status']}, {rc})",
+              rep["verdict"]["status"] == "healthy" and rc == 0)
+        check(f"{name}: every expectation met (unmet: {unmet})", not unmet)
+        check(f"{name}: no site run when every expectation is met (got {sited})", not sited)
+check(f"repro: the same verdict with and without dumps (got {verdicts})",
+      verdicts.get("on") == verdicts.get("off") and len(verdicts.get("on", ())) == 1)
+if times["on"] and times["off"]:
+    on, off = min(times["on"]), min(times["off"])
+    ratio = on / off if off > 0 else float("inf")
+    print(f"  repro wall time: dumps on {' '.join(f'{t:.2f}' for t in times['on'])} s, --no-coredump "
+          f"{' '.join(f'{t:.2f}' for t in times['off'])} s; fastest {on:.2f} s / {off:.2f} s = {ratio:.3f}x (limit 1.15x)")
+    defaults.append(("repro (dumps on) / --no-coredump", f"{ratio:.3f}x", f"{on:.2f} s / {off:.2f} s"))
+    check(f"repro: dumps on at most 1.15x the wall time of --no-coredump (got {ratio:.3f}x)", ratio <= 1.15)
 
 print(f"\n  {'with the defaults':34} {'verdict':18} first line of the verdict")
 for what, verdict, line in defaults:

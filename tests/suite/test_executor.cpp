@@ -1,5 +1,6 @@
 // The executor against fake_child's `protocol` mode: each case's params carry
-// {"fake": ok|slow|sticky|segv|hang} and the stand-in child behaves accordingly.
+// {"fake": ok|slow|sticky|segv|hang|store|abort-dump} and the stand-in child behaves
+// accordingly.
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
@@ -12,6 +13,7 @@
 #include <memory>
 
 #include "suite/executor.h"
+#include "tests/support/fake_run_log.h"
 
 using namespace cudadiag;
 using namespace std::chrono_literals;
@@ -286,102 +288,149 @@ TEST_CASE("executor: a request too long for argv is split across children", "[ex
   CHECK(pid_of(results[0]) != pid_of(results[39]));
 }
 
-TEST_CASE("executor: case children arm GPU core dumps; a dump becomes the site of the result that ended the child",
-          "[executor]") {
-  auto batch = make_batch({"ok", "sticky-dump", "ok"});
-  batch[1].params["dump"] = std::string(CUDADIAG_SOURCE_DIR) + "/tests/coredump/data/slim/misaligned16.nvcudmp";
-  suite::ExecutorOptions eo{FAKE_CHILD, 1, nullptr, 300ms};
+TEST_CASE("executor: the children that make the results are never armed; a failed case's site run is, and its "
+          "dump's site joins the result, whose outcome stays the unarmed run's", "[executor][site_runs]") {
+  const test::FakeRunLog log;
+  // A store onto unmapped memory: unarmed, the synchronize reports it; armed, the run sees
+  // success and the driver writes the dump while the child waits after its case.
+  auto batch = make_batch({"ok", "store", "ok"});
+  for (auto& c : batch) {
+    c.params["show_env"] = true;
+    c.params["log"] = log.path;
+  }
+  batch[1].params["dump"] = std::string(CUDADIAG_SOURCE_DIR) + "/tests/coredump/data/slim/far_write.nvcudmp";
+  suite::ExecutorOptions eo{FAKE_CHILD, 2, nullptr, 300ms};
   eo.coredump = true;  // off by default (executor.h says why)
   suite::Executor ex(eo);
   ex.submit(batch, std::make_shared<const suite::ChildSettings>(fake_options()));
   ex.run([](suite::ExecutedCase&) {});
-  std::vector<report::Result> results;
-  for (const auto& c : ex.cases()) results.push_back(c.result);
-  REQUIRE(results.size() == 3);
-  CHECK(results[0].fault_sites.empty());
-  CHECK(results[1].outcome == report::Outcome::cuda_error);
-  REQUIRE(results[1].fault_sites.size() == 1);
-  CHECK(results[1].fault_sites[0].exception == "Warp Misaligned Address");
-  CHECK(results[1].fault_sites[0].dump_bytes > 0);
-  CHECK_FALSE(results[1].fault_sites[0].kept);
-  CHECK(results[2].fault_sites.empty());  // the fresh child wrote none
-
-  // Without skip_abort the driver ends the child right after the dump: the case is
-  // judged by the exception the dump records, and the rest runs in a fresh child.
-  {
-    auto aborting = make_batch({"ok", "abort-dump", "ok"});
-    aborting[1].params["dump"] = batch[1].params["dump"];
-    suite::Executor ex2(eo);
-    ex2.submit(aborting, std::make_shared<const suite::ChildSettings>(fake_options()));
-    ex2.run([](suite::ExecutedCase&) {});
-    const auto& got = ex2.cases();
-    REQUIRE(got.size() == 3);
-    CHECK(got[0].result.outcome == report::Outcome::ok);
-    const report::Result& r = got[1].result;
-    CHECK(r.outcome == report::Outcome::cuda_error);
-    REQUIRE(r.error);
-    CHECK(r.error->name == "cudaErrorMisalignedAddress");
-    CHECK(r.error->error_class == taxonomy::ErrorClass::misaligned);
-    CHECK(r.error->surfaced_at == "coredump");
-    CHECK_THAT(r.error->message, Catch::Contains("Warp Misaligned Address"));
-    REQUIRE(r.child);
-    CHECK(r.child->ending == report::ChildEnding::signal);
-    REQUIRE(r.fault_sites.size() == 1);
-    CHECK(got[2].result.outcome == report::Outcome::ok);
-    CHECK(got[2].child != got[1].child);
+  const auto& got = ex.cases();
+  REQUIRE(got.size() == 3);
+  CHECK(got[1].result.outcome == report::Outcome::cuda_error);
+  for (const auto& c : got) {
+    INFO(c.spec.case_id);
+    CHECK(c.result.fault_sites.empty());
+    CHECK(report::to_json(c.result.details)["dump_env"] == report::json::array());  // nothing armed, no wait
   }
-  // Unarmed, the same abort is a crash: nothing proves what the kernel did.
-  {
-    auto aborting = make_batch({"abort-dump"});
-    aborting[0].params["dump"] = batch[1].params["dump"];
-    const auto unarmed = run_batch(aborting, fake_options());
-    REQUIRE(unarmed.size() == 1);
-    CHECK(unarmed[0].outcome == report::Outcome::crashed);
-    CHECK(unarmed[0].fault_sites.empty());
-  }
+  CHECK(log.lines() == std::vector<std::string>{"case-0 unarmed", "case-1 unarmed", "case-2 unarmed"});
 
-  // The user's own setting (here in the profile's environment) is kept: no dump read.
-  auto settings = fake_options();
-  settings.env_set["CUDA_COREDUMP_FILE"] = "/nonexistent/user_%p.nvcudmp";
-  const auto theirs = run_batch(batch, settings);
-  REQUIRE(theirs.size() == 3);
-  CHECK(theirs[1].outcome == report::Outcome::cuda_error);
-  CHECK(theirs[1].fault_sites.empty());
+  const size_t started = ex.run_site_runs([](const suite::ExecutedCase& c) {
+    return suite::wants_site_run(c.result, suite::SitePolicy::every_failure);
+  });
+  CHECK(started == 1);
+  CHECK(log.lines() == std::vector<std::string>{"case-0 unarmed", "case-1 unarmed", "case-2 unarmed", "case-1 armed"});
+  size_t site_children = 0;
+  for (const auto& rec : ex.children())
+    if (rec.site_for) {
+      ++site_children;
+      CHECK(*rec.site_for == 1);
+      CHECK(rec.pid > 0);
+    }
+  CHECK(site_children == 1);
+  const report::Result& r = got[1].result;
+  CHECK(r.outcome == report::Outcome::cuda_error);  // the unarmed run's, not the armed run's ok
+  REQUIRE(r.error);
+  CHECK(r.error->name == "cudaErrorIllegalAddress");
+  CHECK(r.error->surfaced_at == "synchronize");
+  REQUIRE(r.fault_sites.size() == 1);
+  CHECK(r.fault_sites[0].kernel == "far_write(float*, long long)");
+  CHECK_FALSE(r.fault_sites[0].kept);
+  const auto details = report::to_json(r.details);
+  CHECK(details["coredump"]["site_run"] == "ok");
+  CHECK(details["coredump"]["dumps"] == 1);
+  CHECK(details["dump_env"] == report::json::array());  // the verdict child's details stay
+  CHECK(got[0].result.fault_sites.empty());
+  CHECK(got[2].result.fault_sites.empty());
+  CHECK_FALSE(got[0].result.details.contains("coredump"));
 }
 
-TEST_CASE("executor: an armed child waits after its last case: a dump that comes then proves the fault its run "
-          "never saw", "[executor]") {
-  // A store onto a guard with dumps armed: the case's run sees success, and the driver
-  // writes the dump later, only while the child still lives (fence/dump_linger.h).
-  auto batch = make_batch({"ok", "late-dump"});
-  batch[1].params["dump"] = std::string(CUDADIAG_SOURCE_DIR) + "/tests/coredump/data/slim/far_write.nvcudmp";
+TEST_CASE("executor: a site run the driver ended after its dump gives the site; the case keeps its own outcome",
+          "[executor][site_runs]") {
+  // Unarmed, the fake driver's abort is a crash; armed, the dump is written first.
+  auto batch = make_batch({"abort-dump"});
+  batch[0].params["dump"] = std::string(CUDADIAG_SOURCE_DIR) + "/tests/coredump/data/slim/misaligned16.nvcudmp";
+  const auto results = suite::execute(batch, fake_options(), FAKE_CHILD, nullptr, suite::SitePolicy::every_failure);
+  REQUIRE(results.size() == 1);
+  const report::Result& r = results[0];
+  CHECK(r.outcome == report::Outcome::crashed);
+  CHECK_THAT(r.reason, Catch::Contains("SIGABRT"));
+  REQUIRE(r.fault_sites.size() == 1);
+  CHECK(r.fault_sites[0].exception == "Warp Misaligned Address");
+  CHECK(r.fault_sites[0].dump_bytes > 0);
+  CHECK(report::to_json(r.details)["coredump"]["site_run"] == "crashed");
+
+  // No site policy: nothing runs again, nothing is read.
+  const auto plain = suite::execute(batch, fake_options(), FAKE_CHILD);
+  REQUIRE(plain.size() == 1);
+  CHECK(plain[0].outcome == report::Outcome::crashed);
+  CHECK(plain[0].fault_sites.empty());
+  CHECK_FALSE(plain[0].details.contains("coredump"));
+}
+
+TEST_CASE("executor: no site run with --no-coredump, under a tool's wrap, with the user's own dump settings, or "
+          "after a stop", "[executor][site_runs]") {
+  const std::string dump = std::string(CUDADIAG_SOURCE_DIR) + "/tests/coredump/data/slim/far_write.nvcudmp";
+  auto run_then_site = [&](suite::ExecutorOptions eo, const suite::ChildSettings& settings, const test::FakeRunLog& log,
+                           std::atomic<bool>* stop_after_run = nullptr) {
+    auto batch = make_batch({"store"});
+    batch[0].params["dump"] = dump;
+    batch[0].params["log"] = log.path;
+    suite::Executor ex(eo);
+    ex.submit(batch, std::make_shared<const suite::ChildSettings>(settings));
+    ex.run([](suite::ExecutedCase&) {});
+    if (stop_after_run) *stop_after_run = true;
+    const size_t started = ex.run_site_runs([](const suite::ExecutedCase&) { return true; });
+    CHECK(ex.cases()[0].result.outcome == report::Outcome::cuda_error);
+    CHECK(ex.cases()[0].result.fault_sites.empty());
+    CHECK(log.lines() == std::vector<std::string>{"case-0 unarmed"});
+    return started;
+  };
+  suite::ExecutorOptions armed{FAKE_CHILD, 1, nullptr, 300ms};
+  armed.coredump = true;
+  {
+    INFO("--no-coredump");
+    const test::FakeRunLog log;
+    suite::ExecutorOptions off{FAKE_CHILD, 1, nullptr, 300ms};
+    CHECK(run_then_site(off, fake_options(), log) == 0);
+  }
+  {
+    INFO("memcheck's wrap");
+    const test::FakeRunLog log;
+    auto wrapped = fake_options();
+    wrapped.wrap = [](size_t) { return suite::Wrap{}; };
+    CHECK(run_then_site(armed, wrapped, log) == 0);
+  }
+  {
+    INFO("the user's own setting, in the profile's environment");
+    const test::FakeRunLog log;
+    auto theirs = fake_options();
+    theirs.env_set["CUDA_COREDUMP_FILE"] = "/nonexistent/user_%p.nvcudmp";
+    CHECK(run_then_site(armed, theirs, log) == 0);
+  }
+  {
+    INFO("a stop after the verdict's children");
+    const test::FakeRunLog log;
+    std::atomic<bool> stop{false};
+    auto eo = armed;
+    eo.stop = &stop;
+    CHECK(run_then_site(eo, fake_options(), log, &stop) == 0);
+  }
+}
+
+TEST_CASE("executor: a site run that saw no dump leaves the result without a site", "[executor][site_runs]") {
+  // No wait after the case: the store's dump never comes.
+  auto batch = make_batch({"store"});
+  batch[0].params["dump"] = std::string(CUDADIAG_SOURCE_DIR) + "/tests/coredump/data/slim/far_write.nvcudmp";
   suite::ExecutorOptions eo{FAKE_CHILD, 1, nullptr, 300ms};
   eo.coredump = true;
-  eo.dump_linger = 2000ms;
-  {
-    suite::Executor ex(eo);
-    ex.submit(batch, std::make_shared<const suite::ChildSettings>(fake_options()));
-    ex.run([](suite::ExecutedCase&) {});
-    const auto& got = ex.cases();
-    REQUIRE(got.size() == 2);
-    CHECK(got[0].result.outcome == report::Outcome::ok);
-    CHECK(got[0].result.fault_sites.empty());
-    const report::Result& r = got[1].result;
-    CHECK(r.outcome == report::Outcome::cuda_error);
-    REQUIRE(r.error);
-    CHECK(r.error->name == "cudaErrorIllegalAddress");
-    CHECK(r.error->surfaced_at == "coredump");
-    CHECK_THAT(r.reason, Catch::StartsWith("its run saw no error, but the GPU core dump the driver wrote after it "
-                                           "records Warp Illegal Address"));
-    REQUIRE(r.fault_sites.size() == 1);
-    CHECK(r.fault_sites[0].kernel == "far_write(float*, long long)");
-  }
-  // No linger asked for: the child ends at once, no dump comes, the fault stays unseen.
   eo.dump_linger = 0ms;
   suite::Executor ex(eo);
   ex.submit(batch, std::make_shared<const suite::ChildSettings>(fake_options()));
-  ex.run([](suite::ExecutedCase&) {});
-  REQUIRE(ex.cases().size() == 2);
-  CHECK(ex.cases()[1].result.outcome == report::Outcome::ok);
-  CHECK(ex.cases()[1].result.fault_sites.empty());
+  ex.run();
+  CHECK(ex.run_site_runs([](const suite::ExecutedCase&) { return true; }) == 1);
+  const report::Result& r = ex.cases()[0].result;
+  CHECK(r.outcome == report::Outcome::cuda_error);
+  CHECK(r.fault_sites.empty());
+  CHECK(report::to_json(r.details)["coredump"]["site_run"] == "ok");
+  CHECK(report::to_json(r.details)["coredump"]["dumps"] == 0);
 }

@@ -1,5 +1,5 @@
 // run_plan with the fake child (tests/runner/fake_child) speaking the child protocol:
-// params {"fake": "ok" | "sticky" | "segv" | "hang" | "slow"} pick its behaviour.
+// params {"fake": "ok" | "sticky" | "segv" | "hang" | "slow" | "store"} pick its behaviour.
 #include <catch2/catch.hpp>
 
 #include <sys/stat.h>
@@ -18,6 +18,7 @@
 #include "suite/post_steps.h"
 #include "suite/run_plan.h"
 #include "suite/verdict.h"
+#include "tests/support/fake_run_log.h"
 
 using namespace cudadiag;
 using namespace cudadiag::suite;
@@ -302,4 +303,105 @@ TEST_CASE("run_plan: with several GPUs one result per case per GPU, and the verd
   REQUIRE(v.reasons.size() == 1);
   CHECK_THAT(v.reasons[0], Catch::Contains("fa.seed") && Catch::Contains("on GPU-fake-1") &&
                                !Catch::Contains("GPU-fake-0"));
+}
+
+namespace {
+
+// The suite of the site-run tests: a good case, a reproducer that faults as expected, and
+// a known-good case that faults (a store: unarmed the synchronize reports it, armed the
+// dump comes while the child waits). Each logs its runs and shows its dump variables.
+Suite site_suite(const test::FakeRunLog& log) {
+  Suite s;
+  s.cases = {fake_case("good", "ok", "ok"), fake_case("bad-caught", "store", "error:700"),
+             fake_case("good-but-faults", "store", "ok")};
+  for (auto& sc : s.cases) {
+    sc.def.params["log"] = log.path;
+    sc.def.params["show_env"] = true;
+    sc.def.params["dump"] = std::string(CUDADIAG_SOURCE_DIR) + "/tests/coredump/data/slim/far_write.nvcudmp";
+  }
+  return s;
+}
+
+std::vector<std::string> sorted_lines(std::vector<std::string> v) {
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("run_plan: a case that misses its expectation with a fault runs once more, armed, for its site; no other "
+          "case does, and no child of the verdict is armed", "[run_plan][site_runs]") {
+  const test::FakeRunLog log;
+  const Suite s = site_suite(log);
+  Plan p;
+  p.batches.push_back(batch_of(p, s, {0, 1}, false));
+  p.batches.push_back(batch_of(p, s, {2}, true));
+  auto o = fake_run_options();
+  o.coredump = true;
+  const auto out = run_plan(s, p, o);
+  CHECK_FALSE(out.interrupted);
+  REQUIRE(out.results.size() == 3);
+  CHECK(sorted_lines(log.lines()) == std::vector<std::string>{"bad-caught unarmed", "good unarmed", "good-but-faults armed",
+                                                        "good-but-faults unarmed"});
+  CHECK(out.children == 3);  // one per batch for the verdict, one site run
+  for (const auto& r : out.results) {
+    INFO(r.case_id);
+    CHECK(report::to_json(r.details)["dump_env"] == report::json::array());
+  }
+  CHECK(out.results[0].expectation_met == true);
+  CHECK(out.results[1].expectation_met == true);  // caught as expected: no site needed
+  CHECK(out.results[1].fault_sites.empty());
+  const report::Result& r = out.results[2];
+  CHECK(r.outcome == report::Outcome::cuda_error);
+  CHECK(r.expectation_met == false);
+  REQUIRE(r.error);
+  CHECK(r.error->surfaced_at == "synchronize");
+  REQUIRE(r.fault_sites.size() == 1);
+  CHECK(r.fault_sites[0].kernel == "far_write(float*, long long)");
+  CHECK(decide_verdict(out.results, out.interrupted).status == report::VerdictStatus::suspect);
+}
+
+TEST_CASE("run_plan: --no-coredump makes no site run", "[run_plan][site_runs]") {
+  const test::FakeRunLog log;
+  const Suite s = site_suite(log);
+  Plan p;
+  p.batches.push_back(batch_of(p, s, {0, 1, 2}, false));
+  const auto out = run_plan(s, p, fake_run_options());  // coredump off, as --no-coredump leaves it
+  REQUIRE(out.results.size() == 3);
+  CHECK(sorted_lines(log.lines()) ==
+        std::vector<std::string>{"bad-caught unarmed", "good unarmed", "good-but-faults unarmed"});
+  CHECK(out.children == 2);
+  CHECK(out.results[2].expectation_met == false);
+  CHECK(out.results[2].fault_sites.empty());
+  CHECK_FALSE(out.results[2].details.contains("coredump"));
+}
+
+TEST_CASE("run_plan: an interrupted run makes no site run and keeps what finished", "[run_plan][site_runs]") {
+  const test::FakeRunLog log;
+  Suite s = site_suite(log);
+  s.cases.push_back(fake_case("hangs", "hang", "ok"));
+  Plan p;
+  p.batches.push_back(batch_of(p, s, {2}, true));
+  p.batches.push_back(batch_of(p, s, {3}, true));
+  std::atomic<bool> stop{false};
+  auto o = fake_run_options();
+  o.coredump = true;
+  o.stop = &stop;
+  o.default_deadline = std::chrono::milliseconds(60000);
+  o.stop_grace = std::chrono::milliseconds(200);
+  o.grace = std::chrono::milliseconds(200);
+  std::thread interrupter([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    stop = true;
+  });
+  const auto out = run_plan(s, p, o);
+  interrupter.join();
+  CHECK(out.interrupted);
+  REQUIRE(out.results.size() == 2);
+  CHECK(out.results[0].outcome == report::Outcome::cuda_error);  // finished before the stop
+  CHECK(out.results[0].expectation_met == false);
+  CHECK(out.results[0].fault_sites.empty());
+  CHECK(out.results[1].reason == "interrupted");
+  CHECK(log.lines() == std::vector<std::string>{"good-but-faults unarmed"});
+  CHECK(out.children == 2);
 }

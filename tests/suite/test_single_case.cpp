@@ -80,3 +80,24 @@ TEST_CASE("CUDA could not start: no device and a mismatched driver, nothing else
   CHECK(report::exit_code_for(VerdictStatus::inconclusive, false, true) == 3);
   CHECK(report::exit_code_for(VerdictStatus::inconclusive, true, true) == 1);
 }
+
+TEST_CASE("fault and index-select verdicts name the site a site run found", "[single_case][site_runs]") {
+  auto rep = one(Outcome::cuda_error, "error:memory_fault", true);
+  CHECK(suite::expectation_verdict(rep).reasons.size() == 1);  // no site run, no site
+  report::FaultSite s;
+  s.exception = "Warp Illegal Address";
+  s.exception_id = report::ExceptionKind::warp_illegal_address;
+  s.kernel = "oob_write_kernel(float*, int)";
+  s.file = "memory_faults.cu";
+  s.line = 42;
+  rep.results[0].fault_sites = {s};
+  auto v = suite::expectation_verdict(rep);
+  CHECK(v.status == VerdictStatus::ok);
+  REQUIRE(v.reasons.size() == 2);
+  CHECK(v.reasons[0] == "fault.oob-write: cuda_error as expected (error:memory_fault)");
+  CHECK_THAT(v.reasons[1], Catch::Contains("oob_write_kernel(float*, int) at memory_faults.cu:42"));
+  v = suite::output_verdict(rep, profiles::Allocator::fence_back);
+  CHECK(v.status == VerdictStatus::findings);
+  REQUIRE(v.reasons.size() == 3);
+  CHECK_THAT(v.reasons[2], Catch::StartsWith("fault site (a second run with GPU core dumps armed): "));
+}

@@ -91,6 +91,33 @@ bool write_armed_dump(const std::string& dump) {
   return true;
 }
 
+bool dumps_armed() {
+  const char* armed = std::getenv("CUDA_ENABLE_COREDUMP_ON_EXCEPTION");
+  return armed && std::string(armed) == "1";
+}
+
+// The names of this process's environment that arm GPU core dumps or the wait for one.
+nlohmann::json dump_env_names() {
+  auto names = nlohmann::json::array();
+  for (char** e = environ; *e; ++e) {
+    const std::string entry = *e;
+    const std::string name = entry.substr(0, entry.find('='));
+    if (name.rfind("CUDA_COREDUMP_", 0) == 0 || name == "CUDADIAG_DUMP_LINGER_MS" ||
+        (name.rfind("CUDA_ENABLE_", 0) == 0 && name.find("COREDUMP") != std::string::npos))
+      names.push_back(name);
+  }
+  return names;
+}
+
+// {"log": PATH}: one line per case run, "<case_id> armed|unarmed", appended.
+void log_run(const nlohmann::json& c, const nlohmann::json& params) {
+  if (!params.contains("log")) return;
+  if (std::FILE* f = std::fopen(params["log"].get<std::string>().c_str(), "a")) {
+    std::fprintf(f, "%s %s\n", c.value("case_id", "?").c_str(), dumps_armed() ? "armed" : "unarmed");
+    std::fclose(f);
+  }
+}
+
 // Mimics `cudadiag __run-case --spec JSON`: one line per case on the result fd.
 int protocol(int argc, char** argv) {
   std::string spec;
@@ -112,13 +139,20 @@ int protocol(int argc, char** argv) {
     if (params.contains("fail_on_device") && visible && params["fail_on_device"] == visible) fake = "sticky";
     std::printf("running case %d (%s)\n", index, fake.c_str());
     std::fflush(stdout);
+    log_run(c, params);
     nlohmann::json line{{"index", index}};
+    // {"show_env": true}: details.dump_env lists the dump variables the child was given.
+    if (params.value("show_env", false)) line["details"]["dump_env"] = dump_env_names();
+    // store: a store onto unmapped memory. Unarmed, the synchronize reports it (sticky
+    // 700); armed, the run sees success and the driver writes the dump later, only while
+    // the process lives (lib/fence/dump_linger.h), as measured on an H100.
+    if (fake == "store") fake = dumps_armed() ? "late-dump" : "sticky";
     if (fake == "segv") {
       std::raise(SIGSEGV);
     } else if (fake == "slow") {
       sleep_seconds(0.3);
       line["outcome"] = "ok";
-      line["details"] = {{"pid", ::getpid()}};
+      line["details"]["pid"] = ::getpid();
     } else if (fake == "hang") {
       for (;;) sleep_seconds(3600);
     } else if (fake == "late-dump") {
@@ -146,12 +180,12 @@ int protocol(int argc, char** argv) {
     } else {
       line["outcome"] = "ok";
       line["duration_ms"] = 0.5;
-      line["details"] = {{"pid", ::getpid()}};
+      line["details"]["pid"] = ::getpid();
     }
     write_all(fd, line.dump() + "\n");
   }
   write_all(fd, "{\"done\":true}\n");
-  // As cudadiag's own child does after its last case: wait for a dump when asked to; the
+  // As cudadiag's own site-run child does after its case: wait for a dump when asked to; the
   // driver writes it meanwhile, then aborts the process.
   if (!late_dump.empty() && std::getenv("CUDADIAG_DUMP_LINGER_MS") && write_armed_dump(late_dump)) std::abort();
   return 0;
