@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "run/ipc_records.h"
 #include "run/judge.h"
 
 namespace cudadiag::run {
@@ -18,16 +19,8 @@ bool harmless_unfenced(const std::string& reason) {
 
 std::string mib(std::uint64_t bytes) { return fmt::format("{} MiB", bytes >> 20); }
 
-// "2 MiB", "1 GiB", "16 TiB"; bytes where it is no whole MiB.
-std::string size_text(std::uint64_t bytes) {
-  if (bytes >= (1ull << 40) && bytes % (1ull << 40) == 0) return fmt::format("{} TiB", bytes >> 40);
-  if (bytes >= (1ull << 30) && bytes % (1ull << 30) == 0) return fmt::format("{} GiB", bytes >> 30);
-  if (bytes >= (1ull << 20) && bytes % (1ull << 20) == 0) return mib(bytes);
-  return fmt::format("{} bytes", bytes);
-}
-
 // "as far past it as the buffer is large (at most 1 GiB)", "one granule (2 MiB) past it"
-std::string reach_text(const Coverage& c, const char* where) {
+std::string guard_reach_text(const Coverage& c, const char* where) {
   const std::uint64_t reach = c.guard_reach_bytes.value_or(0);
   if (!c.guard_scaled)
     return fmt::format("one granule{} {} it (CUDADIAG_GUARD=granule)",
@@ -128,10 +121,10 @@ Coverage ladder_coverage(const std::vector<RunJudgement>& runs) {
   const bool reach_known = c.guard_reach_bytes.has_value() || !c.guard_scaled;
   if (c.past_end)
     c.seen.push_back("reads and writes past the end of a fenced buffer, from the first byte" +
-                     (reach_known ? " to " + reach_text(c, "past") : std::string()) + counted);
+                     (reach_known ? " to " + guard_reach_text(c, "past") : std::string()) + counted);
   if (c.before_start)
     c.seen.push_back("reads and writes before the start of a fenced buffer, from the first byte" +
-                     (reach_known ? " to " + reach_text(c, "before") : std::string()) + counted);
+                     (reach_known ? " to " + guard_reach_text(c, "before") : std::string()) + counted);
   if (c.slack_writes)
     c.seen.push_back("writes into the alignment slack between a buffer's end and its guard (canaries checked at free "
                      "and at exit)");
