@@ -63,7 +63,7 @@ bool allocate_fenced(const AllocationRequest& r, const CallPlace& where, CUdevic
   const Settings& s = settings();
   const std::uint64_t align = r.min_align > s.align ? r.min_align : s.align;
   FencedMemory m;
-  if (!map_fenced(d, device, r.bytes, align, fence_side(s.side), m, why)) {
+  if (!map_fenced(d, device, r.bytes, align, fence_side(s.side), s.guard, m, why)) {
     debug_log("%s of %llu bytes not fenced: %s returned %d", ring::api_name(r.api),
               static_cast<unsigned long long>(r.bytes), ring::vmm_call_name(why.call), static_cast<int>(why.result));
     return false;
@@ -92,6 +92,7 @@ bool allocate_fenced(const AllocationRequest& r, const CallPlace& where, CUdevic
     if (m.handle_reused) ring->add(&ring::Header::handles_reused, 1);
     if (m.range_reused) ring->add(&ring::Header::reservations_reused, 1);
     if (m.recycled) ring->add(&ring::Header::recycled, 1);
+    if (m.guard_cut) ring->add(&ring::Header::guards_cut, 1);
     AllocationEvent e;
     e.address = l.address;
     e.bytes = r.bytes;
@@ -99,6 +100,7 @@ bool allocate_fenced(const AllocationRequest& r, const CallPlace& where, CUdevic
     e.mapped_end = l.mapped_end();
     e.guard_begin = l.guard_begin;
     e.guard_end = l.guard_end;
+    e.guard_wanted = m.guard_wanted;
     e.stream = reinterpret_cast<std::uint64_t>(r.stream);
     e.api = r.api;
     e.side = s.side;
@@ -110,7 +112,7 @@ bool allocate_fenced(const AllocationRequest& r, const CallPlace& where, CUdevic
   if (!tracked_ranges().insert(t)) {
     // Untracked, its free would reach the driver with a pointer the driver never made.
     if (unmap_fenced(d, device, l.mapped_begin, l.mapped_size, m.handle, s.reuse_bytes) == CUDA_SUCCESS)
-      give_back_range(d, l.reserved_begin, l.reserved_size);
+      give_back_range(d, l.reserved_begin, l.reserved_size, l.guard_size());
     if (ring) ring->set_state(t.record, ring::State::released, ring::Api::unknown);
     why.call = ring::VmmCall::none;
     why.result = CUDA_ERROR_OUT_OF_MEMORY;

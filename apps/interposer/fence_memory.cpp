@@ -6,6 +6,7 @@
 
 #include "apps/interposer/debug_log.h"
 #include "apps/interposer/exportable_memory.h"
+#include "apps/interposer/guard_budget.h"
 #include "apps/interposer/recycle_bin.h"
 #include "apps/interposer/reuse_cache.h"
 #include "apps/interposer/process.h"
@@ -33,11 +34,13 @@ void release_kept_handle(const DriverCalls& d, const ReuseCache::Item& item) {
 
 void free_kept_range(const DriverCalls& d, const ReuseCache::Item& item) {
   timed(ring::DriverCall::address_free, [&] { return d.mem_address_free(item.value, item.bytes); });
+  guard_budget().give_back(item.guard);
 }
 
 constinit ReuseCache g_kept_memory(&release_kept_handle);
 constinit ReuseCache g_kept_ranges(&free_kept_range);
 constinit RecycleBin g_recycle_bin(&unmap_recycled);
+constinit GuardBudget g_guard_budget;
 
 DeviceFacts g_devices[kMaxDevices];
 std::atomic<bool> g_known[kMaxDevices];  // g_devices[i] is complete (written once, under g_lock)
@@ -113,10 +116,10 @@ CUresult create_once(const DriverCalls& d, int device, bool rdma, std::uint64_t 
 // Physical memory for a buffer: a freed buffer's of the same size, else new.
 CUresult obtain_memory(const DriverCalls& d, int device, bool rdma, std::uint64_t size,
                        CUmemGenericAllocationHandle& h, bool& reused) {
-  std::uint64_t kept = 0;
+  ReuseCache::Item kept;
   reused = kept_memory().take(device, size, kept);
   if (reused) {
-    h = kept;
+    h = kept.value;
     return CUDA_SUCCESS;
   }
   CUresult rc = create_once(d, device, rdma, size, h);
@@ -124,12 +127,15 @@ CUresult obtain_memory(const DriverCalls& d, int device, bool rdma, std::uint64_
   return rc;
 }
 
-// An address range of `size`: one that left quarantine, else a new reservation.
+// An address range of `size` for a buffer whose guard the budget counts already: one that
+// left quarantine (its last guard leaves the budget: the new one replaces it), else a new
+// reservation.
 CUresult obtain_range(const DriverCalls& d, std::uint64_t size, CUdeviceptr& base, bool& reused) {
-  std::uint64_t kept = 0;
+  ReuseCache::Item kept;
   reused = kept_ranges().take(0, size, kept);
   if (reused) {
-    base = kept;
+    base = kept.value;
+    guard_budget().give_back(kept.guard);
     return CUDA_SUCCESS;
   }
   return timed(ring::DriverCall::address_reserve, [&] { return d.mem_address_reserve(&base, size, 0, 0, 0); });
@@ -139,8 +145,9 @@ void release_now(const DriverCalls& d, CUmemGenericAllocationHandle h) {
   timed(ring::DriverCall::release, [&] { return d.mem_release(h); });
 }
 
-void free_range_now(const DriverCalls& d, CUdeviceptr base, std::uint64_t size) {
+void free_range_now(const DriverCalls& d, CUdeviceptr base, std::uint64_t size, std::uint64_t guard) {
   timed(ring::DriverCall::address_free, [&] { return d.mem_address_free(base, size); });
+  guard_budget().give_back(guard);
 }
 
 }  // namespace
@@ -148,14 +155,15 @@ void free_range_now(const DriverCalls& d, CUdeviceptr base, std::uint64_t size) 
 ReuseCache& kept_memory() noexcept { return g_kept_memory; }
 ReuseCache& kept_ranges() noexcept { return g_kept_ranges; }
 RecycleBin& recycle_bin() noexcept { return g_recycle_bin; }
+GuardBudget& guard_budget() noexcept { return g_guard_budget; }
 
 void unmap_recycled(const DriverCalls& d, const RecycleBin::Buffer& b, std::uint64_t reuse_limit) noexcept {
   if (unmap_fenced(d, b.device, b.mapped_begin, b.mapped_size, b.handle, reuse_limit) == CUDA_SUCCESS)
-    give_back_range(d, b.reserved_begin, b.reserved_size);
+    give_back_range(d, b.reserved_begin, b.reserved_size, b.reserved_size - b.mapped_size);
 }
 
 bool map_fenced(const DriverCalls& d, int device, std::uint64_t bytes, std::uint64_t align, fence::Side side,
-                FencedMemory& out, FenceFailure& why) noexcept {
+                fence::GuardMode mode, FencedMemory& out, FenceFailure& why) noexcept {
   const DeviceFacts* f = facts(d, device);
   if (!f) return fail(why, ring::VmmCall::granularity, CUDA_ERROR_INVALID_DEVICE);
   if (f->granularity == 0 || !fence::is_power_of_two(f->granularity))
@@ -163,18 +171,21 @@ bool map_fenced(const DriverCalls& d, int device, std::uint64_t bytes, std::uint
                 f->granularity_result != CUDA_SUCCESS ? f->granularity_result : CUDA_ERROR_NOT_SUPPORTED);
   const std::uint64_t gran = f->granularity;
   const std::uint64_t a = align < gran ? align : gran;
-  // The request rounded up to the alignment and to granules, plus a guard, must not wrap.
-  if (bytes > ~0ull - a - 2 * gran) return fail(why, ring::VmmCall::reserve, CUDA_ERROR_OUT_OF_MEMORY);
+  // The request rounded up to the alignment and to granules, plus the largest guard, must
+  // not wrap.
+  const std::uint64_t most_guard = guard_budget().per_buffer() > gran ? guard_budget().per_buffer() : gran;
+  if (bytes > ~0ull - a - gran - most_guard) return fail(why, ring::VmmCall::reserve, CUDA_ERROR_OUT_OF_MEMORY);
   const std::uint64_t mapped = fence::mapped_size(bytes, gran, a);
-  const std::uint64_t reserved = fence::reserved_size(mapped, gran);
+  const std::uint64_t wanted = fence::wanted_guard(mapped, gran, mode);
 
-  // A freed buffer kept mapped with exactly this mapped size: placed anew, no driver call.
+  // A freed buffer kept mapped with exactly this mapped size and a guard at least as large
+  // as a new one would get: placed anew, no driver call, its guard still counted.
   RecycleBin::Buffer kept;
-  if (recycle_bin().take(device, side, mapped, kept)) {
+  if (recycle_bin().take(device, side, mapped, guard_budget().would_give(wanted, gran), kept)) {
     // The bin keys a buffer by device, side and mapped size, and a device's granule never
-    // changes: placed again, the request lands where the buffer is mapped. A buffer that
-    // does not is not one map_fenced placed.
-    const fence::Layout l = fence::place(kept.reserved_begin, bytes, gran, a, side);
+    // changes: placed again against its own guard, the request lands where the buffer is
+    // mapped. A buffer that does not is not one map_fenced placed.
+    const fence::Layout l = fence::place(kept.reserved_begin, bytes, gran, a, side, kept.reserved_size - mapped);
     if (l.mapped_begin != kept.mapped_begin || l.reserved_size != kept.reserved_size)
       internal_error("the recycle bin gave a buffer mapped at 0x%llx (reservation 0x%llx, %llu bytes) for %llu "
                      "bytes on device %d, which place at 0x%llx (reservation %llu bytes; granule %llu, alignment %llu)",
@@ -187,27 +198,40 @@ bool map_fenced(const DriverCalls& d, int device, std::uint64_t bytes, std::uint
     out.layout = l;
     out.handle = kept.handle;
     out.granularity = gran;
+    out.guard_wanted = wanted;
     out.recycled = true;
     return true;
   }
 
+  std::uint64_t guard = guard_budget().take(wanted, gran);
   CUdeviceptr base = 0;
   bool range_reused = false;
-  CUresult rc = obtain_range(d, reserved, base, range_reused);
-  if (rc != CUDA_SUCCESS) return fail(why, ring::VmmCall::reserve, rc);
-  const fence::Layout l = fence::place(base, bytes, gran, a, side);
+  CUresult rc = obtain_range(d, fence::reserved_size(mapped, guard), base, range_reused);
+  if (rc != CUDA_SUCCESS && guard > gran) {
+    // The address space for a scaled guard was refused: fenced against one granule, as
+    // the bound on all guards would have it.
+    guard_budget().give_back(guard);
+    guard = guard_budget().take(gran, gran);
+    rc = obtain_range(d, fence::reserved_size(mapped, guard), base, range_reused);
+  }
+  if (rc != CUDA_SUCCESS) {
+    guard_budget().give_back(guard);
+    return fail(why, ring::VmmCall::reserve, rc);
+  }
+  const std::uint64_t reserved = fence::reserved_size(mapped, guard);
+  const fence::Layout l = fence::place(base, bytes, gran, a, side, guard);
 
   CUmemGenericAllocationHandle h = 0;
   bool handle_reused = false;
   rc = obtain_memory(d, device, f->rdma, mapped, h, handle_reused);
   if (rc != CUDA_SUCCESS) {
-    free_range_now(d, base, reserved);
+    free_range_now(d, base, reserved, guard);
     return fail(why, ring::VmmCall::create, rc);
   }
   rc = timed(ring::DriverCall::map, [&] { return d.mem_map(l.mapped_begin, mapped, 0, h, 0); });
   if (rc != CUDA_SUCCESS) {
     release_now(d, h);
-    free_range_now(d, base, reserved);
+    free_range_now(d, base, reserved, guard);
     return fail(why, ring::VmmCall::map, rc);
   }
   rc = timed(ring::DriverCall::set_access,
@@ -217,12 +241,14 @@ bool map_fenced(const DriverCalls& d, int device, std::uint64_t bytes, std::uint
   if (rc != CUDA_SUCCESS) {
     timed(ring::DriverCall::unmap, [&] { return d.mem_unmap(l.mapped_begin, mapped); });
     release_now(d, h);
-    free_range_now(d, base, reserved);
+    free_range_now(d, base, reserved, guard);
     return fail(why, ring::VmmCall::set_access, rc);
   }
   out.layout = l;
   out.handle = h;
   out.granularity = gran;
+  out.guard_wanted = wanted;
+  out.guard_cut = guard < fence::guard_size(wanted, gran, 0, guard_budget().per_buffer(), ~0ull);
   out.handle_reused = handle_reused;
   out.range_reused = range_reused;
   return true;
@@ -239,8 +265,9 @@ CUresult unmap_fenced(const DriverCalls& d, int device, std::uint64_t mapped_beg
   return rc;
 }
 
-void give_back_range(const DriverCalls& d, std::uint64_t reserved_begin, std::uint64_t reserved_size) noexcept {
-  kept_ranges().keep(d, ReuseCache::Item{0, reserved_size, reserved_begin}, kKeptRangeBytes);
+void give_back_range(const DriverCalls& d, std::uint64_t reserved_begin, std::uint64_t reserved_size,
+                     std::uint64_t guard) noexcept {
+  kept_ranges().keep(d, ReuseCache::Item{0, reserved_size, reserved_begin, guard}, kKeptRangeBytes);
 }
 
 bool release_kept_memory(const DriverCalls& d) noexcept {

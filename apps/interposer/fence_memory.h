@@ -1,7 +1,9 @@
 #pragma once
 // Device memory placed against an unmapped guard with the driver's VMM calls
 // (cuMemAddressReserve, cuMemCreate, cuMemMap, cuMemSetAccess), placed by the guard
-// arithmetic shared with the bundled fence allocator (lib/fence/guard_layout.h). The
+// arithmetic shared with the bundled fence allocator (lib/fence/guard_layout.h): the
+// guard is as large as the buffer's mapping (CUDADIAG_GUARD=scaled) within the bounds the
+// guard budget keeps (guard_budget.h), or one granule (CUDADIAG_GUARD=granule). The
 // physical memory and address ranges of freed buffers are reused where they fit
 // (reuse_cache.h); every call is counted and timed in the ring (timed_call.h).
 #include <cuda.h>
@@ -18,6 +20,9 @@ struct FencedMemory {
   fence::Layout layout;
   std::uint64_t handle = 0;  // CUmemGenericAllocationHandle
   std::uint64_t granularity = 0;
+  std::uint64_t guard_wanted = 0;  // the guard the buffer's size called for (layout.guard_size(): what it got)
+  bool guard_cut = false;          // smaller than the per-buffer bound allows: the bound on all guards was
+                                   //   reached, or the address space for a scaled guard was refused
   bool handle_reused = false;  // the physical memory of a freed buffer
   bool range_reused = false;   // an address range that left quarantine
   bool recycled = false;       // a freed buffer's mapping (recycle_bin.h): no driver call
@@ -29,13 +34,14 @@ struct FenceFailure {
   CUresult result = CUDA_SUCCESS;
 };
 
-// Maps `bytes` on `device` flush against a guard; on failure nothing stays allocated.
-// The pointer is aligned to `align` (at most a granule). Access is granted to the device
-// and to every device that can access it as a peer (as with cuMemAlloc's memory). When
-// cuMemCreate runs out of memory, the kept physical memory goes back first and it is
-// asked once more.
+// Maps `bytes` on `device` flush against a guard sized by `mode`; on failure nothing stays
+// allocated. The pointer is aligned to `align` (at most a granule). Access is granted to
+// the device and to every device that can access it as a peer (as with cuMemAlloc's
+// memory). When cuMemCreate runs out of memory, the kept physical memory goes back first
+// and it is asked once more; when a scaled guard's reservation is refused, the buffer is
+// placed against one granule.
 bool map_fenced(const DriverCalls& d, int device, std::uint64_t bytes, std::uint64_t align, fence::Side side,
-                FencedMemory& out, FenceFailure& why) noexcept;
+                fence::GuardMode mode, FencedMemory& out, FenceFailure& why) noexcept;
 
 // Unmaps a fenced buffer (no queued work may use it any more). Its physical memory is
 // kept for reuse (up to `reuse_limit` bytes in all) or released; the address range stays
@@ -44,9 +50,11 @@ bool map_fenced(const DriverCalls& d, int device, std::uint64_t bytes, std::uint
 CUresult unmap_fenced(const DriverCalls& d, int device, std::uint64_t mapped_begin, std::uint64_t mapped_size,
                       std::uint64_t handle, std::uint64_t reuse_limit) noexcept;
 
-// An address range nothing is mapped in any more: kept for an allocation of the same size
-// (a range the quarantine let go), else freed.
-void give_back_range(const DriverCalls& d, std::uint64_t reserved_begin, std::uint64_t reserved_size) noexcept;
+// An address range nothing is mapped in any more, whose last buffer had a guard of `guard`
+// bytes: kept for an allocation of the same reserved size (a range the quarantine let
+// go), else freed; its guard leaves the guard budget when it is freed.
+void give_back_range(const DriverCalls& d, std::uint64_t reserved_begin, std::uint64_t reserved_size,
+                     std::uint64_t guard) noexcept;
 
 // The driver ran out of memory: the buffers kept mapped for recycling are unmapped and
 // the kept physical memory goes back to it. True when there was some (asking again may

@@ -70,6 +70,7 @@ void record_import(const FencedIpcHandle& h, const IpcReply& reply, ring::Api ap
   e.mapped_end = i.mapped_begin + i.mapped_size;
   e.guard_begin = guard_begin;
   e.guard_end = guard_end;
+  e.guard_wanted = guard_end - guard_begin;
   e.api = api;
   e.side = static_cast<ring::Side>(reply.side);
   e.context = where.context;
@@ -115,8 +116,12 @@ CUresult open_fenced_import(const FencedIpcHandle& h, ring::Api api, CUdeviceptr
   close(fd);
   if (rc != CUDA_SUCCESS) return failed(ring::IpcStep::import_fd, rc, rc, h);
 
-  // One guard granule of this device, on the side the exporter's guard sits.
+  // A guard as the exporter's buffer would get here (CUDADIAG_GUARD, within the bound on
+  // one buffer's guard), on the side the exporter's guard sits. Imports are few: the bound
+  // on all guards is left to the process's own buffers.
   const std::uint64_t gran = granularity_of(*d, where.device);
+  const std::uint64_t guard =
+      gran == 0 ? 0 : fence::guard_size(fence::wanted_guard(reply.mapped_size, gran, settings().guard), gran, 0);
   const bool front = reply.side == static_cast<std::int32_t>(ring::Side::front);
   Import i;
   i.pid = h.pid;
@@ -124,7 +129,7 @@ CUresult open_fenced_import(const FencedIpcHandle& h, ring::Api api, CUdeviceptr
   i.exporter_address = h.address;
   i.seq = h.seq;
   i.mapped_size = reply.mapped_size;
-  i.reserved_size = reply.mapped_size + gran;
+  i.reserved_size = fence::reserved_size(reply.mapped_size, guard);
   i.references = 1;
   CUdeviceptr base = 0;
   rc = gran == 0 ? CUDA_ERROR_NOT_SUPPORTED
@@ -135,7 +140,7 @@ CUresult open_fenced_import(const FencedIpcHandle& h, ring::Api api, CUdeviceptr
     return failed(ring::IpcStep::reserve, rc, rc, h);
   }
   i.reserved_begin = base;
-  i.mapped_begin = front ? base + gran : base;
+  i.mapped_begin = front ? base + guard : base;
   rc = timed(ring::DriverCall::map, [&] { return d->mem_map(i.mapped_begin, i.mapped_size, 0, memory, 0); });
   // Mapped, the memory stays until it is unmapped: the handle is not needed any more.
   timed(ring::DriverCall::release, [&] { return d->mem_release(memory); });
@@ -156,7 +161,7 @@ CUresult open_fenced_import(const FencedIpcHandle& h, ring::Api api, CUdeviceptr
   }
   i.address = i.mapped_begin + reply.offset;
   const std::uint64_t guard_begin = front ? base : i.mapped_begin + i.mapped_size;
-  record_import(h, reply, api, where, i, guard_begin, guard_begin + gran);
+  record_import(h, reply, api, where, i, guard_begin, guard_begin + guard);
   Tracked t;
   t.address = i.address;
   t.bytes = reply.bytes;

@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "apps/interposer/debug_log.h"
+#include "apps/interposer/guard_budget.h"
 #include "apps/interposer/kernel_info.h"
 #include "apps/interposer/quarantine.h"
 #include "apps/interposer/recycle_bin.h"
@@ -59,6 +60,9 @@ RingSettings ring_settings(const Settings& s) {
   r.side = s.side;
   r.quarantine_limit_bytes = s.quarantine_bytes;
   r.recycle_limit_bytes = s.recycle_bytes;
+  r.guard_mode = s.guard;
+  r.guard_limit_bytes = guard_budget().per_buffer();
+  r.guard_total_limit_bytes = guard_budget().total();
   return r;
 }
 

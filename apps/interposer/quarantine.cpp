@@ -40,7 +40,8 @@ Quarantine::Held Quarantine::pop() noexcept {
 
 void Quarantine::admit(const DriverCalls& d, Tracked t, std::uint64_t limit_bytes, RingWriter* ring) noexcept {
   t.kind = Tracked::Kind::quarantined;
-  const Held held{t.address, t.reserved_begin, t.reserved_size, t.record};
+  const std::uint64_t guard = t.reserved_size > t.mapped_size ? t.reserved_size - t.mapped_size : 0;
+  const Held held{t.address, t.reserved_begin, t.reserved_size, guard, t.record};
   // Reservations to give back: the oldest beyond the limit (all of them with a limit of 0),
   // or this one when the FIFO cannot grow. They leave the tracked ranges before their
   // address range is freed, so that a new allocation there is never mistaken for them.
@@ -61,7 +62,7 @@ void Quarantine::admit(const DriverCalls& d, Tracked t, std::uint64_t limit_byte
   }
   pthread_mutex_unlock(&lock_);
   for (int i = 0; i < n; ++i) {
-    give_back_range(d, out[i].reserved_begin, out[i].reserved_size);
+    give_back_range(d, out[i].reserved_begin, out[i].reserved_size, out[i].guard);
     if (ring) ring->set_state(out[i].record, ring::State::released, ring::Api::unknown);
   }
 }

@@ -29,6 +29,7 @@ class Quarantine {
     std::uint64_t address;
     std::uint64_t reserved_begin;
     std::uint64_t reserved_size;
+    std::uint64_t guard;  // bytes of its guard (the guard budget counts them until the range is freed)
     RecordRef record;
   };
   bool push(const Held& h) noexcept;

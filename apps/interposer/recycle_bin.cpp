@@ -64,13 +64,15 @@ std::uint64_t RecycleBin::take_oldest(std::uint64_t keep_bytes, Buffer* out, std
   return left;
 }
 
-bool RecycleBin::take(std::int32_t device, fence::Side side, std::uint64_t mapped_size, Buffer& out) noexcept {
+bool RecycleBin::take(std::int32_t device, fence::Side side, std::uint64_t mapped_size, std::uint64_t min_guard,
+                      Buffer& out) noexcept {
   if (mapped_size == 0) return false;
   pthread_mutex_lock(&lock_);
   bool found = false;
   for (std::size_t i = used_; i-- > oldest_;) {
     Buffer& b = items_[i];
     if (b.mapped_size != mapped_size || b.device != device || b.side != side) continue;
+    if (b.reserved_size - b.mapped_size < min_guard) continue;  // would watch less far than a new one
     out = b;
     bytes_ -= b.mapped_size;
     b.mapped_size = 0;

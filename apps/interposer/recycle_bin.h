@@ -1,9 +1,10 @@
 #pragma once
 // Freed fenced buffers kept mapped for the next fenced allocation of the same mapped size
-// on the same device and side (CUDADIAG_FENCE_RECYCLE_MB). Such an allocation costs no
+// on the same device and side (CUDADIAG_FENCE_RECYCLE_MB) whose guard is at least as
+// large as that allocation would get anew (guard_budget.h). Such an allocation costs no
 // driver call: the freed buffer's reservation, memory, mapping and access serve it, and
 // its pointer is placed flush against the same guard, so an overrun (or, fenced at the
-// front, an underrun) still faults at the first byte. The price: a freed buffer stays
+// front, an underrun) still faults at the first byte, and as far from it as before. The price: a freed buffer stays
 // mapped, so a use after free of it does not fault (the quarantine's rung watches that).
 // Bounded in mapped bytes; the oldest buffers beyond the bound are unmapped and go the
 // way of any freed buffer's memory and range (fence_memory.h), as do all of them when the
@@ -27,7 +28,7 @@ class RecycleBin {
     std::int32_t device = 0;
     fence::Side side = fence::Side::back;
     std::uint64_t reserved_begin = 0;
-    std::uint64_t reserved_size = 0;
+    std::uint64_t reserved_size = 0;  // the mapping and its guard
     std::uint64_t mapped_begin = 0;
     std::uint64_t mapped_size = 0;  // 0: an empty entry
     std::uint64_t handle = 0;       // CUmemGenericAllocationHandle
@@ -37,8 +38,10 @@ class RecycleBin {
 
   explicit constexpr RecycleBin(Unmap unmap) noexcept : unmap_(unmap) {}
 
-  // Takes out the newest buffer of exactly `mapped_size` on `device` and `side`.
-  bool take(std::int32_t device, fence::Side side, std::uint64_t mapped_size, Buffer& out) noexcept;
+  // Takes out the newest buffer of exactly `mapped_size` on `device` and `side` whose guard
+  // (reserved_size - mapped_size) is at least `min_guard` bytes.
+  bool take(std::int32_t device, fence::Side side, std::uint64_t mapped_size, std::uint64_t min_guard,
+            Buffer& out) noexcept;
   // Keeps `b` mapped, then unmaps the oldest buffers while more than `limit_bytes` are
   // kept (`b` itself when it is larger than the limit or the bin cannot grow). Their
   // physical memory is kept for reuse up to `reuse_limit` bytes. Driver calls are made

@@ -8,12 +8,12 @@ namespace {
 constexpr std::size_t kMaxReleasedAtOnce = 16;
 }  // namespace
 
-bool ReuseCache::take(std::int32_t device, std::uint64_t bytes, std::uint64_t& value) noexcept {
+bool ReuseCache::take(std::int32_t device, std::uint64_t bytes, Item& out) noexcept {
   pthread_mutex_lock(&lock_);
   bool found = false;
   for (std::size_t i = count_; i-- > 0;) {
     if (items_[i].device != device || items_[i].bytes != bytes) continue;
-    value = items_[i].value;
+    out = items_[i];
     bytes_ -= items_[i].bytes;
     std::memmove(items_ + i, items_ + i + 1, (count_ - i - 1) * sizeof(Item));
     --count_;

@@ -23,6 +23,8 @@ class ReuseCache {
     std::int32_t device = 0;   // physical memory: its device; address ranges: 0
     std::uint64_t bytes = 0;   // the handle's size, or the range's
     std::uint64_t value = 0;   // CUmemGenericAllocationHandle, or the range's first address
+    std::uint64_t guard = 0;   // address ranges: the guard bytes its last buffer had, as the
+                               //   guard budget counts them (guard_budget.h); memory: 0
   };
   // Gives one item back to the driver.
   using Release = void (*)(const DriverCalls& d, const Item& item);
@@ -31,7 +33,7 @@ class ReuseCache {
   explicit constexpr ReuseCache(Release release) noexcept : release_(release) {}
 
   // Takes out the newest item of exactly `bytes` on `device`; false when there is none.
-  bool take(std::int32_t device, std::uint64_t bytes, std::uint64_t& value) noexcept;
+  bool take(std::int32_t device, std::uint64_t bytes, Item& out) noexcept;
   // Keeps `item` (an item larger than `limit_bytes` is released at once), then releases
   // the oldest items while more than `limit_bytes` are kept. The driver is called outside
   // the lock.

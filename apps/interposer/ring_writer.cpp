@@ -181,6 +181,9 @@ void RingWriter::write_header(const ring::Capacities& limits, const RingSettings
   h.quarantine_limit_bytes = settings.quarantine_limit_bytes;
   h.recycle_limit_bytes = settings.recycle_limit_bytes;
   h.fence_side = static_cast<std::uint8_t>(settings.side);
+  h.guard_mode = static_cast<std::uint8_t>(settings.guard_mode);
+  h.guard_limit_bytes = settings.guard_limit_bytes;
+  h.guard_total_limit_bytes = settings.guard_total_limit_bytes;
   h.ring_flags = flags;
   h.layout_errno = error;
   h.wanted_bytes = wanted;

@@ -18,6 +18,9 @@ struct RingSettings {
   ring::Side side = ring::Side::back;
   std::uint64_t quarantine_limit_bytes = 0;
   std::uint64_t recycle_limit_bytes = 0;
+  fence::GuardMode guard_mode = fence::GuardMode::scaled;
+  std::uint64_t guard_limit_bytes = 0;
+  std::uint64_t guard_total_limit_bytes = 0;
 };
 
 // The fields of each record the writer is handed (ring_format.h, its lists).

@@ -69,6 +69,16 @@ Settings read_settings(EnvLookup lookup) noexcept {
     }
   }
 
+  if (const char* guard = lookup("CUDADIAG_GUARD")) {
+    if (std::strcmp(guard, "scaled") == 0) {
+      s.guard = fence::GuardMode::scaled;
+    } else if (std::strcmp(guard, "granule") == 0) {
+      s.guard = fence::GuardMode::granule;
+    } else {
+      reject(s, "CUDADIAG_GUARD", guard);
+    }
+  }
+
   std::uint64_t quarantine_mb = s.quarantine_bytes >> 20;
   read_number(s, lookup, "CUDADIAG_FENCE_QUARANTINE_MB", 0, fence::kMaxQuarantineMb, quarantine_mb);
   s.quarantine_bytes = quarantine_mb << 20;

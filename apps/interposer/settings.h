@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "apps/interposer/ring_writer.h"
+#include "fence/guard_layout.h"
 #include "fence/ring_format.h"
 
 namespace cudadiag::interposer {
@@ -13,6 +14,7 @@ struct Settings {
   const char* ring_path = nullptr;           // CUDADIAG_RING: record here (none: fence only)
   std::uint32_t align = 16;                  // CUDADIAG_FENCE_ALIGN: pointer alignment, bytes
   ring::Side side = ring::Side::back;        // CUDADIAG_FENCE_SIDE: back | front | none
+  fence::GuardMode guard = fence::GuardMode::scaled;  // CUDADIAG_GUARD: scaled | granule
   std::uint64_t quarantine_bytes = 1024ull << 20;  // CUDADIAG_FENCE_QUARANTINE_MB
   std::uint64_t reuse_bytes = 256ull << 20;  // CUDADIAG_FENCE_REUSE_MB: freed physical memory kept for reuse
   std::uint64_t recycle_bytes = 0;           // CUDADIAG_FENCE_RECYCLE_MB: freed buffers kept mapped (0: none)

@@ -37,6 +37,10 @@ void print_summary(const RingRead& r, std::size_t process_files) {
               "\ntorn_records=%" PRIu64 "\n",
               s.dropped_allocations, s.dropped_launches, s.dropped_tma_maps, r.torn_records);
   std::printf("fence_align=%u\n", s.fence_align);
+  std::printf("guard=%s\ngranularity=%" PRIu64 "\nguard_limit_bytes=%" PRIu64 "\nguard_total_limit_bytes=%" PRIu64
+              "\nguards_cut=%" PRIu64 "\n",
+              s.guard_mode == cudadiag::fence::GuardMode::granule ? "granule" : "scaled", s.granularity,
+              s.guard_limit_bytes, s.guard_total_limit_bytes, s.guards_cut);
   std::printf("handles_reused=%" PRIu64 "\nreservations_reused=%" PRIu64 "\n", r.handles_reused,
               r.reservations_reused);
   std::printf("recycle_limit_bytes=%" PRIu64 "\nrecycled=%" PRIu64 "\n", s.recycle_limit_bytes, s.recycled);

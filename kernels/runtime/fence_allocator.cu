@@ -39,10 +39,14 @@ Allocation FenceAllocator::allocate(size_t bytes, AllocatorMode mode) {
   Allocation a;
   a.mode = mode;
   a.bytes = bytes;
-  a.reserved_size = fence::reserved_size(mapped, gran);
+  // As large as the mapping, within the per-buffer bound: a far overrun (a bad gather
+  // index, a strided view) faults instead of reaching the next reservation. A case holds
+  // few buffers, far from the bound on all guards together.
+  const size_t guard = fence::guard_size(fence::wanted_guard(mapped, gran, fence::GuardMode::scaled), gran, 0);
+  a.reserved_size = fence::reserved_size(mapped, guard);
   session_.check_driver(api.mem_address_reserve(&a.reserved_base, a.reserved_size, 0, 0, 0),
                         "cuMemAddressReserve", "malloc", CUDADIAG_HERE);
-  const fence::Layout layout = fence::place(a.reserved_base, bytes, gran, kFenceAlignment, side);
+  const fence::Layout layout = fence::place(a.reserved_base, bytes, gran, kFenceAlignment, side, guard);
   try {
     const CUmemAllocationProp p = prop();
     session_.check_driver(api.mem_create(&a.handle, mapped, &p, 0), "cuMemCreate", "malloc", CUDADIAG_HERE);

@@ -1,19 +1,29 @@
 #pragma once
 // Guard-page arithmetic of a fenced buffer, shared by the bundled fence allocator
 // (kernels/runtime/fence_allocator.cu) and the interposer (apps/interposer): how much
-// to map for a request, where the pointer goes so that the buffer ends (or starts) flush
-// against an unmapped guard granule, and where an address lies relative to the buffer.
-// Pure constexpr C++17 (nvcc compiles one of its users), no CUDA, no library.
+// to map for a request, how large its unmapped guard is, where the pointer goes so that
+// the buffer ends (or starts) flush against the guard, and where an address lies
+// relative to the buffer. Pure constexpr C++17 (nvcc compiles one of its users), no CUDA,
+// no library.
 //
 // Reservation of a back-fenced buffer (front is the mirror image):
 //
-//   reserved_begin                                   guard_begin         guard_end
-//   | mapped: whole granules                          | one granule,      |
-//   |                 [address ........ end) [slack)  | never mapped      |
+//   reserved_begin                                   guard_begin                 guard_end
+//   | mapped: whole granules                          | as large as the mapping,  |
+//   |                 [address ........ end) [slack)  | never mapped              |
 //
 // `slack` is the mapped space between the buffer's end and the guard: the request
 // rounded up to the pointer alignment leaves it (at most alignment - 1 bytes). An
 // overrun that stays inside the slack does not fault.
+//
+// Why the guard scales with the buffer: the next reservation may be mapped right behind
+// a guard, so an access that jumps the guard lands in another buffer and stays silent.
+// Overruns of gathers with a bad index, strided views and dilated indices are far, not
+// one element: a ring-attention gather read rows 2 to 4 MB past a 4 MB chunk, over a
+// one-granule (2 MiB) guard. A guard as large as the mapping makes every access up to
+// the buffer's own size past its end (before its start, fenced at the front) fault. The
+// guard is reserved address space, never mapped: it costs no memory, only address space,
+// which the bounds below keep in check.
 #include <cstdint>
 
 namespace cudadiag::fence {
@@ -43,10 +53,46 @@ constexpr std::uint64_t mapped_size(std::uint64_t bytes, std::uint64_t granulari
   return round_up(aligned == 0 ? 1 : aligned, granularity);
 }
 
-// Address space to reserve: the mapping plus one guard granule that is never mapped.
-constexpr std::uint64_t reserved_size(std::uint64_t mapped, std::uint64_t granularity) {
-  return mapped + granularity;
+// How large a guard is (CUDADIAG_GUARD; the values are the ring format's, one byte).
+enum class GuardMode : std::uint8_t {
+  scaled = 0,   // as large as the buffer's mapping, within the bounds below (the default)
+  granule = 1,  // one granule, whatever the buffer's size (to measure what scaling costs)
+};
+
+// Bounds on the address space guards take; a guard beyond them falls back to the largest
+// that fits, down to one granule (never less).
+//   kMaxGuardBytes: one buffer's guard. A buffer larger than this is watched this far past
+//     its end: 1 GiB covers a stride of a billion bytes, and keeps a guard from taking more
+//     than a 47-bit address space can spare for one buffer.
+//   kMaxGuardTotalBytes: every guard the fence holds reserved at once (live buffers, freed
+//     ones in quarantine or kept for reuse). 16 TiB is a quarter of a 47-bit (128 TiB)
+//     address space, as the quarantine's own bound (lib/fence/interposer_limits.h).
+inline constexpr std::uint64_t kMaxGuardBytes = 1ull << 30;
+inline constexpr std::uint64_t kMaxGuardTotalBytes = 16ull << 40;
+
+// The guard a mapping of `mapped` bytes calls for: as large as the mapping in scaled mode
+// (whole granules, at least one), one granule in granule mode.
+constexpr std::uint64_t wanted_guard(std::uint64_t mapped, std::uint64_t granularity, GuardMode mode) {
+  if (mode == GuardMode::granule) return granularity;
+  const std::uint64_t g = round_up(mapped, granularity);
+  return g < granularity ? granularity : g;
 }
+
+// The guard given for `wanted` when `held` guard bytes are reserved already: the wanted
+// guard, cut to `per_buffer` and to what `total` leaves, in whole granules, never less than
+// one granule (a buffer is always fenced; only how far it is watched shrinks).
+constexpr std::uint64_t guard_size(std::uint64_t wanted, std::uint64_t granularity, std::uint64_t held,
+                                   std::uint64_t per_buffer = kMaxGuardBytes,
+                                   std::uint64_t total = kMaxGuardTotalBytes) {
+  std::uint64_t g = round_down(wanted, granularity);
+  if (g > per_buffer) g = round_down(per_buffer, granularity);
+  const std::uint64_t left = held < total ? total - held : 0;
+  if (g > left) g = round_down(left, granularity);
+  return g < granularity ? granularity : g;
+}
+
+// Address space to reserve: the mapping plus its guard, which is never mapped.
+constexpr std::uint64_t reserved_size(std::uint64_t mapped, std::uint64_t guard) { return mapped + guard; }
 
 struct Layout {
   std::uint64_t reserved_begin = 0;
@@ -61,27 +107,29 @@ struct Layout {
 
   constexpr std::uint64_t end() const { return address + bytes; }
   constexpr std::uint64_t mapped_end() const { return mapped_begin + mapped_size; }
+  constexpr std::uint64_t guard_size() const { return guard_end - guard_begin; }
 };
 
 // Placement of a request inside a reservation that starts at `reserved_begin` (granule
-// aligned, reserved_size(mapped_size(...)) bytes long). Requires valid_geometry().
+// aligned, reserved_size(mapped_size(...), guard) bytes long), with a guard of `guard`
+// bytes (whole granules, at least one: guard_size()). Requires valid_geometry().
 constexpr Layout place(std::uint64_t reserved_begin, std::uint64_t bytes, std::uint64_t granularity,
-                       std::uint64_t align, Side side) {
+                       std::uint64_t align, Side side, std::uint64_t guard) {
   Layout l;
   l.reserved_begin = reserved_begin;
   l.mapped_size = mapped_size(bytes, granularity, align);
-  l.reserved_size = reserved_size(l.mapped_size, granularity);
+  l.reserved_size = reserved_size(l.mapped_size, guard);
   l.bytes = bytes;
   if (side == Side::front) {
     l.guard_begin = reserved_begin;
-    l.guard_end = reserved_begin + granularity;
+    l.guard_end = reserved_begin + guard;
     l.mapped_begin = l.guard_end;
     l.address = l.mapped_begin;  // first byte right after the guard
     l.slack = 0;
   } else {
     l.mapped_begin = reserved_begin;
     l.guard_begin = l.mapped_end();
-    l.guard_end = l.guard_begin + granularity;
+    l.guard_end = l.guard_begin + guard;
     l.address = l.mapped_end() - round_up(bytes, align);  // the last aligned block ends at the guard
     l.slack = l.mapped_end() - l.end();
   }

@@ -38,7 +38,7 @@
 namespace cudadiag::ring {
 
 inline constexpr std::uint64_t kMagic = 0x00474e4952464443ull;  // "CDFRING\0"
-inline constexpr std::uint32_t kVersion = 8;
+inline constexpr std::uint32_t kVersion = 9;
 inline constexpr std::uint32_t kHeaderBytes = 4096;
 inline constexpr std::uint32_t kMaxPointerArgs = 8;
 inline constexpr std::uint32_t kNamePrefixBytes = 96;
@@ -398,7 +398,9 @@ enum class Shown : std::uint8_t { hex, dec, dims };
   CODE(ring::VmmCall, failed_call, ring::VmmCall::none) /* vmm_failed: the call that failed */          \
   CODE(std::uint32_t, site, ring::kNoSite)    /* an index into the sites (kNoSite: none recorded) */    \
   VALUE(std::int32_t, origin_pid, 0, dec)     /* imported over CUDA IPC: the exporting process (0: none) */ \
-  VALUE(std::uint64_t, origin_seq, 0, dec)    /*   and its allocation's record there (seq) */
+  VALUE(std::uint64_t, origin_seq, 0, dec)    /*   and its allocation's record there (seq) */ \
+  VALUE(std::uint64_t, guard_wanted, 0, dec)  /* fenced: the guard its size called for (guard_layout.h); */ \
+                                              /*   more than guard_end - guard_begin: cut by the bounds */
 
 #define CUDADIAG_RING_LAUNCH_FIELDS(VALUE, CODE)                                                          \
   VALUE(std::uint64_t, function, 0, hex)      /* the CUfunction handle */                               \
@@ -494,7 +496,8 @@ struct Header {
   std::uint64_t quarantine_limit_bytes;
   std::uint64_t granularity;            // VMM granularity of the first fenced device (0: none yet)
   std::uint8_t fence_side;              // Side
-  std::uint8_t reserved0[3];
+  std::uint8_t guard_mode;              // fence::GuardMode (CUDADIAG_GUARD)
+  std::uint8_t reserved0[2];
   std::int32_t owner_pid;               // the process recording here (0: none yet)
   std::uint32_t processes_loaded;       // processes whose interposer attached to this file
   std::uint32_t other_cuda_processes;   // later processes that used CUDA: in "<file>.<pid>"
@@ -552,13 +555,18 @@ struct Header {
   std::uint64_t program_mappings;       // cuMemMap calls of the program
   std::uint64_t ipc_failures;           // hand-overs that failed (next IpcFailure seq); past kMaxIpcFailures counted only
   IpcFailure ipc_failure[kMaxIpcFailures];
+  // How far past its end (before its start) each fenced buffer is watched: its guard.
+  std::uint64_t guard_limit_bytes;      // the most one buffer's guard may have (fence::kMaxGuardBytes)
+  std::uint64_t guard_total_limit_bytes;  // the most all guards held at once may have
+  std::uint64_t guards_cut;             // fenced allocations given a smaller guard than the per-buffer bound
+                                        //   allows (the bound on all guards reached, or their reservation refused)
 };
 
 struct AllocationSlot {
   std::uint64_t stamp;
   std::uint64_t seq;
   CUDADIAG_RING_ALLOCATION_FIELDS(CUDADIAG_RING_SLOT_MEMBER, CUDADIAG_RING_SLOT_MEMBER)
-  std::uint64_t reserved[2];
+  std::uint64_t reserved[1];
 };
 
 // A Python frame of an allocation site.
@@ -627,7 +635,7 @@ static_assert(sizeof(SlackWrite) == 64);
 static_assert(sizeof(IpcFailure) == 40);
 static_assert(sizeof(Header) ==
               216 + 16 * kDriverCallKinds + 32 + kMaxProcessEvents * sizeof(ProcessEvent) + 16 + kMaxSlackWrites * 64 +
-                  24 + 64 + 32 + kMaxIpcFailures * sizeof(IpcFailure));
+                  24 + 64 + 32 + kMaxIpcFailures * sizeof(IpcFailure) + 24);
 static_assert(offsetof(Header, allocations) == 112);
 static_assert(offsetof(Header, tma_capacity) == 176);
 // tests/fuzz/seeds/ring_reader/slack.ring holds a slack write at these offsets.
@@ -641,6 +649,7 @@ static_assert(sizeof(SiteSlot) == 496);
 static_assert(sizeof(ModuleSlot) == 256);
 static_assert(offsetof(AllocationSlot, context) == 72 && offsetof(AllocationSlot, site) == 96);
 static_assert(offsetof(AllocationSlot, origin_pid) == 100 && offsetof(AllocationSlot, origin_seq) == 104);
+static_assert(offsetof(AllocationSlot, guard_wanted) == 112);
 static_assert(offsetof(LaunchSlot, context) == 32 && offsetof(LaunchSlot, device) == 68);
 static_assert(offsetof(SlackWrite, pid) == 52);
 // No padding: every byte of a slot is a field the writer sets (the reader's view is the writer's).

@@ -242,6 +242,11 @@ struct VerdictCoverage {
   std::vector<GuardedEnd> directions;
   std::optional<std::uint64_t> allocations;   // of the fenced run that fenced the fewest
   std::optional<std::uint64_t> fenced;
+  // How far past the end (before the start) a fenced buffer is watched: its own size up to
+  // this many bytes, or one granule of this many under CUDADIAG_GUARD=granule.
+  std::optional<std::uint64_t> guard_reach_bytes;
+  std::optional<std::string> guard;            // "scaled" or "granule"
+  std::optional<std::uint64_t> guards_cut;     // buffers watched less far: the bound on all guards was reached
   std::vector<std::string> seen;
   std::vector<std::string> unseen;
 };

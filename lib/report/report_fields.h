@@ -235,6 +235,9 @@ void list(auto& io, Is<VerdictCoverage> auto& c) {
   io.field("unseen", c.unseen);
   io.optional("allocations", c.allocations);
   io.optional("fenced", c.fenced);
+  io.optional("guard", c.guard);
+  io.optional("guard_reach_bytes", c.guard_reach_bytes);
+  io.optional("guards_cut", c.guards_cut);
 }
 
 void list(auto& io, Is<Verdict> auto& v) {

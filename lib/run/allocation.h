@@ -32,7 +32,7 @@ struct IpcImport {
 struct AllocationRecord {
   std::uint64_t seq = 0;           // order among all allocation events of the process
   // address, bytes, mapped_begin, mapped_end, guard_begin, guard_end, stream, context,
-  // device, origin_pid, origin_seq
+  // device, origin_pid, origin_seq, guard_wanted
   CUDADIAG_RING_ALLOCATION_FIELDS(CUDADIAG_RING_MEMBER, CUDADIAG_RING_SKIP)
   FenceSide side = FenceSide::none;
   bool freed = false;              // the program freed it: pages unmapped, range reserved
@@ -42,6 +42,8 @@ struct AllocationRecord {
   std::string unfenced_reason;     // side == none: why ("managed memory", "VMM failed: 2")
   std::optional<std::uint32_t> site;  // where it was made: an index into InterposerLog::sites
   std::optional<IpcImport> import;    // origin_pid != 0: filled when the rings of the run are joined
+
+  std::uint64_t guard_bytes() const { return guard_end > guard_begin ? guard_end - guard_begin : 0; }
 };
 
 // A Python frame of an allocation site, as the interposer read it.
@@ -134,6 +136,13 @@ struct InterposerSummary {
   std::uint64_t ipc_exports = 0;    // fenced buffers handed to other processes (CUDA IPC)
   std::uint64_t ipc_imports = 0;    // other processes' fenced buffers mapped with guards
   std::uint64_t program_mappings = 0;  // cuMemMap calls of the program: recorded, not fenced
+  // How large the guards were (CUDADIAG_GUARD): scaled, as large as a buffer's mapping up to
+  // guard_limit_bytes while all guards stay within guard_total_limit_bytes; else one granule.
+  fence::GuardMode guard_mode = fence::GuardMode::scaled;
+  std::uint64_t granularity = 0;             // VMM granule of the first fenced device (0: none fenced)
+  std::uint64_t guard_limit_bytes = 0;
+  std::uint64_t guard_total_limit_bytes = 0;
+  std::uint64_t guards_cut = 0;              // allocations given a smaller guard than the per-buffer bound allows
 };
 
 // What happened to one process of the run, as the interposer saw it start or end.

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "run/ipc_records.h"
 #include "run/judge.h"
 
 namespace cudadiag::run {
@@ -18,6 +19,16 @@ bool harmless_unfenced(const std::string& reason) {
 
 std::string mib(std::uint64_t bytes) { return fmt::format("{} MiB", bytes >> 20); }
 
+// "as far past it as the buffer is large (at most 1 GiB)", "one granule (2 MiB) past it"
+std::string guard_reach_text(const Coverage& c, const char* where) {
+  const std::uint64_t reach = c.guard_reach_bytes.value_or(0);
+  if (!c.guard_scaled)
+    return fmt::format("one granule{} {} it (CUDADIAG_GUARD=granule)",
+                       c.granularity ? " (" + size_text(c.granularity) + ")" : "", where);
+  return fmt::format("as far {} it as the buffer is large{}", where,
+                     reach ? " (at most " + size_text(reach) + ")" : "");
+}
+
 }  // namespace
 
 FenceReach fence_reach_of(const InterposerLog& log, bool effective) {
@@ -31,6 +42,11 @@ FenceReach fence_reach_of(const InterposerLog& log, bool effective) {
   r.slack_watched = log.summary.slack_watched;
   r.program_mappings = log.summary.program_mappings;
   r.ipc_imports = log.summary.ipc_imports;
+  r.guard_mode = log.summary.guard_mode;
+  r.granularity = log.summary.granularity;
+  r.guard_limit_bytes = log.summary.guard_limit_bytes;
+  r.guard_total_limit_bytes = log.summary.guard_total_limit_bytes;
+  r.guards_cut = log.summary.guards_cut;
   for (const auto& a : log.allocations) {
     if (a.side != FenceSide::none || a.unfenced_reason.empty()) continue;
     if (a.unfenced_reason == ring::unfenced_text(ring::Unfenced::program_mapped)) continue;  // counted in the header
@@ -78,6 +94,16 @@ Coverage ladder_coverage(const std::vector<RunJudgement>& runs) {
     if (f.side == FenceSide::front) c.before_start = true;
     if (f.side == FenceSide::back && f.slack_watched) c.slack_writes = true;
     c.ipc_imports = std::max(c.ipc_imports, f.ipc_imports);
+    // The shortest reach of the runs that guarded: one granule wins over a scaled guard.
+    if (f.guard_mode == fence::GuardMode::granule) {
+      c.guard_scaled = false;
+      c.guard_reach_bytes = f.granularity;
+    } else if (c.guard_scaled && f.guard_limit_bytes > 0) {
+      c.guard_reach_bytes = c.guard_reach_bytes ? std::min(*c.guard_reach_bytes, f.guard_limit_bytes) : f.guard_limit_bytes;
+    }
+    if (c.granularity == 0) c.granularity = f.granularity;
+    c.guard_total_limit_bytes = std::max(c.guard_total_limit_bytes, f.guard_total_limit_bytes);
+    c.guards_cut = std::max(c.guards_cut, f.guards_cut);
     if (f.recycle_limit_bytes > 0) c.recycled = true;
     if (f.quarantine_limit_bytes > 0 && f.recycle_limit_bytes == 0) {
       c.use_after_free = true;
@@ -91,8 +117,14 @@ Coverage ladder_coverage(const std::vector<RunJudgement>& runs) {
 
   const std::string counted =
       c.fenced ? fmt::format(" ({} of {} allocations fenced)", *c.fenced, *c.allocations) : std::string();
-  if (c.past_end) c.seen.push_back("overruns past the end of a fenced buffer, at the first byte" + counted);
-  if (c.before_start) c.seen.push_back("underruns before the start of a fenced buffer, at the first byte" + counted);
+  // Guarded only through an attribution (no effective fenced run): how far is not known.
+  const bool reach_known = c.guard_reach_bytes.has_value() || !c.guard_scaled;
+  if (c.past_end)
+    c.seen.push_back("reads and writes past the end of a fenced buffer, from the first byte" +
+                     (reach_known ? " to " + guard_reach_text(c, "past") : std::string()) + counted);
+  if (c.before_start)
+    c.seen.push_back("reads and writes before the start of a fenced buffer, from the first byte" +
+                     (reach_known ? " to " + guard_reach_text(c, "before") : std::string()) + counted);
   if (c.slack_writes)
     c.seen.push_back("writes into the alignment slack between a buffer's end and its guard (canaries checked at free "
                      "and at exit)");
@@ -113,6 +145,25 @@ Coverage ladder_coverage(const std::vector<RunJudgement>& runs) {
     c.unseen.push_back(c.slack_writes ? "reads in the alignment slack (a read leaves no trace)"
                                       : "reads and writes in the alignment slack after a buffer whose size is not a "
                                         "multiple of the alignment");
+    if ((c.past_end || c.before_start) && reach_known) {
+      if (!c.guard_scaled)
+        c.unseen.push_back(fmt::format("reads and writes further than one granule{} from a buffer's end (start): they "
+                                       "jump the guard into whatever is mapped behind it (CUDADIAG_GUARD=granule; by "
+                                       "default the guard is as large as the buffer)",
+                                       c.granularity ? " (" + size_text(c.granularity) + ")" : ""));
+      else
+        c.unseen.push_back(fmt::format("reads and writes further from a buffer's end (start) than the buffer is "
+                                       "large{}: they may land in another buffer's mapping",
+                                       c.guard_reach_bytes ? ", or than " + size_text(*c.guard_reach_bytes)
+                                                           : std::string()));
+    }
+    if (c.guard_scaled && c.guards_cut > 0)
+      c.unseen.push_back(fmt::format(
+          "{} buffer(s) got a guard smaller than their size allows, down to one granule{}: the bound on all "
+          "guards{} was reached (or the address space refused), so they are watched less far",
+          c.guards_cut, c.granularity ? " (" + size_text(c.granularity) + ")" : "",
+          c.guard_total_limit_bytes ? " (" + size_text(c.guard_total_limit_bytes) + " of address space)"
+                                    : std::string()));
   }
   for (const auto& [reason, n] : c.unfenced)
     c.unseen.push_back(fmt::format("{} allocation(s) left unfenced ({}){}", n, reason,

@@ -35,6 +35,12 @@ struct FenceReach {
   std::uint64_t program_mappings = 0;
   std::uint64_t unguarded_imports = 0;
   std::uint64_t ipc_imports = 0;
+  // How far from its end (start) a buffer is watched: its guard (lib/fence/guard_layout.h).
+  fence::GuardMode guard_mode = fence::GuardMode::scaled;
+  std::uint64_t granularity = 0;         // one granule (0: nothing fenced)
+  std::uint64_t guard_limit_bytes = 0;   // scaled: the most one buffer's guard may have
+  std::uint64_t guard_total_limit_bytes = 0;
+  std::uint64_t guards_cut = 0;          // buffers given a smaller guard than their size (the bounds)
 };
 FenceReach fence_reach_of(const InterposerLog& log, bool effective);
 
@@ -52,6 +58,13 @@ struct Coverage {
   std::uint64_t program_mappings = 0;   // the most any fenced run recorded (FenceReach)
   std::uint64_t unguarded_imports = 0;
   std::uint64_t ipc_imports = 0;        // guarded imports of an effective fenced run
+  // How far past the end (before the start) a guard reaches, in the effective fenced runs:
+  // a buffer's own size up to guard_reach_bytes (scaled), or one granule (granule).
+  bool guard_scaled = true;             // false: some effective fenced run had CUDADIAG_GUARD=granule
+  std::optional<std::uint64_t> guard_reach_bytes;  // scaled: the per-buffer bound; granule: one granule
+  std::uint64_t granularity = 0;
+  std::uint64_t guard_total_limit_bytes = 0;
+  std::uint64_t guards_cut = 0;         // the most any effective fenced run cut
   std::vector<std::string> seen;    // one item each: what could have been seen
   std::vector<std::string> unseen;  // what could not
 };

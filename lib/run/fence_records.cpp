@@ -24,6 +24,12 @@ void add_counts(InterposerSummary& into, const InterposerSummary& s) {
   into.ipc_exports += s.ipc_exports;
   into.ipc_imports += s.ipc_imports;
   into.program_mappings += s.program_mappings;
+  // Every process of a run reads the same CUDADIAG_GUARD; one granule wins if any had it.
+  if (s.loaded && s.guard_mode == fence::GuardMode::granule) into.guard_mode = fence::GuardMode::granule;
+  if (into.granularity == 0) into.granularity = s.granularity;
+  into.guard_limit_bytes = std::max(into.guard_limit_bytes, s.guard_limit_bytes);
+  into.guard_total_limit_bytes = std::max(into.guard_total_limit_bytes, s.guard_total_limit_bytes);
+  into.guards_cut += s.guards_cut;
 }
 
 const AllocationRecord* record_of(const FenceRecords& records, int pid, std::uint64_t seq) {

@@ -20,7 +20,8 @@ bool importing_step(const std::string& what) {
 }  // namespace
 
 std::string size_text(std::uint64_t bytes) {
-  constexpr std::uint64_t kMiB = 1u << 20, kGiB = 1u << 30;
+  constexpr std::uint64_t kMiB = 1u << 20, kGiB = 1u << 30, kTiB = 1ull << 40;
+  if (bytes >= kTiB && bytes % (kTiB / 2) == 0) return fmt::format("{:g} TiB", static_cast<double>(bytes) / kTiB);
   if (bytes >= kGiB && bytes % (kGiB / 2) == 0) return fmt::format("{:g} GiB", static_cast<double>(bytes) / kGiB);
   if (bytes >= kMiB && bytes % (kMiB / 2) == 0) return fmt::format("{:g} MiB", static_cast<double>(bytes) / kMiB);
   return fmt::format("{} bytes", bytes);

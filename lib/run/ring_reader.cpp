@@ -276,6 +276,12 @@ InterposerSummary summary_of(const ring::Header& h) {
   s.ipc_exports = h.ipc_exports;
   s.ipc_imports = h.ipc_imports;
   s.program_mappings = h.program_mappings;
+  s.guard_mode = h.guard_mode == static_cast<std::uint8_t>(fence::GuardMode::granule) ? fence::GuardMode::granule
+                                                                                        : fence::GuardMode::scaled;
+  s.granularity = h.granularity;
+  s.guard_limit_bytes = h.guard_limit_bytes;
+  s.guard_total_limit_bytes = h.guard_total_limit_bytes;
+  s.guards_cut = h.guards_cut;
   return s;
 }
 

@@ -175,6 +175,9 @@ json fence_json(const RunObservation& obs, const RunJudgement& j) {
                         {"quarantined_bytes", s.quarantined_bytes},
                         {"recycle_limit_bytes", s.recycle_limit_bytes},
                         {"recycled", s.recycled},
+                        {"guard", s.guard_mode == fence::GuardMode::granule ? "granule" : "scaled"},
+                        {"guard_limit_bytes", s.guard_limit_bytes},
+                        {"guards_cut", s.guards_cut},
                         {"tma_encodes", s.tma_encodes},
                         {"dropped_allocations", s.dropped_allocations},
                         {"dropped_launches", s.dropped_launches},
@@ -309,6 +312,11 @@ report::Verdict to_report_verdict(const RunVerdict& v) {
   if (v.coverage.before_start) c.directions.push_back(report::GuardedEnd::before_start);
   c.allocations = v.coverage.allocations;
   c.fenced = v.coverage.fenced;
+  if (v.coverage.past_end || v.coverage.before_start) {
+    c.guard = v.coverage.guard_scaled ? "scaled" : "granule";
+    c.guard_reach_bytes = v.coverage.guard_reach_bytes;
+    if (v.coverage.guard_scaled && v.coverage.guards_cut > 0) c.guards_cut = v.coverage.guards_cut;
+  }
   for (const auto& line : v.coverage.seen) c.seen.push_back(to_valid_utf8(line));
   for (const auto& line : v.coverage.unseen) c.unseen.push_back(to_valid_utf8(line));
   out.coverage = std::move(c);

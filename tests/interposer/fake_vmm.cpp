@@ -44,11 +44,22 @@ CUresult reserve(CUdeviceptr* ptr, size_t size, size_t, CUdeviceptr, unsigned lo
   const CUresult rc = log_call("reserve", at, size);
   if (rc != CUDA_SUCCESS) return rc;
   *ptr = at;
+  g_vmm.reserved.emplace_back(at, size);
   g_vmm.next_address += (size + (1ull << 30) - 1) / (1ull << 30) * (1ull << 30);  // 1 GiB apart
   return rc;
 }
 
-CUresult address_free(CUdeviceptr ptr, size_t size) { return log_call("free", ptr, size); }
+// Removes the entry [at, at + size) from `ranges`, as the driver forgets a range.
+void forget(std::vector<std::pair<std::uint64_t, std::uint64_t>>& ranges, std::uint64_t at, std::uint64_t size) {
+  const auto it = std::find(ranges.begin(), ranges.end(), std::make_pair(at, size));
+  if (it != ranges.end()) ranges.erase(it);
+}
+
+CUresult address_free(CUdeviceptr ptr, size_t size) {
+  const CUresult rc = log_call("free", ptr, size);
+  if (rc == CUDA_SUCCESS) forget(g_vmm.reserved, ptr, size);
+  return rc;
+}
 
 CUresult create(CUmemGenericAllocationHandle* h, size_t size, const CUmemAllocationProp* p, unsigned long long) {
   const CUresult rc = log_call("create", g_vmm.next_handle, size, 0, p->allocFlags.gpuDirectRDMACapable != 0,
@@ -61,10 +72,16 @@ CUresult create(CUmemGenericAllocationHandle* h, size_t size, const CUmemAllocat
 CUresult release(CUmemGenericAllocationHandle h) { return log_call("release", h, 0); }
 
 CUresult map(CUdeviceptr ptr, size_t size, size_t, CUmemGenericAllocationHandle h, unsigned long long) {
-  return log_call("map", ptr, size, h);
+  const CUresult rc = log_call("map", ptr, size, h);
+  if (rc == CUDA_SUCCESS) g_vmm.mapped.emplace_back(ptr, size);
+  return rc;
 }
 
-CUresult unmap(CUdeviceptr ptr, size_t size) { return log_call("unmap", ptr, size); }
+CUresult unmap(CUdeviceptr ptr, size_t size) {
+  const CUresult rc = log_call("unmap", ptr, size);
+  if (rc == CUDA_SUCCESS) forget(g_vmm.mapped, ptr, size);
+  return rc;
+}
 
 CUresult set_access(CUdeviceptr ptr, size_t size, const CUmemAccessDesc*, size_t count) {
   return log_call("set_access", ptr, size, count);
@@ -112,6 +129,16 @@ std::vector<FakeVmm::Call> FakeVmm::of(const std::string& name) const {
     if (c.name == name) out.push_back(c);
   return out;
 }
+
+namespace {
+bool holds(const std::vector<std::pair<std::uint64_t, std::uint64_t>>& ranges, std::uint64_t address) {
+  return std::any_of(ranges.begin(), ranges.end(),
+                     [&](const auto& r) { return address >= r.first && address - r.first < r.second; });
+}
+}  // namespace
+
+bool FakeVmm::is_reserved(std::uint64_t address) const { return holds(reserved, address); }
+bool FakeVmm::is_mapped(std::uint64_t address) const { return holds(mapped, address); }
 
 void FakeVmm::reset() {
   calls.clear();

@@ -1,7 +1,7 @@
 #pragma once
 // A driver for the interposer's own VMM calls (DriverCalls), in memory: address ranges
 // reserved from a counter, handles numbered from 1, every call logged, any call made to
-// fail. Devices 0..3 answer cuMemGetAllocationGranularity as a real device would (0 and 1
+// fail, and what is reserved and mapped now (as the driver's tables hold it). Devices 0..3 answer cuMemGetAllocationGranularity as a real device would (0 and 1
 // peers of each other, 1 with GPUDirect RDMA on VMM memory, 0 and 1 with POSIX file
 // descriptor handles); 4 answers a granule of 0 and 5 an error, as a driver without VMM
 // support can.
@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "apps/interposer/driver_calls.h"
@@ -35,8 +36,14 @@ struct FakeVmm {
   // Calls that fail, by name, once each in order of the list: e.g. {"create", OOM}.
   std::vector<std::pair<std::string, CUresult>> failures;
 
+  // [begin, begin + size) ranges reserved and mapped now; kept across reset().
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> reserved, mapped;
+
   // The calls of `name` since the last reset, in order.
   std::vector<Call> of(const std::string& name) const;
+  // Whether `address` lies in a reserved range, in a mapped one.
+  bool is_reserved(std::uint64_t address) const;
+  bool is_mapped(std::uint64_t address) const;
   void reset();
 };
 

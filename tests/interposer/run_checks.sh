@@ -905,7 +905,7 @@ EOS
     expect_line importer 'ipc_imports=1'
     expect_line importer 'fenced=1'
     expect_line importer 'ipc_failures=0'
-    expect_line importer "allocation seq=0 address=0x[0-9a-f]+ bytes=4000 .* guard_begin=0x[1-9a-f][0-9a-f]* .* origin_pid=$exporter_pid origin_seq=0 side=back freed=true released=true api=cuIpcOpenMemHandle_v2 reason="
+    expect_line importer "allocation seq=0 address=0x[0-9a-f]+ bytes=4000 .* guard_begin=0x[1-9a-f][0-9a-f]* .* origin_pid=$exporter_pid origin_seq=0 guard_wanted=[0-9]+ side=back freed=true released=true api=cuIpcOpenMemHandle_v2 reason="
     # The guard sits right after the buffer in the child too.
     line=$(grep '^allocation seq=0 ' "$work/importer.out")
     address=$(sed -n 's/.* address=\(0x[0-9a-f]*\) .*/\1/p' <<<"$line")

@@ -21,11 +21,11 @@ std::uint64_t created_with(int device) {
   fake_vmm().reset();
   FencedMemory m;
   FenceFailure why;
-  REQUIRE(map_fenced(fake_driver_calls(), device, 4000, 16, cudadiag::fence::Side::back, m, why));
+  REQUIRE(map_fenced(fake_driver_calls(), device, 4000, 16, cudadiag::fence::Side::back, cudadiag::fence::GuardMode::scaled, m, why));
   const auto creates = fake_vmm().of("create");
   REQUIRE(creates.size() == 1);
   unmap_fenced(fake_driver_calls(), device, m.layout.mapped_begin, m.layout.mapped_size, m.handle, 0);
-  give_back_range(fake_driver_calls(), m.layout.reserved_begin, m.layout.reserved_size);
+  give_back_range(fake_driver_calls(), m.layout.reserved_begin, m.layout.reserved_size, m.layout.guard_size());
   return creates[0].handle_types;
 }
 
@@ -47,13 +47,13 @@ TEST_CASE("exportable memory: a POSIX file descriptor where the device supports 
   fake_vmm().failures.push_back({"create", CUDA_ERROR_NOT_SUPPORTED});
   FencedMemory m;
   FenceFailure why;
-  REQUIRE(map_fenced(fake_driver_calls(), 1, 4000, 16, cudadiag::fence::Side::back, m, why));
+  REQUIRE(map_fenced(fake_driver_calls(), 1, 4000, 16, cudadiag::fence::Side::back, cudadiag::fence::GuardMode::scaled, m, why));
   const auto creates = fake_vmm().of("create");
   REQUIRE(creates.size() == 2);
   CHECK(creates[0].rdma);
   CHECK_FALSE(creates[1].rdma);
   CHECK(creates[1].handle_types == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
   unmap_fenced(fake_driver_calls(), 1, m.layout.mapped_begin, m.layout.mapped_size, m.handle, 0);
-  give_back_range(fake_driver_calls(), m.layout.reserved_begin, m.layout.reserved_size);
+  give_back_range(fake_driver_calls(), m.layout.reserved_begin, m.layout.reserved_size, m.layout.guard_size());
   fake_vmm().reset();
 }

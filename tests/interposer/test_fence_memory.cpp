@@ -10,11 +10,13 @@
 #include <string>
 
 #include "apps/interposer/fence_memory.h"
+#include "apps/interposer/guard_budget.h"
 #include "apps/interposer/recycle_bin.h"
 #include "apps/interposer/reuse_cache.h"
 #include "fake_vmm.h"
 
 using namespace cudadiag::interposer;
+using cudadiag::fence::GuardMode;
 using cudadiag::fence::Side;
 using cudadiag::test::fake_driver_calls;
 using cudadiag::test::fake_vmm;
@@ -43,11 +45,26 @@ struct Mapped {
   FenceFailure why;
 };
 
-Mapped map(int device, std::uint64_t bytes, std::uint64_t align, Side side) {
+Mapped map(int device, std::uint64_t bytes, std::uint64_t align, Side side, GuardMode mode = GuardMode::scaled) {
   Mapped r;
-  r.ok = map_fenced(fake_driver_calls(), device, bytes, align, side, r.m, r.why);
+  r.ok = map_fenced(fake_driver_calls(), device, bytes, align, side, mode, r.m, r.why);
   return r;
 }
+
+// Unmaps a buffer and gives its range back, as a free whose quarantine let go does.
+void free_fenced(const Mapped& r) {
+  const auto& l = r.m.layout;
+  REQUIRE(unmap_fenced(fake_driver_calls(), 0, l.mapped_begin, l.mapped_size, r.m.handle, kPlenty) == CUDA_SUCCESS);
+  give_back_range(fake_driver_calls(), l.reserved_begin, l.reserved_size, l.guard_size());
+}
+
+// The process's guard bounds for one test, put back after it.
+struct GuardBounds {
+  GuardBounds(std::uint64_t per_buffer, std::uint64_t total) { guard_budget().set_bounds(per_buffer, total); }
+  ~GuardBounds() {
+    guard_budget().set_bounds(cudadiag::fence::kMaxGuardBytes, cudadiag::fence::kMaxGuardTotalBytes);
+  }
+};
 
 }  // namespace
 
@@ -126,7 +143,7 @@ TEST_CASE("fence memory: requests are rounded to whole granules of their device"
     REQUIRE(r.ok);
     CHECK(r.m.granularity == kSmall);
     CHECK(r.m.layout.mapped_size == 2 * kSmall);
-    CHECK(r.m.layout.reserved_size == 3 * kSmall);
+    CHECK(r.m.layout.reserved_size == 4 * kSmall);  // and a guard as large
     CHECK(r.m.layout.end() == r.m.layout.guard_begin);
     CHECK(r.m.layout.address == r.m.layout.mapped_begin + kSmall - 1);
   }
@@ -149,7 +166,7 @@ TEST_CASE("fence memory: requests are rounded to whole granules of their device"
     CHECK(r.m.layout.mapped_size == 2 * kSmall);  // 100000 rounded to 64 KiB, not to 4 MiB
     CHECK(r.m.layout.address == r.m.layout.mapped_begin);
     CHECK(r.m.layout.slack == 2 * kSmall - 100000);
-    CHECK(fake_vmm().of("reserve").at(0).size == 3 * kSmall);
+    CHECK(fake_vmm().of("reserve").at(0).size == 4 * kSmall);
   }
 }
 
@@ -299,7 +316,7 @@ TEST_CASE("fence memory: freed memory and released ranges serve the next buffer 
   CHECK(vmm.of("reserve").size() == 1);
 
   // The range let go: the next buffer of its size is placed in it, without a reservation.
-  give_back_range(fake_driver_calls(), fl.reserved_begin, fl.reserved_size);
+  give_back_range(fake_driver_calls(), fl.reserved_begin, fl.reserved_size, fl.guard_size());
   vmm.reset();
   const auto third = map(0, 3000, 1, Side::back);
   REQUIRE(third.ok);
@@ -353,7 +370,8 @@ TEST_CASE("fence memory: a recycled buffer is placed again against the same guar
 TEST_CASE("fence memory: a recycled buffer that does not place as mapped stops the process, saying so",
           "[fence_memory]") {
   CleanDriver clean;
-  // Mapped one granule, but with a reservation of three: not a buffer map_fenced placed.
+  // Mapped one granule at the reservation's second one: not where map_fenced maps a
+  // back-fenced buffer.
   const std::uint64_t base = 0x7e0000000000ull;
   int err[2];
   REQUIRE(pipe(err) == 0);
@@ -362,11 +380,11 @@ TEST_CASE("fence memory: a recycled buffer that does not place as mapped stops t
   if (child == 0) {
     std::signal(SIGABRT, SIG_DFL);  // the abort itself, not Catch's report of it
     dup2(err[1], STDERR_FILENO);
-    recycle_bin().keep(fake_driver_calls(), RecycleBin::Buffer{0, Side::back, base, 3 * kGran, base, kGran, 77},
+    recycle_bin().keep(fake_driver_calls(), RecycleBin::Buffer{0, Side::back, base, 3 * kGran, base + kGran, kGran, 77},
                        kPlenty, kPlenty, nullptr);
     FencedMemory m;
     FenceFailure why;
-    map_fenced(fake_driver_calls(), 0, 1000, 1, Side::back, m, why);
+    map_fenced(fake_driver_calls(), 0, 1000, 1, Side::back, GuardMode::scaled, m, why);
     _exit(0);  // went on: the test fails below
   }
   close(err[1]);
@@ -380,7 +398,153 @@ TEST_CASE("fence memory: a recycled buffer that does not place as mapped stops t
   CHECK(WIFSIGNALED(status));
   CHECK(WTERMSIG(status) == SIGABRT);
   CHECK(said.rfind("cudadiag-fence[" + std::to_string(child) + "]: internal error: the recycle bin gave a buffer "
-                   "mapped at 0x7e0000000000 (reservation 0x7e0000000000, 6291456 bytes) for 1000 bytes on device 0, "
-                   "which place at 0x7e0000000000 (reservation 4194304 bytes; granule 2097152, alignment 1)\n",
+                   "mapped at 0x7e0000200000 (reservation 0x7e0000000000, 6291456 bytes) for 1000 bytes on device 0, "
+                   "which place at 0x7e0000000000 (reservation 6291456 bytes; granule 2097152, alignment 1)\n",
                    0) == 0);
+}
+
+TEST_CASE("fence memory: a buffer's guard is as large as the buffer: [end, end + size) is reserved, never mapped",
+          "[fence_memory]") {
+  CleanDriver clean;
+  const auto& vmm = fake_vmm();
+  const std::uint64_t size = 4ull << 20;  // two granules
+  const auto r = map(0, size, 16, Side::back);
+  REQUIRE(r.ok);
+  const auto& l = r.m.layout;
+  CHECK(r.m.guard_wanted == size);
+  CHECK_FALSE(r.m.guard_cut);
+  CHECK(l.guard_size() == size);
+  CHECK(l.reserved_size == 2 * size);
+  CHECK(vmm.of("reserve").at(0).size == 2 * size);
+  // The buffer is mapped to its last byte; every byte up to its own size past the end is
+  // reserved and unmapped, so a read there faults instead of reaching the next reservation.
+  CHECK(vmm.is_mapped(l.address));
+  CHECK(vmm.is_mapped(l.end() - 1));
+  for (const std::uint64_t past : {std::uint64_t{0}, std::uint64_t{1}, kGran, kGran + 12345, size / 4 * 3, size - 1}) {
+    INFO("offset past the end: " << past);
+    CHECK(vmm.is_reserved(l.end() + past));
+    CHECK_FALSE(vmm.is_mapped(l.end() + past));
+  }
+  CHECK_FALSE(vmm.is_reserved(l.end() + size));  // beyond the guard: not this reservation's
+  free_fenced(r);
+}
+
+TEST_CASE("fence memory: a front-fenced buffer's guard covers its own size before its start", "[fence_memory]") {
+  CleanDriver clean;
+  const auto& vmm = fake_vmm();
+  const std::uint64_t size = 3 * kGran - 100;
+  const auto r = map(0, size, 16, Side::front);
+  REQUIRE(r.ok);
+  const auto& l = r.m.layout;
+  CHECK(l.guard_size() == 3 * kGran);
+  CHECK(l.address == l.reserved_begin + 3 * kGran);
+  for (const std::uint64_t before : {std::uint64_t{1}, kGran, size}) {
+    INFO("bytes before the start: " << before);
+    CHECK(vmm.is_reserved(l.address - before));
+    CHECK_FALSE(vmm.is_mapped(l.address - before));
+  }
+  CHECK(vmm.is_mapped(l.address));
+  free_fenced(r);
+}
+
+TEST_CASE("fence memory: CUDADIAG_GUARD=granule gives one granule whatever the size", "[fence_memory]") {
+  CleanDriver clean;
+  const auto& vmm = fake_vmm();
+  const std::uint64_t size = 8ull << 20;
+  const auto r = map(0, size, 16, Side::back, GuardMode::granule);
+  REQUIRE(r.ok);
+  const auto& l = r.m.layout;
+  CHECK(r.m.guard_wanted == kGran);
+  CHECK_FALSE(r.m.guard_cut);
+  CHECK(l.guard_size() == kGran);
+  CHECK(l.reserved_size == size + kGran);
+  CHECK(vmm.of("reserve").at(0).size == size + kGran);
+  CHECK_FALSE(vmm.is_mapped(l.end() + kGran - 1));
+  CHECK_FALSE(vmm.is_reserved(l.end() + kGran));  // a read one granule on is not watched
+  free_fenced(r);
+}
+
+TEST_CASE("fence memory: the bounds on guards give the largest guard that fits, down to one granule",
+          "[fence_memory]") {
+  CleanDriver clean;
+  const std::uint64_t held = guard_budget().held();  // other tests' live buffers
+  SECTION("one buffer's guard is at most the per-buffer bound") {
+    GuardBounds bounds(4 * kGran, held + (1ull << 40));
+    const auto r = map(0, 16 * kGran, 16, Side::back);
+    REQUIRE(r.ok);
+    CHECK(r.m.guard_wanted == 16 * kGran);
+    CHECK(r.m.layout.guard_size() == 4 * kGran);
+    CHECK_FALSE(r.m.guard_cut);  // the per-buffer bound is no cut: the coverage states it
+    CHECK(guard_budget().held() == held + 4 * kGran);
+    free_fenced(r);
+  }
+  SECTION("all guards together stay within the total bound") {
+    GuardBounds bounds(1ull << 30, held + 5 * kGran);
+    const auto a = map(0, 4 * kGran, 16, Side::back);
+    REQUIRE(a.ok);
+    CHECK(a.m.layout.guard_size() == 4 * kGran);
+    CHECK_FALSE(a.m.guard_cut);
+    const auto b = map(0, 4 * kGran, 16, Side::back);  // one granule left
+    REQUIRE(b.ok);
+    CHECK(b.m.layout.guard_size() == kGran);
+    CHECK(b.m.guard_cut);
+    const auto c = map(0, 4 * kGran, 16, Side::back);  // none left: still one granule
+    REQUIRE(c.ok);
+    CHECK(c.m.layout.guard_size() == kGran);
+    CHECK(c.m.guard_cut);
+    CHECK(fake_vmm().is_reserved(c.m.layout.guard_begin));
+    CHECK_FALSE(fake_vmm().is_mapped(c.m.layout.guard_begin));
+    CHECK(guard_budget().held() == held + 6 * kGran);
+    // Freed and their ranges freed, the guards leave the budget: a new buffer gets its full guard.
+    free_fenced(a);
+    free_fenced(b);
+    free_fenced(c);
+    kept_ranges().drain(fake_driver_calls());
+    CHECK(guard_budget().held() == held);
+    const auto d = map(0, 4 * kGran, 16, Side::back);
+    REQUIRE(d.ok);
+    CHECK(d.m.layout.guard_size() == 4 * kGran);
+    free_fenced(d);
+  }
+  kept_ranges().drain(fake_driver_calls());
+  CHECK(guard_budget().held() == held);
+}
+
+TEST_CASE("fence memory: a scaled guard's reservation refused falls back to one granule", "[fence_memory]") {
+  CleanDriver clean;
+  auto& vmm = fake_vmm();
+  vmm.failures = {{"reserve", CUDA_ERROR_OUT_OF_MEMORY}};
+  const auto r = map(0, 4 * kGran, 16, Side::back);
+  REQUIRE(r.ok);
+  CHECK(r.m.layout.guard_size() == kGran);
+  CHECK(r.m.guard_cut);
+  const auto reserves = vmm.of("reserve");
+  REQUIRE(reserves.size() == 2);
+  CHECK(reserves[0].size == 8 * kGran);
+  CHECK(reserves[1].size == 5 * kGran);
+  free_fenced(r);
+}
+
+TEST_CASE("fence memory: a kept range serves a buffer whose mapping and guard fill it exactly", "[fence_memory]") {
+  CleanDriver clean;
+  const std::uint64_t held = guard_budget().held();
+  const auto a = map(0, 2 * kGran, 16, Side::back);
+  REQUIRE(a.ok);
+  free_fenced(a);
+  CHECK(guard_budget().held() == held + 2 * kGran);  // the kept range still holds its guard
+  const auto b = map(0, 2 * kGran, 16, Side::back);
+  REQUIRE(b.ok);
+  CHECK(b.m.range_reused);
+  CHECK(b.m.layout.reserved_begin == a.m.layout.reserved_begin);
+  CHECK(b.m.layout.guard_size() == 2 * kGran);
+  CHECK(guard_budget().held() == held + 2 * kGran);  // counted once
+  // A buffer of another size does not take it: its guard would not be its own size.
+  free_fenced(b);
+  const auto c = map(0, 3 * kGran, 16, Side::back);
+  REQUIRE(c.ok);
+  CHECK_FALSE(c.m.range_reused);
+  CHECK(c.m.layout.guard_size() == 3 * kGran);
+  free_fenced(c);
+  kept_ranges().drain(fake_driver_calls());
+  CHECK(guard_budget().held() == held);
 }

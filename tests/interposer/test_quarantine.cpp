@@ -43,7 +43,7 @@ std::string state_of(std::uint64_t n) {
 // The reservations given back, oldest first (kept ranges are taken newest first).
 std::vector<std::uint64_t> given_back(std::uint64_t reserved = 2 * kMiB) {
   std::vector<std::uint64_t> out;
-  for (std::uint64_t v = 0; kept_ranges().take(0, reserved, v);) out.insert(out.begin(), v);
+  for (ReuseCache::Item v; kept_ranges().take(0, reserved, v);) out.insert(out.begin(), v.value);
   return out;
 }
 

@@ -27,16 +27,16 @@ TEST_CASE("reuse cache: an item serves exactly its device and size, newest first
   cache.keep(d, item(1, 2 << 20, 13), 64 << 20);
   cache.keep(d, item(0, 4 << 20, 14), 64 << 20);
   CHECK(cache.bytes() == 10u << 20);
-  std::uint64_t v = 0;
+  ReuseCache::Item v;
   CHECK_FALSE(cache.take(0, 6 << 20, v));   // no item of that size
   CHECK_FALSE(cache.take(2, 2 << 20, v));   // nor on that device
   REQUIRE(cache.take(0, 2 << 20, v));
-  CHECK(v == 12);                           // the newest
+  CHECK(v.value == 12);                     // the newest
   REQUIRE(cache.take(0, 2 << 20, v));
-  CHECK(v == 11);
+  CHECK(v.value == 11);
   CHECK_FALSE(cache.take(0, 2 << 20, v));   // taken items are gone
   REQUIRE(cache.take(1, 2 << 20, v));
-  CHECK(v == 13);
+  CHECK(v.value == 13);
   CHECK(cache.bytes() == 4u << 20);
   CHECK(g_released.empty());
 }
@@ -68,7 +68,19 @@ TEST_CASE("reuse cache: a full cache releases its oldest item; drain releases al
   REQUIRE(g_released.size() == ReuseCache::kCapacity);
   CHECK(g_released.front() == 102);
   CHECK(cache.bytes() == 0);
-  std::uint64_t v = 0;
+  ReuseCache::Item v;
   CHECK_FALSE(cache.take(0, 1, v));
   CHECK(cache.drain(d) == 0);
+}
+
+TEST_CASE("reuse cache: an address range comes back with the guard its last buffer had", "[reuse_cache]") {
+  g_released.clear();
+  ReuseCache cache(&note_release);
+  const DriverCalls d;
+  cache.keep(d, ReuseCache::Item{0, 8 << 20, 0x7f0000000000, 4 << 20}, 64 << 20);
+  ReuseCache::Item v;
+  REQUIRE(cache.take(0, 8 << 20, v));
+  CHECK(v.value == 0x7f0000000000);
+  CHECK(v.bytes == 8u << 20);
+  CHECK(v.guard == 4u << 20);
 }

@@ -29,6 +29,7 @@ TEST_CASE("interposer settings: defaults without any variable", "[settings]") {
   CHECK(s.ring_path == nullptr);
   CHECK(s.align == 16);
   CHECK(s.side == ring::Side::back);
+  CHECK(s.guard == cudadiag::fence::GuardMode::scaled);
   CHECK(s.quarantine_bytes == 1024ull << 20);
   CHECK(s.reuse_bytes == 256ull << 20);
   CHECK(s.limits.allocations == ring::kDefaultAllocationSlots);
@@ -63,6 +64,8 @@ TEST_CASE("interposer settings: every variable read", "[settings]") {
   CHECK(s.rejected == 0);
   CHECK(with({{"CUDADIAG_FENCE_SIDE", "none"}}).side == ring::Side::none);
   CHECK(with({{"CUDADIAG_FENCE_ALIGN", "1"}}).align == 1);
+  CHECK(with({{"CUDADIAG_GUARD", "granule"}}).guard == cudadiag::fence::GuardMode::granule);
+  CHECK(with({{"CUDADIAG_GUARD", "scaled"}}).guard == cudadiag::fence::GuardMode::scaled);
 }
 
 TEST_CASE("interposer settings: bad values keep the default and are named", "[settings]") {
@@ -86,6 +89,10 @@ TEST_CASE("interposer settings: bad values keep the default and are named", "[se
   CHECK(std::string(s.rejected_name[1]) == "CUDADIAG_FENCE_SIDE");
   CHECK(with({{"CUDADIAG_FENCE_ALIGN", "131072"}}).align == 16);  // above 64 KiB
   CHECK(with({{"CUDADIAG_FENCE_ALIGN", "16x"}}).rejected == 1);
+  const Settings guard = with({{"CUDADIAG_GUARD", "page"}});
+  CHECK(guard.guard == cudadiag::fence::GuardMode::scaled);
+  REQUIRE(guard.rejected == 1);
+  CHECK(std::string(guard.rejected_name[0]) == "CUDADIAG_GUARD");
 }
 
 TEST_CASE("interposer settings: strict unsigned parse", "[settings]") {

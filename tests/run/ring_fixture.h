@@ -16,9 +16,10 @@ namespace cudadiag::test {
 // long as the process and have no destructor).
 class ScopedWriter {
  public:
-  ScopedWriter(const std::filesystem::path& file, const ring::Capacities& limits) {
+  ScopedWriter(const std::filesystem::path& file, const ring::Capacities& limits,
+               const interposer::RingSettings& settings = {}) {
     const char* why = "";
-    attached_ = w_.attach(file.c_str(), limits, interposer::RingSettings{}, interposer::RingOpen::shared, &why);
+    attached_ = w_.attach(file.c_str(), limits, settings, interposer::RingOpen::shared, &why);
     why_ = why;
   }
   ~ScopedWriter() { w_.detach(); }
@@ -55,6 +56,7 @@ inline interposer::AllocationEvent fenced_event(std::uint64_t address, std::uint
   e.mapped_end = e.mapped_begin + 0x200000;
   e.guard_begin = e.mapped_end;
   e.guard_end = e.mapped_end + 0x200000;
+  e.guard_wanted = 0x200000;  // a one-granule mapping asks for one granule of guard
   e.api = ring::Api::cuMemAlloc_v2;
   e.side = ring::Side::back;
   e.device = 0;

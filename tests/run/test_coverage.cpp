@@ -3,6 +3,8 @@
 // never returned), written by the interposer's own writer.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "ring_fixture.h"
 #include "run/coverage.h"
 #include "run/fence_findings.h"
@@ -206,4 +208,56 @@ TEST_CASE("memcheck plan: auto escalates when the fence was blind, limits itself
   CHECK_FALSE(c.memcheck);
   REQUIRE(c.seen.size() == 1);
   CHECK_THAT(c.seen[0], Catch::Contains("kernels named like ns::scatter"));
+}
+
+TEST_CASE("coverage: how far past the end a fenced buffer is watched", "[coverage]") {
+  auto scaled = fenced(Rung::fence, FenceSide::back, true, 10, 10);
+  scaled.fence_reach->granularity = 2ull << 20;
+  scaled.fence_reach->guard_limit_bytes = 1ull << 30;
+  scaled.fence_reach->guard_total_limit_bytes = 16ull << 40;
+  const auto has = [](const std::vector<std::string>& lines, const std::string& text) {
+    return std::any_of(lines.begin(), lines.end(), [&](const std::string& l) { return l.find(text) != std::string::npos; });
+  };
+  SECTION("scaled: as far as the buffer is large, at most the per-buffer bound") {
+    const Coverage c = ladder_coverage({scaled});
+    CHECK(c.guard_scaled);
+    CHECK(c.guard_reach_bytes == (1ull << 30));
+    CHECK(has(c.seen, "reads and writes past the end of a fenced buffer, from the first byte to as far past it as "
+                      "the buffer is large (at most 1 GiB) (10 of 10 allocations fenced)"));
+    CHECK(has(c.unseen, "further from a buffer's end (start) than the buffer is large, or than 1 GiB"));
+    CHECK_FALSE(has(c.unseen, "got a guard smaller"));
+  }
+  SECTION("scaled, some guards cut by the bound on all guards: said, with how many") {
+    scaled.fence_reach->guards_cut = 3;
+    const Coverage c = ladder_coverage({scaled});
+    CHECK(c.guards_cut == 3);
+    CHECK(has(c.unseen, "3 buffer(s) got a guard smaller than their size allows, down to one granule (2 MiB): the "
+                        "bound on all guards (16 TiB of address space) was reached"));
+  }
+  SECTION("granule: one granule, and what it misses") {
+    scaled.fence_reach->guard_mode = cudadiag::fence::GuardMode::granule;
+    scaled.fence_reach->guards_cut = 0;
+    const Coverage c = ladder_coverage({scaled});
+    CHECK_FALSE(c.guard_scaled);
+    CHECK(c.guard_reach_bytes == (2ull << 20));
+    CHECK(has(c.seen, "from the first byte to one granule (2 MiB) past it (CUDADIAG_GUARD=granule)"));
+    CHECK(has(c.unseen, "further than one granule (2 MiB) from a buffer's end (start): they jump the guard"));
+  }
+  SECTION("front: before the start, as far as the buffer is large") {
+    auto front = scaled;
+    front.rung = Rung::fence_front;
+    front.fence_reach->side = FenceSide::front;
+    const Coverage c = ladder_coverage({front});
+    CHECK(has(c.seen, "before the start of a fenced buffer, from the first byte to as far before it as the buffer "
+                      "is large (at most 1 GiB)"));
+  }
+  SECTION("one granule in any fenced run is the reach stated") {
+    auto granule = scaled;
+    granule.rung = Rung::fence_front;
+    granule.fence_reach->side = FenceSide::front;
+    granule.fence_reach->guard_mode = cudadiag::fence::GuardMode::granule;
+    const Coverage c = ladder_coverage({scaled, granule});
+    CHECK_FALSE(c.guard_scaled);
+    CHECK(c.guard_reach_bytes == (2ull << 20));
+  }
 }

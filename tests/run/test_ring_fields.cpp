@@ -93,7 +93,7 @@ TEST_CASE("ring fields: the device and the context an allocation was made in com
   CHECK(allocation_line(a) ==
         "allocation seq=0 address=0x7f32309ff060 bytes=4000 mapped_begin=0x7f3230800000 mapped_end=0x7f3230a00000 "
         "guard_begin=0x7f3230a00000 guard_end=0x7f3230c00000 stream=0x77 context=0x5a5a00001000 device=3 origin_pid=0 "
-        "origin_seq=0 side=back freed=false released=false api=cuMemAlloc_v2 reason=");
+        "origin_seq=0 guard_wanted=2097152 side=back freed=false released=false api=cuMemAlloc_v2 reason=");
 }
 
 TEST_CASE("ring fields: a launch reads back with every field the writer wrote", "[ring_fields]") {

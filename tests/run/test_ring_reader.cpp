@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "fence/ring_format.h"
+#include "run/attribution.h"
 #include "run/ring_reader.h"
 #include "ring_fixture.h"
 
@@ -510,4 +511,85 @@ TEST_CASE("ring: the writer opens no link, nothing foreign, no existing per-proc
   std::filesystem::create_hard_link(dir / "target", dir / "hard");
   CHECK_FALSE(w.attach((dir / "hard").c_str(), test::small_limits(4, 4), {}, interposer::RingOpen::shared, &why));
   CHECK(test::read_bytes(dir / "target") == "keep");
+}
+
+TEST_CASE("ring: a buffer's guard comes back, and an address its own size past its end is placed in it",
+          "[ring_reader]") {
+  test::TempDir dir;
+  const auto file = dir / "ring";
+  interposer::RingSettings settings;
+  settings.guard_mode = fence::GuardMode::scaled;
+  settings.guard_limit_bytes = fence::kMaxGuardBytes;
+  settings.guard_total_limit_bytes = fence::kMaxGuardTotalBytes;
+  ScopedWriter w(file, test::small_limits(8, 8), settings);
+  REQUIRE(w.attached());
+  w->add_process_loaded();
+  w->set_cuda_seen();
+  REQUIRE(w->claim(4242));
+  // A 4 MiB buffer placed as the interposer places it, its guard as large as its mapping.
+  constexpr std::uint64_t kSize = 4ull << 20;
+  const std::uint64_t mapped = fence::mapped_size(kSize, 2ull << 20, 16);
+  const std::uint64_t guard = fence::guard_size(fence::wanted_guard(mapped, 2ull << 20, fence::GuardMode::scaled),
+                                                2ull << 20, 0);
+  const fence::Layout l = fence::place(0x7f0000000000, kSize, 2ull << 20, 16, fence::Side::back, guard);
+  interposer::AllocationEvent e;
+  e.address = l.address;
+  e.bytes = kSize;
+  e.mapped_begin = l.mapped_begin;
+  e.mapped_end = l.mapped_end();
+  e.guard_begin = l.guard_begin;
+  e.guard_end = l.guard_end;
+  e.guard_wanted = guard;
+  e.api = ring::Api::cuMemAlloc_v2;
+  e.side = ring::Side::back;
+  e.device = 0;
+  w->add_allocation(e);
+  w->add(&ring::Header::guards_cut, 2);
+
+  const RingRead r = read_ring(file);
+  REQUIRE(r.status == RingStatus::ok);
+  REQUIRE(r.log.allocations.size() == 1);
+  const AllocationRecord& a = r.log.allocations[0];
+  CHECK(a.guard_begin == a.address + kSize);
+  CHECK(a.guard_end == a.address + 2 * kSize);
+  CHECK(a.guard_bytes() == kSize);
+  CHECK(a.guard_wanted == kSize);
+  const InterposerSummary& s = r.log.summary;
+  CHECK(s.guard_mode == fence::GuardMode::scaled);
+  CHECK(s.guard_limit_bytes == fence::kMaxGuardBytes);
+  CHECK(s.guard_total_limit_bytes == fence::kMaxGuardTotalBytes);
+  CHECK(s.guards_cut == 2);
+
+  // 1x the buffer's size past its end: the guard's last byte, two granules past its first.
+  const std::uint64_t far = a.address + kSize + kSize - 1;
+  auto at = attribute_fault(r.log, far, AddressPrecision::exact);
+  CHECK(at.relation == Relation::past_end);
+  CHECK(at.certain);
+  REQUIRE(at.allocation);
+  CHECK(at.allocation->seq == a.seq);
+  CHECK(at.distance_min == kSize - 1);
+  CHECK(at.distance_max == kSize - 1);
+  CHECK(at.summary.find("4194303 bytes past the end of allocation #" + std::to_string(a.seq) + " (4194304 bytes") !=
+        std::string::npos);
+  // The Xid's page, 3 MiB past the end (beyond a one-granule guard): still this buffer's.
+  at = attribute_fault(r.log, a.address + kSize + (3ull << 20), AddressPrecision::page);
+  CHECK(at.relation == Relation::past_end);
+  CHECK(at.certain);
+  CHECK(at.distance_min == 3ull << 20);
+  // Beyond the guard: not the buffer's guard any more.
+  at = attribute_fault(r.log, a.address + 2 * kSize, AddressPrecision::exact);
+  CHECK_FALSE(at.certain);
+}
+
+TEST_CASE("ring: CUDADIAG_GUARD=granule comes back in the summary", "[ring_reader]") {
+  test::TempDir dir;
+  const auto file = dir / "ring";
+  interposer::RingSettings settings;
+  settings.guard_mode = fence::GuardMode::granule;
+  ScopedWriter w(file, test::small_limits(8, 8), settings);
+  REQUIRE(w.attached());
+  w->add_process_loaded();
+  const RingRead r = read_ring(file);
+  REQUIRE(r.status == RingStatus::ok);
+  CHECK(r.log.summary.guard_mode == fence::GuardMode::granule);
 }

@@ -560,7 +560,7 @@ TEST_CASE("session: the default ladder fences both ends; a correct program is cl
   REQUIRE(c.fenced);
   CHECK(*c.fenced + 1 == *c.allocations);  // the host buffer is recorded, never fenced
   CHECK(c.unfenced.empty());               // ... and is no blind spot
-  CHECK_THAT(c.seen.front(), Catch::Contains("overruns past the end") && Catch::Contains("allocations fenced"));
+  CHECK_THAT(c.seen.front(), Catch::Contains("reads and writes past the end") && Catch::Contains("allocations fenced"));
   CHECK(std::any_of(c.unseen.begin(), c.unseen.end(),
                     [](const std::string& l) { return l.find("reads in the alignment slack") != std::string::npos; }));
   CHECK(std::any_of(c.unseen.begin(), c.unseen.end(),
