@@ -9,6 +9,10 @@ namespace {
 constinit Quarantine g_quarantine;
 // A free gives back at most this many old reservations (the rest go with later frees).
 constexpr int kMaxReleasedPerFree = 16;
+
+// What a held range counts against the limit: the buffer's mapping, not its guard (address
+// space only, as large as the buffer), so that the limit reads as bytes of freed buffers.
+std::uint64_t held_bytes(const Quarantine::Held& h) noexcept { return h.reserved_size - h.guard; }
 }  // namespace
 
 Quarantine& quarantine() noexcept { return g_quarantine; }
@@ -26,7 +30,7 @@ bool Quarantine::push(const Held& h) noexcept {
   }
   items_[(head_ + count_) % capacity_] = h;
   ++count_;
-  bytes_ += h.reserved_size;
+  bytes_ += held_bytes(h);
   return true;
 }
 
@@ -34,7 +38,7 @@ Quarantine::Held Quarantine::pop() noexcept {
   const Held h = items_[head_];
   head_ = (head_ + 1) % capacity_;
   --count_;
-  bytes_ -= h.reserved_size;
+  bytes_ -= held_bytes(h);
   return h;
 }
 
@@ -50,14 +54,14 @@ void Quarantine::admit(const DriverCalls& d, Tracked t, std::uint64_t limit_byte
   pthread_mutex_lock(&lock_);
   if (push(held)) {
     tracked_ranges().insert(t);
-    if (ring) ring->add(&ring::Header::quarantined_bytes, held.reserved_size);
+    if (ring) ring->add(&ring::Header::quarantined_bytes, held_bytes(held));
   } else {
     out[n++] = held;
   }
   while (count_ > 0 && bytes_ > limit_bytes && n < kMaxReleasedPerFree) {
     const Held h = pop();
     tracked_ranges().remove(h.address);
-    if (ring) ring->sub(&ring::Header::quarantined_bytes, h.reserved_size);
+    if (ring) ring->sub(&ring::Header::quarantined_bytes, held_bytes(h));
     out[n++] = h;
   }
   pthread_mutex_unlock(&lock_);

@@ -17,6 +17,13 @@ namespace cudadiag::interposer {
 
 class Quarantine {
  public:
+  struct Held {
+    std::uint64_t address;
+    std::uint64_t reserved_begin;
+    std::uint64_t reserved_size;
+    std::uint64_t guard;  // bytes of its guard (the guard budget counts them until the range is freed)
+    RecordRef record;
+  };
   // Keeps `t` (already unmapped) as quarantined, then gives back the oldest reservations
   // beyond `limit_bytes`, recording both in `ring` (may be null).
   void admit(const DriverCalls& d, Tracked t, std::uint64_t limit_bytes, RingWriter* ring) noexcept;
@@ -25,13 +32,6 @@ class Quarantine {
   void unlock_after_fork() noexcept { pthread_mutex_unlock(&lock_); }
 
  private:
-  struct Held {
-    std::uint64_t address;
-    std::uint64_t reserved_begin;
-    std::uint64_t reserved_size;
-    std::uint64_t guard;  // bytes of its guard (the guard budget counts them until the range is freed)
-    RecordRef record;
-  };
   bool push(const Held& h) noexcept;
   Held pop() noexcept;
 

@@ -403,7 +403,7 @@ TEST_CASE("fence memory: a recycled buffer that does not place as mapped stops t
                    0) == 0);
 }
 
-TEST_CASE("fence memory: a buffer's guard is as large as the buffer: [end, end + size) is reserved, never mapped",
+TEST_CASE("fence memory: a buffer's guard is as large as the buffer: the size past its end is reserved, never mapped",
           "[fence_memory]") {
   CleanDriver clean;
   const auto& vmm = fake_vmm();

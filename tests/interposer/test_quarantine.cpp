@@ -21,12 +21,14 @@ constexpr std::uint64_t kMiB = 1ull << 20;
 constexpr std::uint64_t kBase = 0x500000000000ull;
 constexpr std::uint64_t kBuffers = 1000;  // freed(n) for n below this
 
-// A freed fenced buffer, the n-th: its reservation of `reserved` bytes 1 GiB from the
-// others, the pointer a granule into it.
-Tracked freed(std::uint64_t n, std::uint64_t reserved = 2 * kMiB) {
+// A freed fenced buffer, the n-th: a mapping of `mapped` bytes and a guard as large, its
+// reservation 1 GiB from the others, the pointer a granule into it.
+Tracked freed(std::uint64_t n, std::uint64_t mapped = 2 * kMiB) {
   Tracked t;
   t.reserved_begin = kBase + n * (1ull << 30);
-  t.reserved_size = reserved;
+  t.mapped_begin = t.reserved_begin;
+  t.mapped_size = mapped;
+  t.reserved_size = 2 * mapped;
   t.address = t.reserved_begin + kMiB;
   t.bytes = 1000;
   t.kind = Tracked::Kind::fenced;
@@ -41,7 +43,7 @@ std::string state_of(std::uint64_t n) {
 }
 
 // The reservations given back, oldest first (kept ranges are taken newest first).
-std::vector<std::uint64_t> given_back(std::uint64_t reserved = 2 * kMiB) {
+std::vector<std::uint64_t> given_back(std::uint64_t reserved = 4 * kMiB) {
   std::vector<std::uint64_t> out;
   for (ReuseCache::Item v; kept_ranges().take(0, reserved, v);) out.insert(out.begin(), v.value);
   return out;
@@ -98,6 +100,20 @@ TEST_CASE("quarantine: beyond the limit the oldest reservations go first", "[qua
   CHECK(state_of(3) == "quarantined");
   CHECK(state_of(4) == "quarantined");
   CHECK(given_back() == std::vector<std::uint64_t>{freed(1).reserved_begin, freed(2).reserved_begin});
+}
+
+TEST_CASE("quarantine: the limit counts the freed buffers' mappings, not their guards", "[quarantine]") {
+  Clean clean;
+  Quarantine q;
+  // Two 2 MiB buffers hold 8 MiB of address space with their guards, 4 MiB of mappings.
+  q.admit(fake_driver_calls(), freed(0), 4 * kMiB, nullptr);
+  q.admit(fake_driver_calls(), freed(1), 4 * kMiB, nullptr);
+  CHECK(state_of(0) == "quarantined");
+  CHECK(state_of(1) == "quarantined");
+  CHECK(given_back().empty());
+  q.admit(fake_driver_calls(), freed(2), 4 * kMiB, nullptr);
+  CHECK(state_of(0) == "gone");
+  CHECK(given_back() == std::vector<std::uint64_t>{freed(0).reserved_begin});
 }
 
 TEST_CASE("quarantine: a limit of 0 gives every range back at its free, itself included", "[quarantine]") {
