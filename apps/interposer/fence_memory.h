@@ -31,7 +31,8 @@ struct FenceFailure {
 
 // Maps `bytes` on `device` flush against a guard; on failure nothing stays allocated.
 // The pointer is aligned to `align` (at most a granule). Access is granted to the device
-// and to every device that can access it as a peer (as with cuMemAlloc's memory). When
+// and to each peer the program enabled access from (peer_access.h), as cuMemAlloc's
+// memory would be reachable: no other device. When
 // cuMemCreate runs out of memory, the kept physical memory goes back first and it is
 // asked once more.
 bool map_fenced(const DriverCalls& d, int device, std::uint64_t bytes, std::uint64_t align, fence::Side side,
@@ -43,6 +44,11 @@ bool map_fenced(const DriverCalls& d, int device, std::uint64_t bytes, std::uint
 // reused. Returns the unmap's result.
 CUresult unmap_fenced(const DriverCalls& d, int device, std::uint64_t mapped_begin, std::uint64_t mapped_size,
                       std::uint64_t handle, std::uint64_t reuse_limit) noexcept;
+
+// Grants (`enabled`) or takes away a peer device's read-write access to a fenced mapping,
+// when the program enables or disables peer access after the buffer was placed.
+CUresult set_peer_mapping_access(const DriverCalls& d, std::uint64_t mapped_begin, std::uint64_t mapped_size, int peer,
+                                 bool enabled) noexcept;
 
 // An address range nothing is mapped in any more: kept for an allocation of the same size
 // (a range the quarantine let go), else freed.

@@ -111,7 +111,7 @@ print(subprocess.run(["sh", "-c", "echo child"], capture_output=True, text=True)
       cuMemFree_v2 cuMemHostAlloc cuTensorMapEncodeIm2col cuTensorMapEncodeIm2colWide cuTensorMapEncodeTiled dlsym
       dlopen execve execv execvp execvpe execl execlp execle fexecve execveat posix_spawn posix_spawnp
       cuIpcGetMemHandle cuIpcOpenMemHandle cuIpcOpenMemHandle_v2 cuIpcCloseMemHandle cuMemRetainAllocationHandle
-      cuMemExportToShareableHandle cuMemMap cuMemUnmap
+      cuMemExportToShareableHandle cuMemMap cuMemUnmap cuCtxEnablePeerAccess cuCtxDisablePeerAccess
       exit __libc_start_main'
     got=$(awk '{print $3}' "$work/symbols.out" | sort | tr '\n' ' ')
     want=$(echo $expected | tr ' ' '\n' | sort | tr '\n' ' ')
