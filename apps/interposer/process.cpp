@@ -64,7 +64,6 @@ RingSettings ring_settings(const Settings& s) {
 
 void before_fork() {
   pthread_mutex_lock(&g_recorder_lock);
-  lock_kernel_cache_for_fork();
   lock_allocation_sites_for_fork();
   quarantine().lock_for_fork();
   recycle_bin().lock_for_fork();
@@ -88,7 +87,6 @@ void after_fork(bool child) {
   recycle_bin().unlock_after_fork();
   quarantine().unlock_after_fork();
   unlock_allocation_sites_after_fork();
-  unlock_kernel_cache_after_fork();
   pthread_mutex_unlock(&g_recorder_lock);
 }
 
