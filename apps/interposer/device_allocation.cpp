@@ -5,6 +5,7 @@
 #include "apps/interposer/debug_log.h"
 #include "apps/interposer/driver_calls.h"
 #include "apps/interposer/ipc_export.h"
+#include "apps/interposer/peer_access.h"
 #include "apps/interposer/process.h"
 #include "apps/interposer/quarantine.h"
 #include "apps/interposer/recycle_bin.h"
@@ -117,6 +118,9 @@ bool allocate_fenced(const AllocationRequest& r, const CallPlace& where, CUdevic
     why.result = CUDA_ERROR_OUT_OF_MEMORY;
     return false;
   }
+  // Peer access changed while it was placed: the change may have gone through the fenced
+  // buffers before this one was among them.
+  if (peer_access_generation() != m.access_generation) refresh_peer_access(d, device, l.mapped_begin, l.mapped_size);
   out = l.address;
   return true;
 }

@@ -168,6 +168,7 @@ void unmap_recycled(const DriverCalls& d, const RecycleBin::Buffer& b, std::uint
 
 bool map_fenced(const DriverCalls& d, int device, std::uint64_t bytes, std::uint64_t align, fence::Side side,
                 FencedMemory& out, FenceFailure& why) noexcept {
+  out.access_generation = peer_access_generation();
   const DeviceFacts* f = facts(d, device);
   if (!f) return fail(why, ring::VmmCall::granularity, CUDA_ERROR_INVALID_DEVICE);
   if (f->granularity == 0 || !fence::is_power_of_two(f->granularity))
@@ -258,6 +259,14 @@ CUresult set_peer_mapping_access(const DriverCalls& d, std::uint64_t mapped_begi
   const CUmemAccessDesc a =
       access_for(peer, enabled ? CU_MEM_ACCESS_FLAGS_PROT_READWRITE : CU_MEM_ACCESS_FLAGS_PROT_NONE);
   return timed(ring::DriverCall::set_access, [&] { return d.mem_set_access(mapped_begin, mapped_size, &a, 1); });
+}
+
+void refresh_peer_access(const DriverCalls& d, int device, std::uint64_t mapped_begin,
+                         std::uint64_t mapped_size) noexcept {
+  const DeviceFacts* f = facts(d, device);
+  if (!f) return;
+  for (int i = 0; i < f->peer_count; ++i)
+    set_peer_mapping_access(d, mapped_begin, mapped_size, f->peers[i], peer_access_enabled(f->peers[i], device));
 }
 
 void give_back_range(const DriverCalls& d, std::uint64_t reserved_begin, std::uint64_t reserved_size) noexcept {

@@ -21,6 +21,7 @@ struct FencedMemory {
   bool handle_reused = false;  // the physical memory of a freed buffer
   bool range_reused = false;   // an address range that left quarantine
   bool recycled = false;       // a freed buffer's mapping (recycle_bin.h): no driver call
+  std::uint64_t access_generation = 0;  // peer_access_generation() before its access was chosen
 };
 
 // The VMM step that failed and how.
@@ -49,6 +50,11 @@ CUresult unmap_fenced(const DriverCalls& d, int device, std::uint64_t mapped_beg
 // when the program enables or disables peer access after the buffer was placed.
 CUresult set_peer_mapping_access(const DriverCalls& d, std::uint64_t mapped_begin, std::uint64_t mapped_size, int peer,
                                  bool enabled) noexcept;
+
+// Sets every peer's access to a fenced mapping of `device` to what the program enabled now
+// (a buffer placed while peer access changed).
+void refresh_peer_access(const DriverCalls& d, int device, std::uint64_t mapped_begin,
+                         std::uint64_t mapped_size) noexcept;
 
 // An address range nothing is mapped in any more: kept for an allocation of the same size
 // (a range the quarantine let go), else freed.

@@ -7,6 +7,8 @@
 // peers enabled here, no more (a kernel that reads a peer's buffer without the program
 // enabling access faults under the fence as it does natively). Lock-free; a device
 // ordinal past kMaxPeerDevices is never a peer.
+#include <cstdint>
+
 namespace cudadiag::interposer {
 
 inline constexpr int kMaxPeerDevices = 64;
@@ -16,5 +18,8 @@ inline constexpr int kMaxPeerDevices = 64;
 bool peer_access_enabled(int accessor, int owner) noexcept;
 // Records what the driver accepted; false for ordinals out of range.
 bool set_peer_access(int accessor, int owner, bool enabled) noexcept;
+// Counts the changes: a buffer placed while one was made (its access list read before it,
+// its record inserted after the change went through the buffers) is granted again.
+std::uint64_t peer_access_generation() noexcept;
 
 }  // namespace cudadiag::interposer

@@ -127,6 +127,23 @@ TEST_CASE("fence memory: a peer reaches a buffer only after the program enabled 
   CHECK_FALSE(set_peer_access(64, 0, true));  // out of range
 }
 
+TEST_CASE("fence memory: a buffer placed while peer access changed gets what is enabled now", "[fence_memory]") {
+  CleanDriver clean;
+  auto& vmm = fake_vmm();
+  const std::uint64_t before = peer_access_generation();
+  const auto r = map(0, 1000, 1, Side::back);
+  REQUIRE(r.ok);
+  CHECK(r.m.access_generation == before);
+  PeerEnabled enabled;
+  CHECK(peer_access_generation() != r.m.access_generation);
+  refresh_peer_access(fake_driver_calls(), 0, r.m.layout.mapped_begin, r.m.layout.mapped_size);
+  const auto access = vmm.of("set_access");
+  REQUIRE(access.size() == 2);  // placed, then device 1 granted
+  CHECK(access[1].value == r.m.layout.mapped_begin);
+  CHECK(access[1].size == r.m.layout.mapped_size);
+  CHECK(access[1].count == 1);
+}
+
 TEST_CASE("fence memory: the aligned block ends at the guard; the rest is slack", "[fence_memory]") {
   CleanDriver clean;
   const auto r = map(0, 1000, 256, Side::back);
