@@ -2,6 +2,7 @@
 
 #include <execinfo.h>
 #include <link.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -26,9 +27,16 @@ struct Range {
 // The modules recorded into the ring `g_modules_ring` names, sorted by begin: a return
 // address found in one of them needs no new look at the loaded objects. The lock guards
 // these variables only, for a look-up or an insertion: nothing is allocated and no other
-// lock is waited for while it is held but the ring's own, for a copy (the loader's lock
-// is taken before it, by dl_iterate_phdr, never after).
-SpinLock g_modules_lock;
+// lock is waited for while it is held but the ring's own, for a copy; it is never taken
+// inside dl_iterate_phdr (the loader's lock), and it is held across fork, so that a
+// child never starts with it taken.
+pthread_mutex_t g_modules_lock = PTHREAD_MUTEX_INITIALIZER;
+struct ModulesLocked {
+  ModulesLocked() { pthread_mutex_lock(&g_modules_lock); }
+  ~ModulesLocked() { pthread_mutex_unlock(&g_modules_lock); }
+  ModulesLocked(const ModulesLocked&) = delete;
+  ModulesLocked& operator=(const ModulesLocked&) = delete;
+};
 std::uint64_t g_modules_ring = 0;               // ring_identity() of that ring
 Range* g_known = nullptr;
 std::uint32_t g_known_count = 0;
@@ -70,24 +78,25 @@ void insert_known(Range r) noexcept {
 
 // Makes the table mirror `ring` (empty for a new one); the table is allocated unlocked.
 void adopt_ring(RingWriter& ring, std::uint64_t identity) noexcept {
-  g_modules_lock.lock();
-  const bool same = g_modules_ring == identity;
-  g_modules_lock.unlock();
-  if (same) return;
+  {
+    ModulesLocked lock;
+    if (g_modules_ring == identity) return;
+  }
   const std::uint32_t capacity = ring.header()->module_capacity;
   auto* fresh = static_cast<Range*>(std::calloc(capacity ? capacity : 1, sizeof(Range)));
   Range* old = nullptr;
-  g_modules_lock.lock();
-  if (g_modules_ring != identity) {
-    old = g_known;
-    g_known = fresh;
-    g_known_capacity = fresh ? capacity : 0;
-    g_known_count = 0;
-    g_scanned_loads = ~0u;
-    g_modules_ring = identity;
-    fresh = nullptr;
+  {
+    ModulesLocked lock;
+    if (g_modules_ring != identity) {
+      old = g_known;
+      g_known = fresh;
+      g_known_capacity = fresh ? capacity : 0;
+      g_known_count = 0;
+      g_scanned_loads = ~0u;
+      g_modules_ring = identity;
+      fresh = nullptr;
+    }
   }
-  g_modules_lock.unlock();
   std::free(old);
   std::free(fresh);
 }
@@ -103,24 +112,55 @@ Range load_range(const dl_phdr_info* info) noexcept {
   return lo < hi ? Range{info->dlpi_addr + lo, info->dlpi_addr + hi} : Range{};
 }
 
+// The loaded objects, read in batches: the loader's callback only copies (it takes no
+// lock of the interposer's); what it found is recorded after dl_iterate_phdr returned.
+constexpr int kScanBatch = 32;
+struct Found {
+  Range range;
+  std::uint64_t bias = 0;
+  char path[ring::kModulePathBytes];
+};
 struct Scan {
-  RingWriter* ring;
-  std::uint64_t identity;
+  std::uint32_t skip = 0;  // objects an earlier batch went through
+  std::uint32_t seen = 0;
+  int count = 0;
+  Found found[kScanBatch];
 };
 
 int on_object(dl_phdr_info* info, size_t, void* data) {
   auto* scan = static_cast<Scan*>(data);
+  if (scan->seen < scan->skip) {
+    ++scan->seen;
+    return 0;
+  }
+  if (scan->count == kScanBatch) return 1;  // this object starts the next batch
+  ++scan->seen;
   const Range r = load_range(info);
   if (r.begin >= r.end || r.begin == g_self.begin) return 0;  // the interposer's frames are never kept
-  ModuleEvent e;
-  e.begin = r.begin;
-  e.end = r.end;
-  e.bias = info->dlpi_addr;
-  e.path = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : g_exe;
-  g_modules_lock.lock();
-  if (g_modules_ring == scan->identity && !known(r.begin) && scan->ring->add_module(e)) insert_known(r);
-  g_modules_lock.unlock();
+  Found& f = scan->found[scan->count++];
+  f.range = r;
+  f.bias = info->dlpi_addr;
+  const char* path = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : g_exe;
+  const std::size_t n = strnlen(path, sizeof f.path);
+  if (n < sizeof f.path) {
+    std::memcpy(f.path, path, n + 1);
+  } else {
+    f.path[0] = '\0';  // a path that does not fit stays empty, as in the ring
+  }
   return 0;
+}
+
+void record_found(RingWriter& ring, std::uint64_t identity, const Scan& scan) noexcept {
+  for (int i = 0; i < scan.count; ++i) {
+    const Found& f = scan.found[i];
+    ModuleEvent e;
+    e.begin = f.range.begin;
+    e.end = f.range.end;
+    e.bias = f.bias;
+    e.path = f.path;
+    ModulesLocked lock;
+    if (g_modules_ring == identity && !known(f.range.begin) && ring.add_module(e)) insert_known(f.range);
+  }
 }
 
 int on_object_for_self(dl_phdr_info* info, size_t, void* data) {
@@ -137,15 +177,23 @@ int on_object_for_self(dl_phdr_info* info, size_t, void* data) {
 // loaded objects are looked at again only after a library was loaded.
 void note_modules(RingWriter& ring, std::uint64_t identity, const SiteEvent& e, std::uint32_t loads) noexcept {
   adopt_ring(ring, identity);
-  g_modules_lock.lock();
-  bool unknown = false;
-  for (std::uint32_t i = 0; i < e.frame_count && !unknown; ++i) unknown = !known(e.frames[i]);
-  const bool look = unknown && g_scanned_loads != loads;
-  if (look) g_scanned_loads = loads;
-  g_modules_lock.unlock();
+  bool look = false;
+  {
+    ModulesLocked lock;
+    bool unknown = false;
+    for (std::uint32_t i = 0; i < e.frame_count && !unknown; ++i) unknown = !known(e.frames[i]);
+    look = unknown && g_scanned_loads != loads;
+    if (look) g_scanned_loads = loads;
+  }
   if (!look) return;
-  Scan scan{&ring, identity};
-  dl_iterate_phdr(&on_object, &scan);
+  Scan scan;
+  do {
+    scan.skip = scan.seen;
+    scan.seen = 0;
+    scan.count = 0;
+    dl_iterate_phdr(&on_object, &scan);
+    record_found(ring, identity, scan);
+  } while (scan.count == kScanBatch);
 }
 
 // --- host frames -------------------------------------------------------------------
@@ -259,6 +307,9 @@ void init_allocation_sites() noexcept {
   const ssize_t n = readlink("/proc/self/exe", g_exe, sizeof g_exe - 1);
   g_exe[n > 0 ? n : 0] = '\0';
 }
+
+void lock_allocation_sites_for_fork() noexcept { pthread_mutex_lock(&g_modules_lock); }
+void unlock_allocation_sites_after_fork() noexcept { pthread_mutex_unlock(&g_modules_lock); }
 
 void note_library_load() noexcept { g_loads.fetch_add(1, std::memory_order_acq_rel); }
 

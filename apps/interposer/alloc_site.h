@@ -25,4 +25,8 @@ std::uint32_t capture_allocation_site(RingWriter& ring) noexcept;
 // the table of modules be read again.
 void note_library_load() noexcept;
 
+// Around fork(): the table of modules is not left locked in the child.
+void lock_allocation_sites_for_fork() noexcept;
+void unlock_allocation_sites_after_fork() noexcept;
+
 }  // namespace cudadiag::interposer

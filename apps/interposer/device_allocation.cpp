@@ -5,6 +5,7 @@
 #include "apps/interposer/debug_log.h"
 #include "apps/interposer/driver_calls.h"
 #include "apps/interposer/ipc_export.h"
+#include "apps/interposer/peer_access.h"
 #include "apps/interposer/process.h"
 #include "apps/interposer/quarantine.h"
 #include "apps/interposer/recycle_bin.h"
@@ -78,6 +79,7 @@ bool allocate_fenced(const AllocationRequest& r, const CallPlace& where, CUdevic
   t.mapped_size = l.mapped_size;
   t.handle = m.handle;
   t.device = device;
+  t.context = where.context;
   t.api = r.api;
   t.kind = Tracked::Kind::fenced;
   // Writes into the alignment slack between the end and the guard do not fault: canaries.
@@ -118,6 +120,9 @@ bool allocate_fenced(const AllocationRequest& r, const CallPlace& where, CUdevic
     why.result = CUDA_ERROR_OUT_OF_MEMORY;
     return false;
   }
+  // Peer access changed while it was placed: the change may have gone through the fenced
+  // buffers before this one was among them.
+  if (peer_access_generation() != m.access_generation) refresh_peer_access(d, device, l.mapped_begin, l.mapped_size);
   out = l.address;
   return true;
 }
@@ -183,17 +188,16 @@ FreeResult release_tracked(const FreeRequest& r, Tracked& t, CUresult& rc) noexc
     return FreeResult::done;
   }
   // Work queued before the free may still use the buffer: wait for it before unmapping,
-  // as the driver's own free does (cuMemFree waits for the context's work; a
-  // stream-ordered free runs after the stream's). Nothing more: no device-wide wait.
+  // as the driver's own free does (cuMemFree waits for the work of the context the memory
+  // belongs to, whichever is current on the freeing thread; a stream-ordered free runs
+  // after the stream's). Nothing more: no device-wide wait.
   auto sync = r.per_thread ? d.stream_synchronize_ptsz : d.stream_synchronize;
   if (r.stream_ordered && sync) {
     rc = timed(ring::DriverCall::stream_synchronize, [&] { return sync(r.stream); });
+    if (rc == CUDA_ERROR_INVALID_CONTEXT) rc = CUDA_SUCCESS;
   } else {
-    rc = timed(ring::DriverCall::ctx_synchronize, [&] { return d.ctx_synchronize(); });
+    rc = synchronize_context(d, t.context);
   }
-  // No current context: no work of this thread's to wait for (VMM memory belongs to no
-  // context), and the free itself succeeds.
-  if (rc == CUDA_ERROR_INVALID_CONTEXT) rc = CUDA_SUCCESS;
   if (rc == CUDA_SUCCESS) check_slack(d, t, ring::SlackCheck::free);  // the work that may write there is done
   const Settings& s = settings();
   if (rc == CUDA_SUCCESS && s.recycle_bytes > 0 && !exported) {

@@ -5,6 +5,7 @@
 #include <atomic>
 
 #include "apps/interposer/libcuda.h"
+#include "apps/interposer/timed_call.h"
 
 namespace cudadiag::interposer {
 namespace {
@@ -35,6 +36,8 @@ bool resolve(DriverCalls& c) {
   take(c.ctx_get_device, "cuCtxGetDevice");
   take(c.ctx_get_current, "cuCtxGetCurrent");
   take(c.ctx_synchronize, "cuCtxSynchronize");
+  take(c.ctx_push_current, "cuCtxPushCurrent");
+  take(c.ctx_pop_current, "cuCtxPopCurrent");
   take(c.stream_synchronize, "cuStreamSynchronize");
   take(c.stream_synchronize_ptsz, "cuStreamSynchronize", true);
   take(c.stream_is_capturing, "cuStreamIsCapturing");
@@ -86,6 +89,40 @@ CallPlace current_place() noexcept {
   CUdevice dev = 0;
   if (d->ctx_get_device && d->ctx_get_device(&dev) == CUDA_SUCCESS) where.device = dev;
   return where;
+}
+
+int device_of_context(const DriverCalls& d, CUcontext context) noexcept {
+  if (!context || !d.ctx_push_current || !d.ctx_pop_current || !d.ctx_get_device) return -1;
+  if (d.ctx_push_current(context) != CUDA_SUCCESS) return -1;
+  CUdevice dev = -1;
+  const CUresult rc = d.ctx_get_device(&dev);
+  CUcontext popped = nullptr;
+  d.ctx_pop_current(&popped);
+  return rc == CUDA_SUCCESS ? static_cast<int>(dev) : -1;
+}
+
+CUresult synchronize_context(const DriverCalls& d, std::uint64_t context) noexcept {
+  CUcontext current = nullptr;
+  const auto owner = reinterpret_cast<CUcontext>(context);
+  const bool switch_to_owner = owner && d.ctx_push_current && d.ctx_pop_current && d.ctx_get_current &&
+                               d.ctx_get_current(&current) == CUDA_SUCCESS && current != owner;
+  CUresult rc = CUDA_SUCCESS;
+  if (switch_to_owner) {
+    rc = timed(ring::DriverCall::ctx_synchronize, [&] {
+      const CUresult pushed = d.ctx_push_current(owner);
+      if (pushed != CUDA_SUCCESS) return pushed;
+      const CUresult synced = d.ctx_synchronize();
+      CUcontext popped = nullptr;
+      d.ctx_pop_current(&popped);
+      return synced;
+    });
+  } else {
+    rc = timed(ring::DriverCall::ctx_synchronize, [&] { return d.ctx_synchronize(); });
+  }
+  // No context (none current, or the owner was destroyed with cudaDeviceReset): no work
+  // that could still use the buffer.
+  if (rc == CUDA_ERROR_INVALID_CONTEXT || rc == CUDA_ERROR_CONTEXT_IS_DESTROYED) rc = CUDA_SUCCESS;
+  return rc;
 }
 
 }  // namespace cudadiag::interposer

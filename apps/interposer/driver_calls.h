@@ -15,6 +15,9 @@ struct DriverCalls {
   PFN_cuCtxGetDevice_v2000 ctx_get_device = nullptr;
   PFN_cuCtxGetCurrent_v4000 ctx_get_current = nullptr;
   PFN_cuCtxSynchronize_v2000 ctx_synchronize = nullptr;
+  // A free waits on the context that owns the buffer, which another may be current then.
+  PFN_cuCtxPushCurrent_v4000 ctx_push_current = nullptr;
+  PFN_cuCtxPopCurrent_v4000 ctx_pop_current = nullptr;
   PFN_cuStreamSynchronize_v2000 stream_synchronize = nullptr;
   PFN_cuStreamSynchronize_v7000_ptsz stream_synchronize_ptsz = nullptr;
   PFN_cuStreamIsCapturing_v10000 stream_is_capturing = nullptr;
@@ -62,5 +65,15 @@ struct CallPlace {
   int device = -1;
 };
 CallPlace current_place() noexcept;
+
+// The device of `context` (made current on this thread for the question, then popped); -1
+// when it cannot be told.
+int device_of_context(const DriverCalls& d, CUcontext context) noexcept;
+
+// Waits for the work queued in `context` (0: the calling thread's current one), as a free
+// of memory that context owns must: when another context is current on this thread, the
+// owner is pushed for the synchronize and popped after. CUDA_SUCCESS when there is no
+// context to wait for (VMM memory belongs to none; a context already destroyed has no work).
+CUresult synchronize_context(const DriverCalls& d, std::uint64_t context) noexcept;
 
 }  // namespace cudadiag::interposer

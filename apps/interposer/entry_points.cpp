@@ -58,6 +58,8 @@ const EntryInfo kEntries[kEntryCount] = {
      as_pointer(&hook_cuMemExportToShareableHandle)},
     {"cuMemMap", "cuMemMap", 10020, false, as_pointer(&hook_cuMemMap)},
     {"cuMemUnmap", "cuMemUnmap", 10020, false, as_pointer(&hook_cuMemUnmap)},
+    {"cuCtxEnablePeerAccess", "cuCtxEnablePeerAccess", 4000, false, as_pointer(&hook_cuCtxEnablePeerAccess)},
+    {"cuCtxDisablePeerAccess", "cuCtxDisablePeerAccess", 4000, false, as_pointer(&hook_cuCtxDisablePeerAccess)},
 };
 
 std::atomic<void*> g_real[kEntryCount];

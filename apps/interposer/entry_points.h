@@ -40,6 +40,8 @@ enum class Entry : std::uint8_t {
   mem_export_to_shareable_handle,
   mem_map,
   mem_unmap,
+  ctx_enable_peer_access,
+  ctx_disable_peer_access,
   count,
 };
 

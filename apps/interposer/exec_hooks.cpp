@@ -4,6 +4,11 @@
 // is recorded; a program the loader will not preload into (set-user-ID, 32-bit) is
 // recorded as escaped (a static one cannot load libcuda: no escape). Before an exec replaces this image, CUDA it used without the
 // interposer is recorded (process.h, check_image_end). glibc's own functions do the rest.
+// Everything here is async-signal-safe once the library's constructors ran: a program
+// calls exec between fork (or vfork, whose child shares this memory) and the new image,
+// while another thread of the parent may have held the loader's lock or the heap's.
+// Nothing takes a lock, allocates (stack, or an anonymous mapping), looks a symbol up or
+// writes memory the parent still uses, but the ring file (atomic stores).
 #include <alloca.h>
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -13,7 +18,6 @@
 
 #include <cerrno>
 #include <cstdarg>
-#include <cstdio>
 #include <cstdlib>
 
 #include "apps/interposer/exec_env.h"
@@ -52,11 +56,48 @@ using ExecveatFn = int (*)(int, const char*, char* const[], char* const[], int);
 using SpawnFn = int (*)(pid_t*, const char*, const posix_spawn_file_actions_t*, const posix_spawnattr_t*,
                         char* const[], char* const[]);
 
-// glibc's function of that name (the next definition after this library).
+// glibc's functions of these names (the next definitions after this library), resolved
+// once when the library loads: a hook may run between fork or vfork and exec, where only
+// async-signal-safe calls are allowed (no dlsym, no lock, no allocation), and from several
+// threads at once (the library is built without thread-safe statics).
+struct RealFunctions {
+  ExecveFn execve = nullptr;
+  ExecvpeFn execvpe = nullptr;
+  FexecveFn fexecve = nullptr;
+  ExecveatFn execveat = nullptr;
+  SpawnFn posix_spawn = nullptr;
+  SpawnFn posix_spawnp = nullptr;
+};
+constinit RealFunctions g_real;
+
 template <class Fn>
 Fn next(const char* name) {
   DlsymFn real = real_dlsym();
   return real ? reinterpret_cast<Fn>(real(RTLD_NEXT, name)) : nullptr;
+}
+
+__attribute__((constructor)) void resolve_real_functions() {
+  g_real.execve = next<ExecveFn>("execve");
+  g_real.execvpe = next<ExecvpeFn>("execvpe");
+  g_real.fexecve = next<FexecveFn>("fexecve");
+  g_real.execveat = next<ExecveatFn>("execveat");
+  g_real.posix_spawn = next<SpawnFn>("posix_spawn");
+  g_real.posix_spawnp = next<SpawnFn>("posix_spawnp");
+}
+
+// "fd N" for the records, without snprintf.
+void describe_fd(int fd, char* out, std::size_t size) {
+  char digits[16];
+  std::size_t n = 0;
+  unsigned v = fd < 0 ? 0u : static_cast<unsigned>(fd);
+  do {
+    digits[n++] = static_cast<char>('0' + v % 10);
+    v /= 10;
+  } while (v && n < sizeof digits);
+  std::size_t i = 0;
+  for (const char* p = "fd "; *p && i + 1 < size; ++p) out[i++] = *p;
+  while (n > 0 && i + 1 < size) out[i++] = digits[--n];
+  out[i] = '\0';
 }
 
 constexpr std::size_t kPathBytes = 4096;
@@ -65,7 +106,8 @@ constexpr std::size_t kStackLimit = 64 << 10;
 
 enum class Kind { exec, spawn };
 
-// The program's path for the checks: `file` itself, or found along PATH.
+// The program's path for the checks: `file` itself, or found along PATH (getenv reads
+// environ without a lock).
 const char* locate(const char* file, bool search, char* buffer) {
   if (!search) return file;
   return find_on_path(file, std::getenv("PATH"), buffer, kPathBytes) ? buffer : file;
@@ -110,7 +152,7 @@ int with_fence(Kind kind, const char* program, ring::EventKind escape, char* con
 }
 
 int exec_path(const char* path, char* const argv[], char* const envp[]) {
-  static const ExecveFn real = next<ExecveFn>("execve");
+  const ExecveFn real = g_real.execve;
   if (!real) {
     errno = ENOSYS;
     return -1;
@@ -120,7 +162,7 @@ int exec_path(const char* path, char* const argv[], char* const envp[]) {
 }
 
 int exec_search(const char* file, char* const argv[], char* const envp[]) {
-  static const ExecvpeFn real = next<ExecvpeFn>("execvpe");
+  const ExecvpeFn real = g_real.execvpe;
   if (!real) {
     errno = ENOSYS;
     return -1;
@@ -180,19 +222,19 @@ int hook_execle(const char* path, const char* arg, ...) {
 }
 
 int hook_fexecve(int fd, char* const argv[], char* const envp[]) {
-  static const FexecveFn real = next<FexecveFn>("fexecve");
+  const FexecveFn real = g_real.fexecve;
   if (!real) {
     errno = ENOSYS;
     return -1;
   }
   char program[32];
-  std::snprintf(program, sizeof program, "fd %d", fd);
+  describe_fd(fd, program, sizeof program);
   return with_fence(Kind::exec, program, escape_of_fd(fd), envp, nullptr,
                     [&](char* const* env) { return real(fd, argv, env); });
 }
 
 int hook_execveat(int dirfd, const char* path, char* const argv[], char* const envp[], int flags) {
-  static const ExecveatFn real = next<ExecveatFn>("execveat");
+  const ExecveatFn real = g_real.execveat;
   if (!real) {
     errno = ENOSYS;
     return -1;
@@ -213,7 +255,7 @@ int hook_execveat(int dirfd, const char* path, char* const argv[], char* const e
 
 int hook_posix_spawn(pid_t* pid, const char* path, const posix_spawn_file_actions_t* actions,
                      const posix_spawnattr_t* attr, char* const argv[], char* const envp[]) {
-  static const SpawnFn real = next<SpawnFn>("posix_spawn");
+  const SpawnFn real = g_real.posix_spawn;
   if (!real) return ENOSYS;
   pid_t child = 0;
   const int rc = with_fence(Kind::spawn, path, escape_of(path), envp, &child,
@@ -224,7 +266,7 @@ int hook_posix_spawn(pid_t* pid, const char* path, const posix_spawn_file_action
 
 int hook_posix_spawnp(pid_t* pid, const char* file, const posix_spawn_file_actions_t* actions,
                       const posix_spawnattr_t* attr, char* const argv[], char* const envp[]) {
-  static const SpawnFn real = next<SpawnFn>("posix_spawnp");
+  const SpawnFn real = g_real.posix_spawnp;
   if (!real) return ENOSYS;
   char found[kPathBytes];
   const char* program = locate(file, true, found);

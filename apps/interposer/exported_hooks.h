@@ -97,3 +97,8 @@ CUDADIAG_EXPORT CUresult hook_cuMemExportToShareableHandle(void* shareableHandle
 CUDADIAG_EXPORT CUresult hook_cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle,
                                        unsigned long long flags) __asm__("cuMemMap");
 CUDADIAG_EXPORT CUresult hook_cuMemUnmap(CUdeviceptr ptr, size_t size) __asm__("cuMemUnmap");
+
+// Peer access, which fenced buffers follow (peer_hooks.cpp).
+CUDADIAG_EXPORT CUresult hook_cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags)
+    __asm__("cuCtxEnablePeerAccess");
+CUDADIAG_EXPORT CUresult hook_cuCtxDisablePeerAccess(CUcontext peerContext) __asm__("cuCtxDisablePeerAccess");

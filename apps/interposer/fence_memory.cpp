@@ -7,6 +7,7 @@
 #include "apps/interposer/debug_log.h"
 #include "apps/interposer/exportable_memory.h"
 #include "apps/interposer/guard_budget.h"
+#include "apps/interposer/peer_access.h"
 #include "apps/interposer/recycle_bin.h"
 #include "apps/interposer/reuse_cache.h"
 #include "apps/interposer/process.h"
@@ -24,8 +25,8 @@ struct DeviceFacts {
   std::uint64_t granularity = 0;
   CUresult granularity_result = CUDA_SUCCESS;
   bool rdma = false;           // GPUDirect RDMA on VMM memory (cudaMalloc memory has it)
-  int access_count = 0;        // the device, then its peers
-  CUmemAccessDesc access[kMaxDevices] = {};
+  int peer_count = 0;          // devices that can reach this one's memory as peers
+  int peers[kMaxDevices] = {};
 };
 
 void release_kept_handle(const DriverCalls& d, const ReuseCache::Item& item) {
@@ -55,11 +56,22 @@ CUmemAllocationProp allocation_prop(int device, bool rdma) {
   return p;
 }
 
-void add_access(DeviceFacts& f, int device) {
-  CUmemAccessDesc& a = f.access[f.access_count++];
+CUmemAccessDesc access_for(int device, CUmemAccess_flags flags) {
+  CUmemAccessDesc a{};
   a.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
   a.location.id = device;
-  a.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  a.flags = flags;
+  return a;
+}
+
+// Who may use a new buffer of `device`: the device, then each peer the program enabled
+// access from (peer_access.h), as with cuMemAlloc's memory. Returns the count.
+int access_list(const DeviceFacts& f, int device, CUmemAccessDesc* out) {
+  int n = 0;
+  out[n++] = access_for(device, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+  for (int i = 0; i < f.peer_count; ++i)
+    if (peer_access_enabled(f.peers[i], device)) out[n++] = access_for(f.peers[i], CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+  return n;
 }
 
 void learn(const DriverCalls& d, int device, DeviceFacts& f) {
@@ -72,12 +84,12 @@ void learn(const DriverCalls& d, int device, DeviceFacts& f) {
       d.device_get_attribute(&rdma, CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED, device) ==
           CUDA_SUCCESS)
     f.rdma = rdma != 0;
-  add_access(f, device);
   int count = 0;
   if (d.device_get_count && d.device_can_access_peer && d.device_get_count(&count) == CUDA_SUCCESS) {
-    for (int peer = 0; peer < count && peer < kMaxDevices && f.access_count < kMaxDevices; ++peer) {
+    for (int peer = 0; peer < count && peer < kMaxDevices && f.peer_count < kMaxDevices - 1; ++peer) {
       int can = 0;
-      if (peer != device && d.device_can_access_peer(&can, peer, device) == CUDA_SUCCESS && can) add_access(f, peer);
+      if (peer != device && d.device_can_access_peer(&can, peer, device) == CUDA_SUCCESS && can)
+        f.peers[f.peer_count++] = peer;
     }
   }
 }
@@ -164,6 +176,7 @@ void unmap_recycled(const DriverCalls& d, const RecycleBin::Buffer& b, std::uint
 
 bool map_fenced(const DriverCalls& d, int device, std::uint64_t bytes, std::uint64_t align, fence::Side side,
                 fence::GuardMode mode, FencedMemory& out, FenceFailure& why) noexcept {
+  out.access_generation = peer_access_generation();
   const DeviceFacts* f = facts(d, device);
   if (!f) return fail(why, ring::VmmCall::granularity, CUDA_ERROR_INVALID_DEVICE);
   if (f->granularity == 0 || !fence::is_power_of_two(f->granularity))
@@ -234,10 +247,12 @@ bool map_fenced(const DriverCalls& d, int device, std::uint64_t bytes, std::uint
     free_range_now(d, base, reserved, guard);
     return fail(why, ring::VmmCall::map, rc);
   }
+  CUmemAccessDesc access[kMaxDevices];
+  const int access_count = access_list(*f, device, access);
   rc = timed(ring::DriverCall::set_access,
-             [&] { return d.mem_set_access(l.mapped_begin, mapped, f->access, static_cast<size_t>(f->access_count)); });
-  if (rc != CUDA_SUCCESS && f->access_count > 1)
-    rc = timed(ring::DriverCall::set_access, [&] { return d.mem_set_access(l.mapped_begin, mapped, f->access, 1); });
+             [&] { return d.mem_set_access(l.mapped_begin, mapped, access, static_cast<size_t>(access_count)); });
+  if (rc != CUDA_SUCCESS && access_count > 1)
+    rc = timed(ring::DriverCall::set_access, [&] { return d.mem_set_access(l.mapped_begin, mapped, access, 1); });
   if (rc != CUDA_SUCCESS) {
     timed(ring::DriverCall::unmap, [&] { return d.mem_unmap(l.mapped_begin, mapped); });
     release_now(d, h);
@@ -263,6 +278,21 @@ CUresult unmap_fenced(const DriverCalls& d, int device, std::uint64_t mapped_beg
     release_now(d, handle);  // still mapped: its memory must never back another buffer
   }
   return rc;
+}
+
+CUresult set_peer_mapping_access(const DriverCalls& d, std::uint64_t mapped_begin, std::uint64_t mapped_size, int peer,
+                                 bool enabled) noexcept {
+  const CUmemAccessDesc a =
+      access_for(peer, enabled ? CU_MEM_ACCESS_FLAGS_PROT_READWRITE : CU_MEM_ACCESS_FLAGS_PROT_NONE);
+  return timed(ring::DriverCall::set_access, [&] { return d.mem_set_access(mapped_begin, mapped_size, &a, 1); });
+}
+
+void refresh_peer_access(const DriverCalls& d, int device, std::uint64_t mapped_begin,
+                         std::uint64_t mapped_size) noexcept {
+  const DeviceFacts* f = facts(d, device);
+  if (!f) return;
+  for (int i = 0; i < f->peer_count; ++i)
+    set_peer_mapping_access(d, mapped_begin, mapped_size, f->peers[i], peer_access_enabled(f->peers[i], device));
 }
 
 void give_back_range(const DriverCalls& d, std::uint64_t reserved_begin, std::uint64_t reserved_size,

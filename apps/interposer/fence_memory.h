@@ -26,6 +26,7 @@ struct FencedMemory {
   bool handle_reused = false;  // the physical memory of a freed buffer
   bool range_reused = false;   // an address range that left quarantine
   bool recycled = false;       // a freed buffer's mapping (recycle_bin.h): no driver call
+  std::uint64_t access_generation = 0;  // peer_access_generation() before its access was chosen
 };
 
 // The VMM step that failed and how.
@@ -36,10 +37,10 @@ struct FenceFailure {
 
 // Maps `bytes` on `device` flush against a guard sized by `mode`; on failure nothing stays
 // allocated. The pointer is aligned to `align` (at most a granule). Access is granted to
-// the device and to every device that can access it as a peer (as with cuMemAlloc's
-// memory). When cuMemCreate runs out of memory, the kept physical memory goes back first
-// and it is asked once more; when a scaled guard's reservation is refused, the buffer is
-// placed against one granule.
+// the device and to each peer the program enabled access from (peer_access.h), as
+// cuMemAlloc's memory would be reachable: no other device. When cuMemCreate runs out of
+// memory, the kept physical memory goes back first and it is asked once more; when a
+// scaled guard's reservation is refused, the buffer is placed against one granule.
 bool map_fenced(const DriverCalls& d, int device, std::uint64_t bytes, std::uint64_t align, fence::Side side,
                 fence::GuardMode mode, FencedMemory& out, FenceFailure& why) noexcept;
 
@@ -49,6 +50,16 @@ bool map_fenced(const DriverCalls& d, int device, std::uint64_t bytes, std::uint
 // reused. Returns the unmap's result.
 CUresult unmap_fenced(const DriverCalls& d, int device, std::uint64_t mapped_begin, std::uint64_t mapped_size,
                       std::uint64_t handle, std::uint64_t reuse_limit) noexcept;
+
+// Grants (`enabled`) or takes away a peer device's read-write access to a fenced mapping,
+// when the program enables or disables peer access after the buffer was placed.
+CUresult set_peer_mapping_access(const DriverCalls& d, std::uint64_t mapped_begin, std::uint64_t mapped_size, int peer,
+                                 bool enabled) noexcept;
+
+// Sets every peer's access to a fenced mapping of `device` to what the program enabled now
+// (a buffer placed while peer access changed).
+void refresh_peer_access(const DriverCalls& d, int device, std::uint64_t mapped_begin,
+                         std::uint64_t mapped_size) noexcept;
 
 // An address range nothing is mapped in any more, whose last buffer had a guard of `guard`
 // bytes: kept for an allocation of the same reserved size (a range the quarantine let

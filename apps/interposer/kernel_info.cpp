@@ -1,7 +1,6 @@
 #include "apps/interposer/kernel_info.h"
 
-#include <pthread.h>
-
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 
@@ -11,18 +10,18 @@
 namespace cudadiag::interposer {
 namespace {
 
+// Open addressing without a lock: a slot's function is claimed once (compare-exchange
+// from null) and never changes; its info is published after the driver was asked, and
+// replaced when a forked child meets the kernel in its own ring. Infos are never freed
+// (launches keep pointers to them; an info replaced is a few hundred bytes per fork). A
+// module unloaded and a new function at the same address keeps the old name: rare, and
+// only a label.
 struct Slot {
-  CUfunction function;
-  const RingWriter* ring;  // the ring `info->name` refers to (a forked child records elsewhere)
-  const KernelInfo* info;  // never freed: launches keep pointers to it
+  std::atomic<CUfunction> function;
+  std::atomic<const KernelInfo*> info;  // null until the first look-up is published
 };
-
-// Open addressing, grown at half load; a CUfunction is never removed (a module unloaded
-// and a new function at the same address keeps the old name: rare, and only a label).
-pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-Slot* g_slots = nullptr;
-std::size_t g_capacity = 0;
-std::size_t g_used = 0;
+constexpr std::size_t kSlots = std::size_t{1} << 16;
+constinit Slot g_slots[kSlots] = {};
 
 std::size_t hash(CUfunction f) {
   auto v = reinterpret_cast<std::uint64_t>(f);
@@ -32,43 +31,16 @@ std::size_t hash(CUfunction f) {
   return static_cast<std::size_t>(v);
 }
 
-Slot* find(CUfunction f) {
-  if (g_capacity == 0) return nullptr;
-  for (std::size_t i = hash(f) & (g_capacity - 1);; i = (i + 1) & (g_capacity - 1)) {
-    if (g_slots[i].function == f) return &g_slots[i];
-    if (!g_slots[i].function) return nullptr;
+// The slot that holds `f`, claimed for it when it holds none yet; null when the table is full.
+Slot* slot_for(CUfunction f) {
+  const std::size_t home = hash(f) & (kSlots - 1);
+  for (std::size_t i = 0; i < kSlots; ++i) {
+    Slot& s = g_slots[(home + i) & (kSlots - 1)];
+    CUfunction at = s.function.load(std::memory_order_acquire);
+    if (!at && s.function.compare_exchange_strong(at, f, std::memory_order_acq_rel)) return &s;
+    if (at == f) return &s;
   }
-}
-
-bool grow() {
-  const std::size_t capacity = g_capacity ? g_capacity * 2 : 256;
-  auto* slots = static_cast<Slot*>(std::calloc(capacity, sizeof(Slot)));
-  if (!slots) return false;
-  for (std::size_t j = 0; j < g_capacity; ++j) {
-    if (!g_slots[j].function) continue;
-    std::size_t i = hash(g_slots[j].function) & (capacity - 1);
-    while (slots[i].function) i = (i + 1) & (capacity - 1);
-    slots[i] = g_slots[j];
-  }
-  std::free(g_slots);
-  g_slots = slots;
-  g_capacity = capacity;
-  return true;
-}
-
-void store(CUfunction f, const RingWriter* ring, const KernelInfo* info) {
-  if (Slot* s = find(f)) {
-    s->ring = ring;
-    s->info = info;
-    return;
-  }
-  if ((g_used + 1) * 2 > g_capacity && !grow()) return;
-  std::size_t i = hash(f) & (g_capacity - 1);
-  while (g_slots[i].function) i = (i + 1) & (g_capacity - 1);
-  g_slots[i].function = f;
-  g_slots[i].ring = ring;
-  g_slots[i].info = info;
-  ++g_used;
+  return nullptr;
 }
 
 const char* name_of(const DriverCalls& d, CUfunction f) {
@@ -109,30 +81,21 @@ void look_up(CUfunction f, RingWriter& ring, KernelInfo& out) {
 }  // namespace
 
 const KernelInfo* kernel_info(CUfunction f, RingWriter& ring) noexcept {
-  pthread_mutex_lock(&g_lock);
-  const Slot* s = find(f);
-  if (s && s->ring == &ring) {
-    const KernelInfo* info = s->info;
-    pthread_mutex_unlock(&g_lock);
-    return info;
-  }
-  pthread_mutex_unlock(&g_lock);
-  // The driver is asked outside the lock; two threads meeting a new kernel at once both
+  Slot* s = slot_for(f);
+  if (!s) return nullptr;
+  if (const KernelInfo* info = s->info.load(std::memory_order_acquire); info && info->ring == &ring) return info;
+  // The driver is asked outside any lock; two threads meeting a new kernel at once both
   // ask, and the name is stored twice (harmless).
   auto* info = static_cast<KernelInfo*>(std::calloc(1, sizeof(KernelInfo)));
   if (!info) return nullptr;
   *info = KernelInfo{};
+  info->ring = &ring;
   timed(ring::DriverCall::kernel_lookup, [&] {
     look_up(f, ring, *info);
     return 0;
   });
-  pthread_mutex_lock(&g_lock);
-  store(f, &ring, info);
-  pthread_mutex_unlock(&g_lock);
+  s->info.store(info, std::memory_order_release);
   return info;
 }
-
-void lock_kernel_cache_for_fork() noexcept { pthread_mutex_lock(&g_lock); }
-void unlock_kernel_cache_after_fork() noexcept { pthread_mutex_unlock(&g_lock); }
 
 }  // namespace cudadiag::interposer

@@ -14,6 +14,7 @@ namespace cudadiag::interposer {
 
 struct KernelInfo {
   static constexpr int kMaxParams = 64;
+  const RingWriter* ring = nullptr;             // the ring `name` refers to (a forked child records elsewhere)
   NameRef name;                                 // in `ring`'s names region
   char name_prefix[ring::kNamePrefixBytes] = {};
   std::uint16_t param_count = 0;                // 0: unknown
@@ -22,11 +23,10 @@ struct KernelInfo {
 };
 
 // What is known of `f`, its name registered in `ring` the first time (the driver is asked
-// once per kernel; later launches find it under a lock, without a copy). The entry lives
-// as long as the process; null only when the host is out of memory.
+// once per kernel; later launches find it without a lock or a copy, so that launches from
+// many threads on many devices never wait on each other here). The entry lives as long as
+// the process; null when the host is out of memory or the table holds 65,536 kernels
+// already (the launch is then recorded without a name).
 const KernelInfo* kernel_info(CUfunction f, RingWriter& ring) noexcept;
-
-void lock_kernel_cache_for_fork() noexcept;
-void unlock_kernel_cache_after_fork() noexcept;
 
 }  // namespace cudadiag::interposer

@@ -4,7 +4,6 @@
 #include "apps/interposer/slack_canary.h"
 
 #include <dlfcn.h>
-#include <link.h>
 #include <pthread.h>
 #include <unistd.h>
 
@@ -16,6 +15,7 @@
 #include "apps/interposer/debug_log.h"
 #include "apps/interposer/guard_budget.h"
 #include "apps/interposer/kernel_info.h"
+#include "apps/interposer/mapped_libcuda.h"
 #include "apps/interposer/quarantine.h"
 #include "apps/interposer/recycle_bin.h"
 #include "apps/interposer/real_dlsym.h"
@@ -68,7 +68,7 @@ RingSettings ring_settings(const Settings& s) {
 
 void before_fork() {
   pthread_mutex_lock(&g_recorder_lock);
-  lock_kernel_cache_for_fork();
+  lock_allocation_sites_for_fork();
   quarantine().lock_for_fork();
   recycle_bin().lock_for_fork();
   kept_ranges().lock_for_fork();
@@ -90,7 +90,7 @@ void after_fork(bool child) {
   kept_ranges().unlock_after_fork();
   recycle_bin().unlock_after_fork();
   quarantine().unlock_after_fork();
-  unlock_kernel_cache_after_fork();
+  unlock_allocation_sites_after_fork();
   pthread_mutex_unlock(&g_recorder_lock);
 }
 
@@ -132,18 +132,6 @@ void save_preload_path() {
 void save_settings_env() {
   for (char** e = environ; e && *e && g_saved_env.count < kMaxSavedVars; ++e)
     if (std::strncmp(*e, "CUDADIAG_", 9) == 0 && std::strchr(*e, '=')) g_saved_env.vars[g_saved_env.count++] = *e;
-}
-
-int find_libcuda(struct dl_phdr_info* info, size_t, void* data) {
-  const char* name = info->dlpi_name;
-  if (!name) return 0;
-  const char* base = std::strrchr(name, '/');
-  base = base ? base + 1 : name;
-  if (std::strncmp(base, "libcuda.so", 10) != 0) return 0;
-  char* out = static_cast<char*>(data);
-  std::strncpy(out, name, ring::kEventProgramBytes - 1);
-  out[ring::kEventProgramBytes - 1] = '\0';
-  return 1;
 }
 
 void initialize() {
@@ -222,10 +210,13 @@ void note_deepbind_load(const char* file) noexcept {
 }
 
 void check_image_end() noexcept {
-  const pid_t pid = current_pid();
+  // getpid, not the kept id: a vfork child (or posix_spawn's) runs no fork handler.
+  const pid_t pid = getpid();
   if (g_image_end_recorded.load(std::memory_order_relaxed) == pid) return;
+  // Async-signal-safe (an exec hook may call this between fork or vfork and exec): the
+  // mappings are read from /proc, never through the loader.
   char libcuda[ring::kEventProgramBytes] = {};
-  if (dl_iterate_phdr(&find_libcuda, libcuda) == 0) return;
+  if (!find_mapped_libcuda(libcuda, sizeof libcuda)) return;
   if (g_deepbind.load()) {
     record_event(ring::EventKind::deepbind_cuda, pid, g_deepbind_file);
   } else if (!g_cuda_seen_image.load()) {
@@ -233,7 +224,8 @@ void check_image_end() noexcept {
   } else {
     return;
   }
-  g_image_end_recorded.store(pid, std::memory_order_relaxed);
+  // Not from a vfork child: its stores land in the parent's memory.
+  if (pid == g_pid.load(std::memory_order_relaxed)) g_image_end_recorded.store(pid, std::memory_order_relaxed);
 }
 
 const Settings& settings() noexcept {

@@ -35,6 +35,7 @@ void note_deepbind_load(const char* file) noexcept;
 // This process image ends (exit, or an exec replaces it): when libcuda is loaded but no
 // CUDA call went through the interposer, or a library was loaded with RTLD_DEEPBIND,
 // the CUDA this process used may not have been fenced: recorded once per process.
+// Async-signal-safe once the library's constructor ran (exec hooks call it after fork).
 void check_image_end() noexcept;
 
 // Every hook starts here: settings read and ring attached (once), and "the program

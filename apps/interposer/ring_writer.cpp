@@ -466,16 +466,33 @@ NameRef RingWriter::add_name(const char* text, std::uint32_t length) noexcept {
   return ref;
 }
 
+namespace {
+
+// Launch slots are written without a lock: the sequence number picks the slot, and a
+// compare-exchange of the slot's stamp from a complete (or never written) record of an
+// older launch to "writing" makes the writer its only one. A slot whose stamp is odd (a
+// writer is in it: an older launch still being copied, a ring lapped meanwhile) or names a
+// newer launch keeps what it holds; the launch is counted all the same.
+bool claim_launch_slot(ring::LaunchSlot& s, std::uint64_t seq) noexcept {
+  auto stamp = atomic(s.stamp);
+  std::uint64_t at = stamp.load(std::memory_order_acquire);
+  for (;;) {
+    if (at % 2 == 1 || (at != 0 && at / 2 - 1 >= seq)) return false;
+    if (stamp.compare_exchange_weak(at, ring::writing_stamp(seq), std::memory_order_acq_rel)) break;
+  }
+  std::atomic_thread_fence(std::memory_order_release);
+  atomic(s.seq).store(seq, std::memory_order_relaxed);
+  return true;
+}
+
+}  // namespace
+
 std::uint64_t RingWriter::add_launch(const LaunchEvent& e) noexcept {
   if (!header_) return kNoLaunch;
-  launch_lock_.lock();
   const std::uint64_t seq = atomic(header_->launches).fetch_add(1, std::memory_order_relaxed);
-  if (header_->launch_capacity == 0) {  // a header only: counted, not kept
-    launch_lock_.unlock();
-    return kNoLaunch;
-  }
+  if (header_->launch_capacity == 0) return kNoLaunch;  // a header only: counted, not kept
   ring::LaunchSlot& s = *launch_slot(static_cast<std::uint32_t>(seq % header_->launch_capacity));
-  begin_record(s, seq);
+  if (!claim_launch_slot(s, seq)) return kNoLaunch;
   copy_fields(s, e);
   const std::uint32_t n = e.pointer_count < ring::kMaxPointerArgs ? e.pointer_count : ring::kMaxPointerArgs;
   s.pointer_count = static_cast<std::uint8_t>(n);
@@ -486,17 +503,19 @@ std::uint64_t RingWriter::add_launch(const LaunchEvent& e) noexcept {
   std::strncpy(s.name_prefix, e.name_text ? e.name_text : "", sizeof s.name_prefix - 1);
   s.name_prefix[sizeof s.name_prefix - 1] = '\0';
   end_record(s, seq);
-  launch_lock_.unlock();
   return seq;
 }
 
 void RingWriter::launch_returned(std::uint64_t seq) noexcept {
   if (!header_ || seq == kNoLaunch || header_->launch_capacity == 0) return;
-  launch_lock_.lock();
   ring::LaunchSlot& s = *launch_slot(static_cast<std::uint32_t>(seq % header_->launch_capacity));
-  if (atomic(s.stamp).load(std::memory_order_relaxed) == ring::complete_stamp(seq) && s.seq == seq)
-    atomic(s.returned).store(1, std::memory_order_release);
-  launch_lock_.unlock();
+  // Still this launch's record: held for the mark (a newer launch's writer keeps off
+  // meanwhile), then complete again. Taken by a newer launch: nothing to mark.
+  std::uint64_t complete = ring::complete_stamp(seq);
+  auto stamp = atomic(s.stamp);
+  if (!stamp.compare_exchange_strong(complete, ring::writing_stamp(seq), std::memory_order_acq_rel)) return;
+  atomic(s.returned).store(1, std::memory_order_relaxed);
+  stamp.store(ring::complete_stamp(seq), std::memory_order_release);
 }
 
 void RingWriter::add_slack_watched() noexcept {
@@ -568,7 +587,6 @@ void RingWriter::add_driver_call(ring::DriverCall c, std::uint64_t ns) noexcept 
 
 void RingWriter::lock_all() noexcept {
   allocation_lock_.lock();
-  launch_lock_.lock();
   tma_lock_.lock();
   name_lock_.lock();
   site_lock_.lock();
@@ -578,7 +596,6 @@ void RingWriter::unlock_all() noexcept {
   site_lock_.unlock();
   name_lock_.unlock();
   tma_lock_.unlock();
-  launch_lock_.unlock();
   allocation_lock_.unlock();
 }
 

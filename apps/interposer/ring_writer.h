@@ -137,7 +137,9 @@ class RingWriter {
 
   // Copies a kernel name into the names region once; kNoName when the region is full.
   NameRef add_name(const char* text, std::uint32_t length) noexcept;
-  // Counts the launch and records it over the oldest one; its seq (kNoLaunch: not kept).
+  // Counts the launch and records it over the oldest one, without a lock (launches of
+  // many threads never wait on each other); its seq (kNoLaunch: not kept, when its slot
+  // is still being written by a launch a whole ring older).
   std::uint64_t add_launch(const LaunchEvent& e) noexcept;
   // The driver's call for launch `seq` returned: marked in its record unless a newer
   // launch took the slot.
@@ -177,8 +179,7 @@ class RingWriter {
   unsigned char* base_ = nullptr;
   std::uint64_t mapped_bytes_ = 0;
   SpinLock allocation_lock_;
-  SpinLock launch_lock_;
-  SpinLock tma_lock_;
+  SpinLock tma_lock_;  // launches take none (add_launch)
   SpinLock name_lock_;
   SpinLock site_lock_;
   // Sites by hash: open addressing over 2 * site_capacity entries of site index + 1 (0: empty).

@@ -86,6 +86,15 @@ std::size_t TrackedRanges::with_slack(Tracked* out, std::size_t from, std::size_
   return n;
 }
 
+std::size_t TrackedRanges::fenced_on(std::int32_t device, std::uint64_t after, Tracked* out,
+                                     std::size_t max) noexcept {
+  Locked lock(lock_, Locked::shared);
+  std::size_t n = 0;
+  for (std::size_t i = lower_bound(after + 1); i < count_ && n < max; ++i)
+    if (items_[i].kind == Tracked::Kind::fenced && items_[i].device == device) out[n++] = items_[i];
+  return n;
+}
+
 bool TrackedRanges::remove(std::uint64_t address) noexcept {
   Locked lock(lock_, Locked::exclusive);
   const std::size_t i = lower_bound(address);

@@ -26,6 +26,7 @@ struct Tracked {
   std::uint64_t mapped_size = 0;
   std::uint64_t handle = 0;          // fenced: CUmemGenericAllocationHandle
   std::int32_t device = -1;          // fenced: where its memory lives
+  std::uint64_t context = 0;         // the context it was allocated in (CUcontext; 0: none): a free waits on it
   std::uint32_t slack = 0;           // fenced at its end: bytes of canaries between its end and the guard
   RecordRef record;
   ring::Api api = ring::Api::unknown;
@@ -52,6 +53,9 @@ class TrackedRanges {
   // Copies up to `max` live fenced entries with slack canaries, from the `from`th such
   // entry on; returns how many were copied (fewer than max: the last ones).
   std::size_t with_slack(Tracked* out, std::size_t from, std::size_t max) noexcept;
+  // Copies up to `max` live fenced entries whose memory lives on `device` and that start
+  // after `after`, in address order; returns how many (fewer than max: the last ones).
+  std::size_t fenced_on(std::int32_t device, std::uint64_t after, Tracked* out, std::size_t max) noexcept;
 
   // Held across fork(); the child starts with a fresh lock (a write lock taken by the
   // parent's thread cannot be released by the child's).

@@ -3,7 +3,7 @@
 #   run_checks.sh CHECK [ARGUMENT]
 # Environment: INTERPOSER (the library), FAKE_DRIVER_DIR (holds the fake libcuda.so.1),
 # PROBE_LIBRARY_DIR, STATIC_RUNTIME, LINKED_DRIVER, DLSYM_PROBE, RING_DUMP, DEEPBIND_LIBRARY,
-# STATIC_CHILD, NATIVE_THREAD, CUDADIAG, IPC_PROBE.
+# STATIC_CHILD, NATIVE_THREAD, CUDADIAG, IPC_PROBE, MULTI_GPU.
 # A probe that dies on a guard exits 139 (SIGSEGV): the fake driver's memory is host
 # memory, so a guard the interposer placed is a real unmapped page.
 set -uo pipefail
@@ -111,7 +111,7 @@ print(subprocess.run(["sh", "-c", "echo child"], capture_output=True, text=True)
       cuMemFree_v2 cuMemHostAlloc cuTensorMapEncodeIm2col cuTensorMapEncodeIm2colWide cuTensorMapEncodeTiled dlsym
       dlopen execve execv execvp execvpe execl execlp execle fexecve execveat posix_spawn posix_spawnp
       cuIpcGetMemHandle cuIpcOpenMemHandle cuIpcOpenMemHandle_v2 cuIpcCloseMemHandle cuMemRetainAllocationHandle
-      cuMemExportToShareableHandle cuMemMap cuMemUnmap
+      cuMemExportToShareableHandle cuMemMap cuMemUnmap cuCtxEnablePeerAccess cuCtxDisablePeerAccess
       exit __libc_start_main'
     got=$(awk '{print $3}' "$work/symbols.out" | sort | tr '\n' ' ')
     want=$(echo $expected | tr ' ' '\n' | sort | tr '\n' ' ')
@@ -994,6 +994,83 @@ EOS
     dump_ring importer "$child_ring" --records
     expect_line importer 'program_mappings=1'
     expect_line importer 'allocation seq=0 .* bytes=65536 .* api=cuMemMap reason=mapped by the program itself \(cuMemMap\)'
+    ;;
+
+  free_waits_on_owner)
+    # A buffer of device 0 freed while device 1 is current: its own context is waited for
+    # (pushed, synchronized, popped) before its memory is unmapped, not device 1's.
+    export FAKE_CUDA_DEVICES=2
+    run fenced env "$FAKE" FAKE_CUDA_TRACE="$work/trace.out" "$PRELOAD" "$MULTI_GPU" cross-free
+    expect_rc fenced 0
+    expect_line fenced 'freed with device 1 current'
+    buffer=$(sed -n 's/^buffer=//p' "$work/fenced.out")
+    # The calls from the switch to device 1 on, in order.
+    sed -n '/^cuCtxSetCurrent ctx=0x2$/,$p' "$work/trace.out" >"$work/after_switch.out"
+    unmap=$(grep -n "^cuMemUnmap 0x[0-9a-f]* device=0$" "$work/after_switch.out" | head -1 | cut -d: -f1)
+    sync=$(grep -n '^cuCtxSynchronize ctx=0x1$' "$work/after_switch.out" | head -1 | cut -d: -f1)
+    [[ -n $unmap ]] || fail "device 0's buffer $buffer was not unmapped after device 1 became current"
+    [[ -n $sync ]] || fail "device 0's context was never synchronized after device 1 became current"
+    ((sync < unmap)) || fail "device 0's buffer was unmapped (line $unmap) before its context was synchronized (line $sync)"
+    expect_line after_switch 'cuCtxPushCurrent ctx=0x1'
+    expect_line after_switch 'cuCtxPopCurrent ctx=0x1'
+    # The thread's own context is current again after the free.
+    [[ $(tail -1 "$work/after_switch.out") != 'cuCtxPushCurrent ctx=0x1' ]] || fail "device 0's context left pushed"
+    grep -q '^cuCtxSynchronize ctx=0x2$' "$work/after_switch.out" && fail "device 1's context was synchronized for device 0's buffer"
+    ;;
+
+  peer_access_followed)
+    # A kernel on device 0 reading device 1's memory: an illegal address natively without
+    # peer access, and so under the fence; after cuCtxEnablePeerAccess it works, for a
+    # buffer made before and one made after, and after cuCtxDisablePeerAccess it faults
+    # again; device 1 keeps its own buffers all along.
+    export FAKE_CUDA_DEVICES=2
+    run native env "$FAKE" "$MULTI_GPU" peer
+    expect_rc native 0
+    expect_line native 'device 0 writes device 1.s buffer without peer access: 700'
+    expect_line native 'enabled again: 704'
+    expect_line native 'with peer access, a buffer made before: 0'
+    expect_line native 'with peer access, a buffer made after: 0'
+    expect_line native 'after disabling peer access: 700 700'
+    expect_line native 'device 1 writes its own buffers: 0 0'
+    run fenced env "$FAKE" CUDADIAG_RING="$work/ring" "$PRELOAD" "$MULTI_GPU" peer
+    expect_rc fenced 0
+    expect_same native fenced
+    dump_ring dump "$work/ring"
+    expect_line dump 'fenced=2'
+    ;;
+
+  threads_launch_recorded)
+    # 8 threads on two devices, 500 launches each: every launch counted and kept (the ring
+    # has room for all), each with its thread's device.
+    export FAKE_CUDA_DEVICES=2
+    run fenced env "$FAKE" CUDADIAG_RING="$work/ring" CUDADIAG_RING_LAUNCHES=8192 "$PRELOAD" "$MULTI_GPU" threads 8 500
+    expect_rc fenced 0
+    expect_line fenced 'launches=4000'
+    dump_ring dump "$work/ring" --records
+    expect_line dump 'launches=4000'
+    [[ $(grep -c '^launch seq=' "$work/dump.out") == 4000 ]] || fail "$(grep -c '^launch seq=' "$work/dump.out") launch records kept of 4000"
+    [[ $(sed -n 's/^launch seq=\([0-9]*\) .*/\1/p' "$work/dump.out" | sort -un | wc -l) == 4000 ]] ||
+      fail "launch records do not hold 4000 distinct launches"
+    [[ $(grep -c '^launch seq=.* context=0x1 .* device=0 .* returned=true' "$work/dump.out") == 2000 ]] ||
+      fail "expected 2000 returned launches on device 0"
+    [[ $(grep -c '^launch seq=.* context=0x2 .* device=1 .* returned=true' "$work/dump.out") == 2000 ]] ||
+      fail "expected 2000 returned launches on device 1"
+    ;;
+
+  fork_exec_while_launching)
+    # fork + exec and vfork + exec, 100 of each, while 4 threads launch and load and
+    # unload a library: every child runs (none hangs on a lock another thread held at the
+    # fork, none crashes in the hook between vfork and exec), and every one loaded the
+    # interposer and recorded into the run's ring file.
+    export FAKE_CUDA_DEVICES=2
+    run fenced timeout 120 env "$FAKE" CUDADIAG_RING="$work/ring" "$PRELOAD" "$MULTI_GPU" fork-exec 100
+    [[ $(rc_of fenced) != 124 ]] || fail "fork/vfork + exec hung"
+    expect_rc fenced 0
+    expect_line fenced 'fork\+exec children ok: 100 of 100'
+    expect_line fenced 'vfork\+exec children ok: 100 of 100'
+    dump_ring dump "$work/ring"
+    expect_line dump 'processes_loaded=201'
+    expect_line dump 'escapes=0'
     ;;
 
   *)

@@ -11,6 +11,7 @@
 
 #include "apps/interposer/fence_memory.h"
 #include "apps/interposer/guard_budget.h"
+#include "apps/interposer/peer_access.h"
 #include "apps/interposer/recycle_bin.h"
 #include "apps/interposer/reuse_cache.h"
 #include "fake_vmm.h"
@@ -37,6 +38,12 @@ struct CleanDriver {
     kept_ranges().drain(fake_driver_calls());
     fake_vmm().reset();
   }
+};
+
+// Device 1 may use device 0's memory (cuCtxEnablePeerAccess made on device 1) for a scope.
+struct PeerEnabled {
+  PeerEnabled() { set_peer_access(1, 0, true); }
+  ~PeerEnabled() { set_peer_access(1, 0, false); }
 };
 
 struct Mapped {
@@ -85,7 +92,8 @@ TEST_CASE("fence memory: a back-fenced buffer ends flush against its guard", "[f
   CHECK(l.bytes == 1000);
 
   // What the driver was asked: the reservation, memory of the mapped size, mapped at
-  // the reservation's start (the guard stays unmapped), readable by the device and its peer.
+  // the reservation's start (the guard stays unmapped), readable by the device alone (its
+  // peer, device 1, never enabled peer access).
   const auto& vmm = fake_vmm();
   REQUIRE(vmm.calls.size() == 4);
   CHECK(vmm.calls[0].name == "reserve");
@@ -102,10 +110,55 @@ TEST_CASE("fence memory: a back-fenced buffer ends flush against its guard", "[f
   CHECK(vmm.calls[3].name == "set_access");
   CHECK(vmm.calls[3].value == l.mapped_begin);
   CHECK(vmm.calls[3].size == kGran);
-  CHECK(vmm.calls[3].count == 2);  // device 0 and its peer, device 1
+  CHECK(vmm.calls[3].count == 1);
   CHECK_FALSE(r.m.handle_reused);
   CHECK_FALSE(r.m.range_reused);
   CHECK_FALSE(r.m.recycled);
+}
+
+TEST_CASE("fence memory: a peer reaches a buffer only after the program enabled peer access", "[fence_memory]") {
+  CleanDriver clean;
+  auto& vmm = fake_vmm();
+  REQUIRE(map(0, 1000, 1, Side::back).ok);
+  REQUIRE(vmm.of("set_access").size() == 1);
+  CHECK(vmm.of("set_access")[0].count == 1);  // device 0 alone
+  {
+    PeerEnabled enabled;
+    CHECK(peer_access_enabled(1, 0));
+    CHECK_FALSE(peer_access_enabled(0, 1));  // one direction only, as the driver's
+    REQUIRE(map(0, 1000, 1, Side::back).ok);
+    REQUIRE(vmm.of("set_access").size() == 2);
+    CHECK(vmm.of("set_access")[1].count == 2);  // device 0 and its peer, device 1
+    // Device 1's own buffers: device 0 enabled nothing.
+    REQUIRE(map(1, 1000, 1, Side::back).ok);
+    REQUIRE(vmm.of("set_access").size() == 3);
+    CHECK(vmm.of("set_access")[2].count == 1);
+  }
+  REQUIRE(map(0, 1000, 1, Side::back).ok);
+  CHECK(vmm.of("set_access").back().count == 1);  // disabled again
+  // Granted and taken away on a mapping that exists.
+  CHECK(set_peer_mapping_access(fake_driver_calls(), 0x7f0000000000ull, kGran, 1, true) == CUDA_SUCCESS);
+  CHECK(vmm.of("set_access").back().count == 1);
+  CHECK(vmm.of("set_access").back().value == 0x7f0000000000ull);
+  CHECK_FALSE(set_peer_access(0, 0, true));   // a device's own memory needs no peer access
+  CHECK_FALSE(set_peer_access(64, 0, true));  // out of range
+}
+
+TEST_CASE("fence memory: a buffer placed while peer access changed gets what is enabled now", "[fence_memory]") {
+  CleanDriver clean;
+  auto& vmm = fake_vmm();
+  const std::uint64_t before = peer_access_generation();
+  const auto r = map(0, 1000, 1, Side::back);
+  REQUIRE(r.ok);
+  CHECK(r.m.access_generation == before);
+  PeerEnabled enabled;
+  CHECK(peer_access_generation() != r.m.access_generation);
+  refresh_peer_access(fake_driver_calls(), 0, r.m.layout.mapped_begin, r.m.layout.mapped_size);
+  const auto access = vmm.of("set_access");
+  REQUIRE(access.size() == 2);  // placed, then device 1 granted
+  CHECK(access[1].value == r.m.layout.mapped_begin);
+  CHECK(access[1].size == r.m.layout.mapped_size);
+  CHECK(access[1].count == 1);
 }
 
 TEST_CASE("fence memory: the aligned block ends at the guard; the rest is slack", "[fence_memory]") {
@@ -234,6 +287,7 @@ TEST_CASE("fence memory: a failed step gives back everything the earlier ones to
     CHECK(vmm.of("set_access").empty());
   }
   SECTION("set_access, with the peers and then alone") {
+    PeerEnabled enabled;
     vmm.failures = {{"set_access", CUDA_ERROR_INVALID_VALUE}, {"set_access", CUDA_ERROR_INVALID_DEVICE}};
     const auto r = map(0, 1000, 1, Side::back);
     CHECK_FALSE(r.ok);
@@ -248,6 +302,7 @@ TEST_CASE("fence memory: a failed step gives back everything the earlier ones to
     CHECK(vmm.of("free").size() == 1);
   }
   SECTION("set_access for the peers only: the device alone is enough") {
+    PeerEnabled enabled;
     vmm.failures = {{"set_access", CUDA_ERROR_INVALID_VALUE}};
     const auto r = map(0, 1000, 1, Side::back);
     CHECK(r.ok);

@@ -50,6 +50,23 @@
 //                                  FILE as the kernel log's Xid 31 line (/dev/kmsg's format,
 //                                  the pid, the faulting 4 KiB page), and the launch returns
 //                                  CUDA_ERROR_ILLEGAL_ADDRESS
+// Several devices, as a multi-GPU node has them:
+//   FAKE_CUDA_DEVICES=N            N devices (default 1, at most 8), each with one primary
+//                                  context (0x1 for device 0, 0x2 for device 1, ...), peers of
+//                                  each other. Each thread has its own context stack
+//                                  (cuCtxGetCurrent/SetCurrent/PushCurrent/PopCurrent), the
+//                                  primary context of device 0 current at first. Memory
+//                                  belongs to the current context's device (cuMemAlloc) or to
+//                                  the device cuMemCreate names; a kernel runs on the current
+//                                  device and touches another device's memory only as the
+//                                  driver allows it: cuMemAlloc memory after
+//                                  cuCtxEnablePeerAccess, VMM memory where cuMemSetAccess
+//                                  granted that device. Otherwise the launch returns
+//                                  CUDA_ERROR_ILLEGAL_ADDRESS (sticky in the real driver).
+//   FAKE_CUDA_TRACE=FILE           appends one line per context switch, synchronize, unmap and
+//                                  access change, in the order the calls came:
+//                                  "cuCtxSynchronize ctx=0x2", "cuMemUnmap 0x7f.. device=1", ...
+// Every entry point may be called from several threads at once.
 #include <cuda.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -60,6 +77,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cstdarg>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -75,6 +94,65 @@ bool env_on(const char* name) {
 }
 
 std::uint64_t granularity() { return 64 * 1024; }
+
+// One lock over the driver's tables (blocks, handles, mappings, imports, peers): every
+// entry point may be called from several threads. Recursive: an entry point may call another.
+pthread_mutex_t g_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+struct Locked {
+  Locked() { pthread_mutex_lock(&g_lock); }
+  ~Locked() { pthread_mutex_unlock(&g_lock); }
+  Locked(const Locked&) = delete;
+  Locked& operator=(const Locked&) = delete;
+};
+
+// ---- Devices and contexts ----------------------------------------------------------
+constexpr int kMaxDevices = 8;
+
+int device_count() {
+  static const int n = [] {
+    const char* v = std::getenv("FAKE_CUDA_DEVICES");
+    const int parsed = v && *v ? std::atoi(v) : 1;
+    return parsed < 1 ? 1 : (parsed > kMaxDevices ? kMaxDevices : parsed);
+  }();
+  return n;
+}
+
+// A device's primary context is the handle 0x1 + its ordinal.
+CUcontext context_of(int device) { return reinterpret_cast<CUcontext>(static_cast<std::uintptr_t>(device) + 1); }
+int device_of_context(CUcontext c) {
+  const auto v = reinterpret_cast<std::uintptr_t>(c);
+  return v >= 1 && v <= static_cast<std::uintptr_t>(device_count()) ? static_cast<int>(v - 1) : -1;
+}
+
+// Each thread's context stack; the top is current. Starts with device 0's.
+constexpr int kStackDepth = 16;
+thread_local CUcontext t_stack[kStackDepth] = {reinterpret_cast<CUcontext>(1)};
+thread_local int t_depth = 1;
+
+CUcontext current_context() { return t_depth > 0 ? t_stack[t_depth - 1] : nullptr; }
+int current_device() { return device_of_context(current_context()); }
+
+// peer[a][b]: device a's kernels may use device b's cuMemAlloc memory (cuCtxEnablePeerAccess
+// made in a context of a, naming one of b).
+bool g_peer[kMaxDevices][kMaxDevices];
+
+void trace(const char* format, ...) __attribute__((format(printf, 1, 2)));
+void trace(const char* format, ...) {
+  const char* path = std::getenv("FAKE_CUDA_TRACE");
+  if (!path || !*path) return;
+  char line[256];
+  va_list ap;
+  va_start(ap, format);
+  int n = std::vsnprintf(line, sizeof line - 1, format, ap);
+  va_end(ap);
+  if (n < 0) return;
+  if (n > static_cast<int>(sizeof line) - 2) n = static_cast<int>(sizeof line) - 2;
+  line[n++] = '\n';
+  const int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  [[maybe_unused]] const ssize_t written = write(fd, line, static_cast<size_t>(n));
+  close(fd);
+}
 
 // How often each VMM call was made, written to FAKE_CUDA_STATS at exit.
 enum Call { kReserve, kAddressFree, kCreate, kRelease, kMap, kUnmap, kSetAccess, kCtxSynchronize, kCallCount };
@@ -101,6 +179,7 @@ struct Handle {
   bool released = false;
   std::uint64_t handle_types = 0;  // requestedHandleTypes
   int references = 1;              // cuMemRetainAllocationHandle adds one, cuMemRelease takes one
+  int device = 0;                  // where the memory lives (the allocation's location)
 };
 constexpr int kMaxHandles = 4096;
 Handle g_handles[kMaxHandles];
@@ -123,6 +202,7 @@ constexpr int kMaxBlocks = 4096;
 void* g_blocks[kMaxBlocks];
 std::uint64_t g_block_bytes[kMaxBlocks];
 bool g_live[kMaxBlocks];
+int g_block_device[kMaxBlocks];
 int g_block_count = 0;
 
 // No device has a terabyte: larger requests run out of memory, as a driver's do (and
@@ -175,6 +255,7 @@ void* allocate_block(size_t bytes) {
   }
   g_blocks[g_block_count] = p;
   g_block_bytes[g_block_count] = bytes;
+  g_block_device[g_block_count] = current_device() < 0 ? 0 : current_device();
   g_live[g_block_count++] = true;
   return p;
 }
@@ -191,6 +272,7 @@ struct Mapping {
   std::uint64_t address = 0;
   std::uint64_t bytes = 0;
   CUmemGenericAllocationHandle handle = 0;
+  unsigned access = 0;  // bit d: device d may read and write it (cuMemSetAccess)
 };
 constexpr int kMaxMappings = 4096;
 Mapping g_mappings[kMaxMappings];
@@ -351,6 +433,28 @@ void write_xid(std::uint64_t address) {
   }
 }
 
+// Whether a kernel on the current device may touch [p, p + n): memory of another device
+// only as the driver allows it (cuMemAlloc's after cuCtxEnablePeerAccess, VMM memory
+// where cuMemSetAccess granted the device); memory the driver never made (host memory,
+// a guard) is left to the host's own protection.
+bool device_may_touch(std::uint64_t p, std::uint64_t n) {
+  Locked lock;
+  const int self = current_device();
+  if (self < 0) return false;
+  for (int i = 0; i < g_block_count; ++i) {
+    const auto begin = reinterpret_cast<std::uint64_t>(g_blocks[i]);
+    if (!g_live[i] || p < begin || p - begin >= g_block_bytes[i]) continue;
+    const int owner = g_block_device[i];
+    return owner == self || g_peer[self][owner];
+  }
+  for (int i = 0; i < g_mapping_count; ++i) {
+    const Mapping& m = g_mappings[i];
+    if (p + (n ? n - 1 : 0) < m.address || p >= m.address + m.bytes) continue;
+    if ((m.access & (1u << self)) == 0) return false;
+  }
+  return true;
+}
+
 CUresult run(CUfunction f, void** params, void** extra) {
   arm_pipe();
   if (reinterpret_cast<const FakeFunction*>(f) != &kFillBytes) return CUDA_ERROR_INVALID_HANDLE;
@@ -371,6 +475,10 @@ CUresult run(CUfunction f, void** params, void** extra) {
     std::memcpy(&value, buffer + 16, sizeof value);
   } else {
     return CUDA_ERROR_INVALID_VALUE;
+  }
+  if (!device_may_touch(reinterpret_cast<std::uint64_t>(p), n)) {
+    trace("kernel on device %d: no access to %p", current_device(), static_cast<void*>(p));
+    return CUDA_ERROR_ILLEGAL_ADDRESS;
   }
   const bool kernel_log = std::getenv("FAKE_CUDA_KMSG") && *std::getenv("FAKE_CUDA_KMSG");
   if (!dumps_armed() && !kernel_log) {
@@ -412,6 +520,7 @@ CUresult fake_mem_alloc_v1(unsigned int*, unsigned int) { return CUDA_ERROR_NOT_
 FAKE_EXPORT CUresult fake_mem_alloc(CUdeviceptr*, size_t) __asm__("cuMemAlloc_v2");
 CUresult fake_mem_alloc(CUdeviceptr* p, size_t bytes) {
   if (!p || bytes == 0) return CUDA_ERROR_INVALID_VALUE;
+  Locked lock;
   void* b = allocate_block(bytes);
   if (!b) return CUDA_ERROR_OUT_OF_MEMORY;
   *p = reinterpret_cast<CUdeviceptr>(b);
@@ -426,7 +535,10 @@ CUresult fake_mem_alloc_pitch(CUdeviceptr* p, size_t* pitch, size_t width, size_
 }
 
 FAKE_EXPORT CUresult fake_mem_free(CUdeviceptr) __asm__("cuMemFree_v2");
-CUresult fake_mem_free(CUdeviceptr p) { return free_block(reinterpret_cast<void*>(p)); }
+CUresult fake_mem_free(CUdeviceptr p) {
+  Locked lock;
+  return free_block(reinterpret_cast<void*>(p));
+}
 
 FAKE_EXPORT CUresult fake_mem_alloc_async(CUdeviceptr*, size_t, CUstream) __asm__("cuMemAllocAsync");
 CUresult fake_mem_alloc_async(CUdeviceptr* p, size_t bytes, CUstream) { return fake_mem_alloc(p, bytes); }
@@ -442,11 +554,15 @@ CUresult fake_mem_alloc_managed(CUdeviceptr* p, size_t bytes, unsigned int) { re
 
 FAKE_EXPORT CUresult fake_mem_alloc_host(void**, size_t) __asm__("cuMemAllocHost_v2");
 CUresult fake_mem_alloc_host(void** p, size_t bytes) {
+  Locked lock;
   *p = allocate_block(bytes);
   return *p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
 FAKE_EXPORT CUresult fake_mem_free_host(void*) __asm__("cuMemFreeHost");
-CUresult fake_mem_free_host(void* p) { return free_block(p); }
+CUresult fake_mem_free_host(void* p) {
+  Locked lock;
+  return free_block(p);
+}
 
 FAKE_EXPORT CUresult fake_memset_d8(CUdeviceptr, unsigned char, size_t) __asm__("cuMemsetD8_v2");
 CUresult fake_memset_d8(CUdeviceptr p, unsigned char value, size_t n) {
@@ -459,20 +575,91 @@ CUresult fake_memcpy_dtoh(void* dst, CUdeviceptr src, size_t n) {
   return CUDA_SUCCESS;
 }
 
-// Context, stream and device queries of a single-device machine.
+// Context, stream and device queries: FAKE_CUDA_DEVICES devices, one primary context each,
+// a context stack per thread.
 FAKE_EXPORT CUresult fake_ctx_get_device(CUdevice*) __asm__("cuCtxGetDevice");
 CUresult fake_ctx_get_device(CUdevice* d) {
-  *d = 0;
+  const int device = current_device();
+  if (device < 0) return CUDA_ERROR_INVALID_CONTEXT;
+  *d = device;
   return CUDA_SUCCESS;
 }
 FAKE_EXPORT CUresult fake_ctx_get_current(CUcontext*) __asm__("cuCtxGetCurrent");
 CUresult fake_ctx_get_current(CUcontext* c) {
-  *c = reinterpret_cast<CUcontext>(0x1);
+  *c = current_context();
+  return CUDA_SUCCESS;
+}
+FAKE_EXPORT CUresult fake_ctx_set_current(CUcontext) __asm__("cuCtxSetCurrent");
+CUresult fake_ctx_set_current(CUcontext c) {
+  if (c && device_of_context(c) < 0) return CUDA_ERROR_INVALID_CONTEXT;
+  if (t_depth == 0) {
+    if (!c) return CUDA_SUCCESS;
+    t_depth = 1;
+  }
+  t_stack[t_depth - 1] = c;
+  if (!c) t_depth = 0;
+  trace("cuCtxSetCurrent ctx=%p", static_cast<void*>(c));
+  return CUDA_SUCCESS;
+}
+FAKE_EXPORT CUresult fake_ctx_push_current(CUcontext) __asm__("cuCtxPushCurrent_v2");
+CUresult fake_ctx_push_current(CUcontext c) {
+  if (device_of_context(c) < 0) return CUDA_ERROR_INVALID_CONTEXT;
+  if (t_depth == kStackDepth) return CUDA_ERROR_OUT_OF_MEMORY;
+  t_stack[t_depth++] = c;
+  trace("cuCtxPushCurrent ctx=%p", static_cast<void*>(c));
+  return CUDA_SUCCESS;
+}
+FAKE_EXPORT CUresult fake_ctx_pop_current(CUcontext*) __asm__("cuCtxPopCurrent_v2");
+CUresult fake_ctx_pop_current(CUcontext* c) {
+  if (t_depth == 0) return CUDA_ERROR_INVALID_CONTEXT;
+  CUcontext top = t_stack[--t_depth];
+  if (c) *c = top;
+  trace("cuCtxPopCurrent ctx=%p", static_cast<void*>(top));
+  return CUDA_SUCCESS;
+}
+FAKE_EXPORT CUresult fake_primary_ctx_retain(CUcontext*, CUdevice) __asm__("cuDevicePrimaryCtxRetain");
+CUresult fake_primary_ctx_retain(CUcontext* c, CUdevice d) {
+  if (!c || d < 0 || d >= device_count()) return CUDA_ERROR_INVALID_DEVICE;
+  *c = context_of(d);
   return CUDA_SUCCESS;
 }
 FAKE_EXPORT CUresult fake_ctx_synchronize() __asm__("cuCtxSynchronize");
 CUresult fake_ctx_synchronize() {
   count(kCtxSynchronize);
+  if (!current_context()) return CUDA_ERROR_INVALID_CONTEXT;
+  trace("cuCtxSynchronize ctx=%p", static_cast<void*>(current_context()));
+  return CUDA_SUCCESS;
+}
+// Peer access between contexts (cudaDeviceEnablePeerAccess): the current context's device
+// may then use the peer context's device's cuMemAlloc memory. VMM memory is not affected
+// (its access is cuMemSetAccess's alone), as with the driver.
+FAKE_EXPORT CUresult fake_ctx_enable_peer_access(CUcontext, unsigned int) __asm__("cuCtxEnablePeerAccess");
+CUresult fake_ctx_enable_peer_access(CUcontext peer, unsigned int flags) {
+  const int self = current_device(), owner = device_of_context(peer);
+  if (self < 0) return CUDA_ERROR_INVALID_CONTEXT;
+  if (owner < 0 || flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  if (owner == self) return CUDA_ERROR_INVALID_DEVICE;
+  Locked lock;
+  if (g_peer[self][owner]) return CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED;
+  g_peer[self][owner] = true;
+  trace("cuCtxEnablePeerAccess device=%d peer=%d", self, owner);
+  return CUDA_SUCCESS;
+}
+FAKE_EXPORT CUresult fake_ctx_disable_peer_access(CUcontext) __asm__("cuCtxDisablePeerAccess");
+CUresult fake_ctx_disable_peer_access(CUcontext peer) {
+  const int self = current_device(), owner = device_of_context(peer);
+  if (self < 0) return CUDA_ERROR_INVALID_CONTEXT;
+  if (owner < 0) return CUDA_ERROR_INVALID_VALUE;
+  Locked lock;
+  if (!g_peer[self][owner]) return CUDA_ERROR_PEER_ACCESS_NOT_ENABLED;
+  g_peer[self][owner] = false;
+  trace("cuCtxDisablePeerAccess device=%d peer=%d", self, owner);
+  return CUDA_SUCCESS;
+}
+FAKE_EXPORT CUresult fake_device_can_access_peer(int*, CUdevice, CUdevice) __asm__("cuDeviceCanAccessPeer");
+CUresult fake_device_can_access_peer(int* can, CUdevice d, CUdevice peer) {
+  if (!can || d < 0 || d >= device_count() || peer < 0 || peer >= device_count()) return CUDA_ERROR_INVALID_DEVICE;
+  *can = d != peer;
   return CUDA_SUCCESS;
 }
 FAKE_EXPORT CUresult fake_stream_synchronize(CUstream) __asm__("cuStreamSynchronize");
@@ -486,7 +673,7 @@ FAKE_EXPORT CUresult fake_stream_get_ctx(CUstream, CUcontext*) __asm__("cuStream
 CUresult fake_stream_get_ctx(CUstream, CUcontext* c) { return fake_ctx_get_current(c); }
 FAKE_EXPORT CUresult fake_device_get_count(int*) __asm__("cuDeviceGetCount");
 CUresult fake_device_get_count(int* n) {
-  *n = 1;
+  *n = device_count();
   return CUDA_SUCCESS;
 }
 FAKE_EXPORT CUresult fake_device_get_attribute(int*, CUdevice_attribute, CUdevice) __asm__("cuDeviceGetAttribute");
@@ -535,6 +722,8 @@ FAKE_EXPORT CUresult fake_mem_create(CUmemGenericAllocationHandle*, size_t, cons
 CUresult fake_mem_create(CUmemGenericAllocationHandle* h, size_t size, const CUmemAllocationProp* prop,
                          unsigned long long) {
   count(kCreate);
+  Locked lock;
+  if (prop->location.id < 0 || prop->location.id >= device_count()) return CUDA_ERROR_INVALID_DEVICE;
   if (env_on("FAKE_CUDA_FAIL_CREATE")) return CUDA_ERROR_OUT_OF_MEMORY;
   if (size == 0 || size % granularity() != 0) return CUDA_ERROR_INVALID_VALUE;
   if (g_unreleased_bytes + size > memory_limit() || g_handle_count == kMaxHandles) return CUDA_ERROR_OUT_OF_MEMORY;
@@ -543,7 +732,8 @@ CUresult fake_mem_create(CUmemGenericAllocationHandle* h, size_t size, const CUm
     if (fd >= 0) close(fd);
     return CUDA_ERROR_OUT_OF_MEMORY;
   }
-  g_handles[g_handle_count] = Handle{fd, size, false, static_cast<std::uint64_t>(prop->requestedHandleTypes), 1};
+  g_handles[g_handle_count] =
+      Handle{fd, size, false, static_cast<std::uint64_t>(prop->requestedHandleTypes), 1, prop->location.id};
   *h = static_cast<CUmemGenericAllocationHandle>(++g_handle_count);
   g_unreleased_bytes += size;
   return CUDA_SUCCESS;
@@ -552,6 +742,7 @@ FAKE_EXPORT CUresult fake_mem_release(CUmemGenericAllocationHandle) __asm__("cuM
 // The memory stays while it is mapped (the mapping holds the file), as with the driver.
 CUresult fake_mem_release(CUmemGenericAllocationHandle h) {
   count(kRelease);
+  Locked lock;
   Handle* p = handle_of(h);
   if (!p) return CUDA_ERROR_INVALID_VALUE;
   if (--p->references > 0) return CUDA_SUCCESS;  // a retained reference remains
@@ -564,18 +755,24 @@ FAKE_EXPORT CUresult fake_mem_map(CUdeviceptr, size_t, size_t, CUmemGenericAlloc
     __asm__("cuMemMap");
 CUresult fake_mem_map(CUdeviceptr p, size_t size, size_t offset, CUmemGenericAllocationHandle h, unsigned long long) {
   count(kMap);
+  Locked lock;
   const Handle* handle = handle_of(h);
   if (!handle || offset != 0 || size != handle->bytes) return CUDA_ERROR_INVALID_VALUE;
   if (p % granularity() != 0 || size % granularity() != 0) return CUDA_ERROR_INVALID_VALUE;
   void* m = mmap(reinterpret_cast<void*>(p), size, PROT_NONE, MAP_SHARED | MAP_FIXED, handle->fd, 0);
   if (m == MAP_FAILED) return CUDA_ERROR_OUT_OF_MEMORY;
-  if (g_mapping_count < kMaxMappings) g_mappings[g_mapping_count++] = Mapping{p, size, h};
+  if (g_mapping_count < kMaxMappings) g_mappings[g_mapping_count++] = Mapping{p, size, h, 0};
   return CUDA_SUCCESS;
 }
 FAKE_EXPORT CUresult fake_mem_unmap(CUdeviceptr, size_t) __asm__("cuMemUnmap");
 CUresult fake_mem_unmap(CUdeviceptr p, size_t size) {
   count(kUnmap);
   if (env_on("FAKE_CUDA_FAIL_UNMAP")) return CUDA_ERROR_INVALID_VALUE;
+  Locked lock;
+  if (const Mapping* m = mapping_holding(p)) {
+    const Handle* handle = handle_of(m->handle);
+    trace("cuMemUnmap %#llx device=%d", static_cast<unsigned long long>(p), handle ? handle->device : -1);
+  }
   void* m = mmap(reinterpret_cast<void*>(p), size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE,
                  -1, 0);
   if (m == MAP_FAILED) return CUDA_ERROR_INVALID_VALUE;
@@ -587,11 +784,34 @@ CUresult fake_mem_unmap(CUdeviceptr p, size_t size) {
 }
 FAKE_EXPORT CUresult fake_mem_set_access(CUdeviceptr, size_t, const CUmemAccessDesc*, size_t)
     __asm__("cuMemSetAccess");
-CUresult fake_mem_set_access(CUdeviceptr p, size_t size, const CUmemAccessDesc*, size_t descriptors) {
+// Access per device, as the descriptors say (PROT_NONE takes a device's away); the pages
+// are readable on the host while any device has access.
+CUresult fake_mem_set_access(CUdeviceptr p, size_t size, const CUmemAccessDesc* desc, size_t descriptors) {
   count(kSetAccess);
-  if (descriptors == 0) return CUDA_ERROR_INVALID_VALUE;
-  return mprotect(reinterpret_cast<void*>(p), size, PROT_READ | PROT_WRITE) == 0 ? CUDA_SUCCESS
-                                                                                  : CUDA_ERROR_INVALID_VALUE;
+  if (descriptors == 0 || !desc) return CUDA_ERROR_INVALID_VALUE;
+  Locked lock;
+  unsigned grant = 0, revoke = 0;
+  for (size_t i = 0; i < descriptors; ++i) {
+    const int d = desc[i].location.id;
+    if (desc[i].location.type != CU_MEM_LOCATION_TYPE_DEVICE || d < 0 || d >= device_count())
+      return CUDA_ERROR_INVALID_DEVICE;
+    if (desc[i].flags == CU_MEM_ACCESS_FLAGS_PROT_NONE) revoke |= 1u << d;
+    else grant |= 1u << d;
+    trace("cuMemSetAccess %#llx device=%d %s", static_cast<unsigned long long>(p), d,
+          desc[i].flags == CU_MEM_ACCESS_FLAGS_PROT_NONE ? "none" : "readwrite");
+  }
+  unsigned access = 0;
+  bool mapped = false;
+  for (int i = 0; i < g_mapping_count; ++i) {
+    Mapping& m = g_mappings[i];
+    if (m.address < p || m.address >= p + size) continue;
+    m.access = (m.access | grant) & ~revoke;
+    access |= m.access;
+    mapped = true;
+  }
+  if (!mapped) return CUDA_ERROR_INVALID_VALUE;
+  const int prot = access ? PROT_READ | PROT_WRITE : PROT_NONE;
+  return mprotect(reinterpret_cast<void*>(p), size, prot) == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
 // CUDA IPC. The legacy handle names the block in the exporter's shared memory file: the
@@ -628,6 +848,7 @@ int g_import_count = 0;
 
 FAKE_EXPORT CUresult fake_ipc_get_mem_handle(CUipcMemHandle*, CUdeviceptr) __asm__("cuIpcGetMemHandle");
 CUresult fake_ipc_get_mem_handle(CUipcMemHandle* out, CUdeviceptr p) {
+  Locked lock;
   const int i = block_at(p);
   if (!out || i < 0 || !g_arena || static_cast<unsigned char*>(g_blocks[i]) < g_arena ||
       static_cast<unsigned char*>(g_blocks[i]) >= g_arena + kArenaBytes)
@@ -644,6 +865,7 @@ CUresult fake_ipc_get_mem_handle(CUipcMemHandle* out, CUdeviceptr p) {
 FAKE_EXPORT CUresult fake_ipc_open_mem_handle(CUdeviceptr*, CUipcMemHandle, unsigned int)
     __asm__("cuIpcOpenMemHandle_v2");
 CUresult fake_ipc_open_mem_handle(CUdeviceptr* out, CUipcMemHandle handle, unsigned int) {
+  Locked lock;
   LegacyHandle h;
   std::memcpy(&h, &handle, sizeof h);
   if (!out || h.magic != kLegacyMagic || g_import_count == kMaxImports) return CUDA_ERROR_INVALID_VALUE;
@@ -671,6 +893,7 @@ CUresult fake_ipc_open_mem_handle(CUdeviceptr* out, CUipcMemHandle handle, unsig
 }
 FAKE_EXPORT CUresult fake_ipc_close_mem_handle(CUdeviceptr) __asm__("cuIpcCloseMemHandle");
 CUresult fake_ipc_close_mem_handle(CUdeviceptr p) {
+  Locked lock;
   for (int i = 0; i < g_import_count; ++i) {
     if (g_imports[i].address != p) continue;
     if (--g_imports[i].references > 0) return CUDA_SUCCESS;
@@ -686,6 +909,7 @@ FAKE_EXPORT CUresult fake_mem_export_to_shareable_handle(void*, CUmemGenericAllo
                                                          unsigned long long) __asm__("cuMemExportToShareableHandle");
 CUresult fake_mem_export_to_shareable_handle(void* out, CUmemGenericAllocationHandle h, CUmemAllocationHandleType type,
                                              unsigned long long) {
+  Locked lock;
   const Handle* handle = handle_of(h);
   if (!out || !handle) return CUDA_ERROR_INVALID_VALUE;
   if (type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) return CUDA_ERROR_NOT_SUPPORTED;
@@ -701,6 +925,7 @@ FAKE_EXPORT CUresult fake_mem_import_from_shareable_handle(CUmemGenericAllocatio
     __asm__("cuMemImportFromShareableHandle");
 CUresult fake_mem_import_from_shareable_handle(CUmemGenericAllocationHandle* h, void* os_handle,
                                                CUmemAllocationHandleType type) {
+  Locked lock;
   if (!h || type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) return CUDA_ERROR_INVALID_VALUE;
   const int given = static_cast<int>(reinterpret_cast<std::intptr_t>(os_handle));
   struct stat st {};
@@ -718,6 +943,7 @@ CUresult fake_mem_import_from_shareable_handle(CUmemGenericAllocationHandle* h, 
 FAKE_EXPORT CUresult fake_mem_retain_allocation_handle(CUmemGenericAllocationHandle*, void*)
     __asm__("cuMemRetainAllocationHandle");
 CUresult fake_mem_retain_allocation_handle(CUmemGenericAllocationHandle* h, void* address) {
+  Locked lock;
   const Mapping* m = mapping_holding(reinterpret_cast<std::uint64_t>(address));
   Handle* handle = m ? handle_of(m->handle) : nullptr;
   if (!h || !handle) return CUDA_ERROR_INVALID_VALUE;
@@ -727,6 +953,7 @@ CUresult fake_mem_retain_allocation_handle(CUmemGenericAllocationHandle* h, void
 }
 FAKE_EXPORT CUresult fake_mem_get_address_range(CUdeviceptr*, size_t*, CUdeviceptr) __asm__("cuMemGetAddressRange_v2");
 CUresult fake_mem_get_address_range(CUdeviceptr* base, size_t* size, CUdeviceptr p) {
+  Locked lock;
   std::uint64_t b = 0, n = 0;
   for (int i = 0; i < g_block_count && n == 0; ++i) {
     const auto begin = reinterpret_cast<std::uint64_t>(g_blocks[i]);
@@ -841,6 +1068,13 @@ const Symbol kSymbols[] = {
     FAKE_SYMBOL("cuCtxGetDevice", 2000, false, fake_ctx_get_device),
     FAKE_SYMBOL("cuCtxGetCurrent", 4000, false, fake_ctx_get_current),
     FAKE_SYMBOL("cuCtxSynchronize", 2000, false, fake_ctx_synchronize),
+    FAKE_SYMBOL("cuCtxSetCurrent", 4000, false, fake_ctx_set_current),
+    FAKE_SYMBOL("cuCtxPushCurrent", 4000, false, fake_ctx_push_current),
+    FAKE_SYMBOL("cuCtxPopCurrent", 4000, false, fake_ctx_pop_current),
+    FAKE_SYMBOL("cuDevicePrimaryCtxRetain", 7000, false, fake_primary_ctx_retain),
+    FAKE_SYMBOL("cuCtxEnablePeerAccess", 4000, false, fake_ctx_enable_peer_access),
+    FAKE_SYMBOL("cuCtxDisablePeerAccess", 4000, false, fake_ctx_disable_peer_access),
+    FAKE_SYMBOL("cuDeviceCanAccessPeer", 4000, false, fake_device_can_access_peer),
     FAKE_SYMBOL("cuStreamSynchronize", 2000, false, fake_stream_synchronize),
     FAKE_SYMBOL("cuStreamIsCapturing", 10000, false, fake_stream_is_capturing),
     FAKE_SYMBOL("cuStreamGetCtx", 9020, false, fake_stream_get_ctx),
