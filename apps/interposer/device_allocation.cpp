@@ -3,6 +3,7 @@
 #include "apps/interposer/alloc_site.h"
 
 #include "apps/interposer/debug_log.h"
+#include "apps/interposer/device_record.h"
 #include "apps/interposer/driver_calls.h"
 #include "apps/interposer/ipc_export.h"
 #include "apps/interposer/peer_access.h"
@@ -109,6 +110,7 @@ bool allocate_fenced(const AllocationRequest& r, const CallPlace& where, CUdevic
     e.context = where.context;
     e.device = where.device;
     e.site = capture_allocation_site(*ring);
+    note_device(*ring, where.device);
     t.record = ring->add_allocation(e);
   }
   if (!tracked_ranges().insert(t)) {
@@ -154,6 +156,7 @@ void note_unfenced(const AllocationRequest& r, std::uint64_t address, ring::Unfe
     e.context = where.context;
     e.device = where.device;
     e.site = capture_allocation_site(*ring);
+    note_device(*ring, where.device);
     t.record = ring->add_allocation(e);
   }
   tracked_ranges().insert(t);

@@ -47,6 +47,8 @@ bool resolve(DriverCalls& c) {
   take(c.device_get_count, "cuDeviceGetCount");
   take(c.device_can_access_peer, "cuDeviceCanAccessPeer");
   take(c.device_get_attribute, "cuDeviceGetAttribute");
+  take(c.device_get_uuid, "cuDeviceGetUuid");
+  take(c.device_get_pci_bus_id, "cuDeviceGetPCIBusId");
   take(c.device_get_default_mem_pool, "cuDeviceGetDefaultMemPool");
   take(c.device_get_mem_pool, "cuDeviceGetMemPool");
   take(c.mem_get_allocation_granularity, "cuMemGetAllocationGranularity");

@@ -27,6 +27,8 @@ struct DriverCalls {
   PFN_cuDeviceGetCount_v2000 device_get_count = nullptr;
   PFN_cuDeviceCanAccessPeer_v4000 device_can_access_peer = nullptr;
   PFN_cuDeviceGetAttribute_v2000 device_get_attribute = nullptr;
+  PFN_cuDeviceGetUuid_v11040 device_get_uuid = nullptr;            // a device's record (device_record.h)
+  PFN_cuDeviceGetPCIBusId_v4010 device_get_pci_bus_id = nullptr;
   PFN_cuDeviceGetDefaultMemPool_v11020 device_get_default_mem_pool = nullptr;
   PFN_cuDeviceGetMemPool_v11020 device_get_mem_pool = nullptr;
   PFN_cuMemGetAllocationGranularity_v10020 mem_get_allocation_granularity = nullptr;

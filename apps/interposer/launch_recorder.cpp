@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "apps/interposer/device_record.h"
 #include "apps/interposer/driver_calls.h"
 #include "apps/interposer/kernel_info.h"
 #include "apps/interposer/process.h"
@@ -71,6 +72,7 @@ std::uint64_t record_launch(const LaunchArgs& a) noexcept {
   const CallPlace where = current_place();
   e.context = where.context;
   e.device = where.device;
+  note_device(*ring, where.device);
   if (k) {
     e.name = k->name;
     e.name_text = k->name_prefix;

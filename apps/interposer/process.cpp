@@ -21,6 +21,7 @@
 #include "apps/interposer/real_dlsym.h"
 #include "apps/interposer/reuse_cache.h"
 #include "apps/interposer/tracked_ranges.h"
+#include "fence/launcher_identity.h"
 
 namespace cudadiag::interposer {
 namespace {
@@ -45,6 +46,10 @@ std::atomic<bool> g_cuda_seen_image{false};
 std::atomic<bool> g_deepbind{false};
 char g_deepbind_file[ring::kEventProgramBytes];
 std::atomic<pid_t> g_image_end_recorded{0};
+// Who this process is, read once at start (the launcher's rank, the executable): written
+// into the ring it claims.
+constinit fence::LauncherIdentity g_launcher;
+char g_exe[4096];
 // This process's id, kept current by the fork handler (getpid is a system call, and hooks
 // ask on every launch).
 std::atomic<pid_t> g_pid{0};
@@ -139,6 +144,9 @@ void initialize() {
   save_preload_path();
   save_settings_env();
   g_settings = read_settings([](const char* name) -> const char* { return std::getenv(name); });
+  g_launcher = fence::launcher_identity([](const char* name) -> const char* { return std::getenv(name); });
+  const ssize_t exe = readlink("/proc/self/exe", g_exe, sizeof g_exe - 1);
+  g_exe[exe > 0 ? exe : 0] = '\0';
   enable_debug_log(g_settings.debug);
   real_dlsym();
   for (int i = 0; i < g_settings.rejected; ++i)
@@ -163,10 +171,25 @@ void initialize() {
   pthread_atfork(&before_fork, &after_fork_in_parent, &after_fork_in_child);
 }
 
+// Who records into `ring`: this process, as its launcher and /proc/self/exe name it.
+void write_identity(RingWriter& ring, pid_t pid) {
+  IdentityEvent e;
+  e.pid = static_cast<std::int32_t>(pid);
+  e.rank = g_launcher.rank;
+  e.local_rank = g_launcher.local_rank;
+  e.world_size = g_launcher.world_size;
+  e.rank_from = g_launcher.rank_from;
+  e.local_rank_from = g_launcher.local_rank_from;
+  e.world_size_from = g_launcher.world_size_from;
+  e.exe = g_exe;
+  ring.set_identity(e);
+}
+
 // Caller holds g_recorder_lock.
 RingWriter* choose_recorder(pid_t pid) {
   if (!g_main.attached()) return nullptr;
   if (g_main.claim(static_cast<std::int32_t>(pid))) {
+    write_identity(g_main, pid);
     debug_log("recording into %s", g_settings.ring_path);
     return &g_main;
   }
@@ -179,6 +202,7 @@ RingWriter* choose_recorder(pid_t pid) {
     return nullptr;
   }
   g_own.claim(static_cast<std::int32_t>(pid));
+  write_identity(g_own, pid);
   g_own.add_process_loaded();
   g_own.set_cuda_seen();
   g_main.add_other_cuda_process();

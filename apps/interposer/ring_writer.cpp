@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -66,6 +67,12 @@ void copy_fields(ring::SlackWrite& to, const SlackWriteEvent& from) {
 }
 void copy_fields(ring::IpcFailure& to, const IpcFailureEvent& from) {
   CUDADIAG_RING_IPC_FAILURE_FIELDS(CUDADIAG_RING_COPY, CUDADIAG_RING_COPY)
+}
+void copy_fields(ring::IdentitySlot& to, const IdentityEvent& from) {
+  CUDADIAG_RING_IDENTITY_FIELDS(CUDADIAG_RING_COPY, CUDADIAG_RING_COPY)
+}
+void copy_fields(ring::DeviceSlot& to, const DeviceEvent& from) {
+  CUDADIAG_RING_DEVICE_FIELDS(CUDADIAG_RING_COPY, CUDADIAG_RING_COPY)
 }
 
 }  // namespace
@@ -128,6 +135,7 @@ bool RingWriter::attach(const char* path, const ring::Capacities& limits, const 
     if (!site_index_) site_index_size_ = 0;  // sites are then not shared: each takes a record
   }
   next_unused_ = 0;
+  devices_seen_.store(0, std::memory_order_relaxed);
   reusable_head_ = 0;
   reusable_count_ = 0;
   return true;
@@ -567,6 +575,53 @@ void RingWriter::add_event(ring::EventKind kind, std::int32_t pid, const char* p
   end_record(e, seq);
 }
 
+void RingWriter::set_identity(const IdentityEvent& e) noexcept {
+  if (!header_) return;
+  ring::IdentitySlot& s = header_->identity;
+  begin_record(s, 0);
+  copy_fields(s, e);
+  std::memset(s.reserved0, 0, sizeof s.reserved0);
+  std::memset(s.exe, 0, sizeof s.exe);
+  if (e.exe) {
+    const std::size_t n = std::strlen(e.exe);
+    const char* from = n < sizeof s.exe ? e.exe : e.exe + (n - (sizeof s.exe - 1));  // the last bytes name the file
+    std::memcpy(s.exe, from, std::strlen(from));
+  }
+  end_record(s, 0);
+}
+
+bool RingWriter::has_device(std::int32_t ordinal) const noexcept {
+  if (!header_ || ordinal < 0) return true;  // nothing to record
+  if (ordinal < 64) return (devices_seen_.load(std::memory_order_acquire) >> ordinal) & 1u;
+  const std::uint32_t n = std::min<std::uint32_t>(atomic(header_->devices).load(std::memory_order_acquire), ring::kMaxDevices);
+  for (std::uint32_t i = 0; i < n; ++i)
+    if (header_->device[i].ordinal == ordinal) return true;
+  return false;
+}
+
+void RingWriter::add_device(const DeviceEvent& e) noexcept {
+  if (!header_ || e.ordinal < 0) return;
+  device_lock_.lock();
+  if (has_device(e.ordinal)) {
+    device_lock_.unlock();
+    return;
+  }
+  const std::uint32_t seq = atomic(header_->devices).load(std::memory_order_relaxed);
+  if (seq < ring::kMaxDevices) {
+    ring::DeviceSlot& s = header_->device[seq];
+    begin_record(s, seq);
+    copy_fields(s, e);
+    s.reserved0 = 0;
+    std::memcpy(s.uuid, e.uuid, sizeof s.uuid);
+    std::memcpy(s.pci_bus_id, e.pci_bus_id, sizeof s.pci_bus_id);
+    s.pci_bus_id[sizeof s.pci_bus_id - 1] = '\0';
+    end_record(s, seq);
+  }
+  atomic(header_->devices).store(seq + 1, std::memory_order_release);
+  if (e.ordinal < 64) devices_seen_.fetch_or(std::uint64_t{1} << e.ordinal, std::memory_order_release);
+  device_lock_.unlock();
+}
+
 void RingWriter::add_ipc_failure(const IpcFailureEvent& e) noexcept {
   if (!header_) return;
   // Without a lock: the slot is the one its sequence number names.
@@ -590,9 +645,11 @@ void RingWriter::lock_all() noexcept {
   tma_lock_.lock();
   name_lock_.lock();
   site_lock_.lock();
+  device_lock_.lock();
 }
 
 void RingWriter::unlock_all() noexcept {
+  device_lock_.unlock();
   site_lock_.unlock();
   name_lock_.unlock();
   tma_lock_.unlock();

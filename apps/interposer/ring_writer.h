@@ -79,6 +79,19 @@ struct IpcFailureEvent {
   CUDADIAG_RING_IPC_FAILURE_FIELDS(CUDADIAG_RING_MEMBER, CUDADIAG_RING_MEMBER)
 };
 
+// Who records into the ring (ring_format.h, IdentitySlot).
+struct IdentityEvent {
+  CUDADIAG_RING_IDENTITY_FIELDS(CUDADIAG_RING_MEMBER, CUDADIAG_RING_MEMBER)
+  const char* exe = nullptr;  // cut to its last bytes when long
+};
+
+// A device the process used (ring_format.h, DeviceSlot).
+struct DeviceEvent {
+  CUDADIAG_RING_DEVICE_FIELDS(CUDADIAG_RING_MEMBER, CUDADIAG_RING_MEMBER)
+  std::uint8_t uuid[ring::kUuidBytes] = {};
+  char pci_bus_id[ring::kBusIdBytes] = {};
+};
+
 inline constexpr std::uint64_t kNoLaunch = ~0ull;
 
 // A tiny spinlock: the critical sections copy one record.
@@ -153,6 +166,14 @@ class RingWriter {
   // What happened to a process of the run (ring_format.h, EventKind): counted, and kept
   // while there is a free event slot. `program` is cut to fit.
   void add_event(ring::EventKind kind, std::int32_t pid, const char* program) noexcept;
+  // Who records here: written once, by the process that claimed the ring.
+  void set_identity(const IdentityEvent& e) noexcept;
+  // Whether device `ordinal` has its record (a bit test for ordinals below 64): the
+  // caller asks the driver for its UUID and bus id only the first time.
+  bool has_device(std::int32_t ordinal) const noexcept;
+  // Records a device once (a second record of the same ordinal is dropped); counted, and
+  // kept while the header has room.
+  void add_device(const DeviceEvent& e) noexcept;
   // Counts a failed CUDA IPC hand-over and keeps it while the header has room.
   void add_ipc_failure(const IpcFailureEvent& e) noexcept;
   // One driver call of the interposer's own and the nanoseconds it took.
@@ -182,6 +203,8 @@ class RingWriter {
   SpinLock tma_lock_;  // launches take none (add_launch)
   SpinLock name_lock_;
   SpinLock site_lock_;
+  SpinLock device_lock_;
+  std::atomic<std::uint64_t> devices_seen_{0};  // bit d: device d has its record
   // Sites by hash: open addressing over 2 * site_capacity entries of site index + 1 (0: empty).
   std::uint32_t* site_index_ = nullptr;
   std::uint32_t site_index_size_ = 0;

@@ -29,6 +29,10 @@ void print_summary(const RingRead& r, std::size_t process_files) {
   std::printf("loaded=%s\ncuda_seen=%s\n", yes_no(s.loaded), yes_no(s.cuda_seen));
   std::printf("owner_pid=%d\nprocesses_loaded=%u\nother_cuda_processes=%u\nprocess_files=%zu\n", r.owner_pid,
               r.processes_loaded, r.other_cuda_processes, process_files);
+  // Who recorded here, and the GPUs it used.
+  if (r.log.process.recorded) std::printf("%s\n", process_line(r.log.process).c_str());
+  std::printf("devices=%zu\ndevices_lost=%" PRIu64 "\n", r.log.devices.size(), r.log.devices_lost);
+  for (const auto& d : r.log.devices) std::printf("%s\n", device_line(d).c_str());
   std::printf("allocations=%" PRIu64 "\nfenced=%" PRIu64 "\nfrees=%" PRIu64 "\nlaunches=%" PRIu64 "\n", s.allocations,
               s.fenced, s.frees, s.launches);
   std::printf("quarantined_bytes=%" PRIu64 "\ntma_encodes=%" PRIu64 "\ntma_near_guard=%" PRIu64 "\n",

@@ -9,7 +9,8 @@
 // with the layout, and a reader reads its own version only:
 //
 //   [0, kHeaderBytes)                          Header: counters, process events, slack writes,
-//                                              CUDA IPC failures
+//                                              CUDA IPC failures, who recorded (the owner's
+//                                              pid, executable, rank) and its devices
 //   [allocations_offset, + capacity * 128)     AllocationSlot: live allocations are kept;
 //                                              freed ones are overwritten oldest first
 //   [launches_offset, + capacity * 256)        LaunchSlot: a ring of the latest launches
@@ -38,8 +39,8 @@
 namespace cudadiag::ring {
 
 inline constexpr std::uint64_t kMagic = 0x00474e4952464443ull;  // "CDFRING\0"
-inline constexpr std::uint32_t kVersion = 9;
-inline constexpr std::uint32_t kHeaderBytes = 4096;
+inline constexpr std::uint32_t kVersion = 10;
+inline constexpr std::uint32_t kHeaderBytes = 8192;
 inline constexpr std::uint32_t kMaxPointerArgs = 8;
 inline constexpr std::uint32_t kNamePrefixBytes = 96;
 inline constexpr std::uint32_t kNoName = 0xffffffffu;
@@ -136,6 +137,50 @@ constexpr const char* ipc_step_text(IpcStep s) {
   }
   return "unknown step";
 }
+
+// Who the owner of a ring is, as its launcher said (torchrun, mpirun, srun): the variable
+// each of IdentitySlot's rank, local_rank and world_size was read from.
+enum class LauncherVar : std::uint8_t {
+  none = 0,         // not set by any launcher the interposer knows
+  rank,             // RANK, LOCAL_RANK, WORLD_SIZE (torchrun, torch.distributed)
+  local_rank,
+  world_size,
+  ompi_rank,        // OMPI_COMM_WORLD_RANK, _LOCAL_RANK, _SIZE (Open MPI)
+  ompi_local_rank,
+  ompi_size,
+  pmi_rank,         // PMI_RANK, PMI_SIZE (MPICH, Intel MPI)
+  pmi_size,
+  slurm_procid,     // SLURM_PROCID, SLURM_LOCALID, SLURM_NTASKS (srun)
+  slurm_localid,
+  slurm_ntasks,
+  count,
+};
+
+constexpr const char* launcher_var_name(LauncherVar v) {
+  switch (v) {
+    case LauncherVar::rank: return "RANK";
+    case LauncherVar::local_rank: return "LOCAL_RANK";
+    case LauncherVar::world_size: return "WORLD_SIZE";
+    case LauncherVar::ompi_rank: return "OMPI_COMM_WORLD_RANK";
+    case LauncherVar::ompi_local_rank: return "OMPI_COMM_WORLD_LOCAL_RANK";
+    case LauncherVar::ompi_size: return "OMPI_COMM_WORLD_SIZE";
+    case LauncherVar::pmi_rank: return "PMI_RANK";
+    case LauncherVar::pmi_size: return "PMI_SIZE";
+    case LauncherVar::slurm_procid: return "SLURM_PROCID";
+    case LauncherVar::slurm_localid: return "SLURM_LOCALID";
+    case LauncherVar::slurm_ntasks: return "SLURM_NTASKS";
+    case LauncherVar::none:
+    case LauncherVar::count: break;
+  }
+  return "";
+}
+
+// The devices a process used, one record each (the header keeps kMaxDevices; the counter
+// counts every one); the executable's path, cut to its last kExeBytes - 1 bytes.
+inline constexpr std::uint32_t kMaxDevices = 16;
+inline constexpr std::uint32_t kExeBytes = 256;
+inline constexpr std::uint32_t kUuidBytes = 16;   // CUuuid
+inline constexpr std::uint32_t kBusIdBytes = 16;  // "0000:07:00.0" and a NUL, as cuDeviceGetPCIBusId writes it
 
 // Header field `ring_flags`.
 inline constexpr std::uint32_t kRingReserved = 1;  // the file's blocks were reserved before mapping
@@ -446,6 +491,23 @@ enum class Shown : std::uint8_t { hex, dec, dims };
   VALUE(std::int32_t, result, 0, dec)         /* the failing call's CUresult, or an errno */            \
   CODE(ring::IpcStep, step, ring::IpcStep::none)
 
+// Who recorded into the ring (its owner), written once when the process claims it.
+#define CUDADIAG_RING_IDENTITY_FIELDS(VALUE, CODE)                                                       \
+  VALUE(std::int32_t, pid, 0, dec)                                                                      \
+  VALUE(std::int32_t, rank, -1, dec)          /* the launcher's rank of the process (-1: none set) */   \
+  VALUE(std::int32_t, local_rank, -1, dec)    /*   on its node (-1: none set) */                        \
+  VALUE(std::int32_t, world_size, -1, dec)    /*   of how many (-1: none set) */                        \
+  CODE(ring::LauncherVar, rank_from, ring::LauncherVar::none) /* the variables they were read from */   \
+  CODE(ring::LauncherVar, local_rank_from, ring::LauncherVar::none)                                     \
+  CODE(ring::LauncherVar, world_size_from, ring::LauncherVar::none)
+
+// A device the owner used (a context current on it in an allocation or a launch), written
+// the first time; its UUID and PCI bus id follow the list's fields in the slot.
+#define CUDADIAG_RING_DEVICE_FIELDS(VALUE, CODE)                                                         \
+  VALUE(std::int32_t, ordinal, -1, dec)       /* as the process sees it (after CUDA_VISIBLE_DEVICES) */ \
+  VALUE(std::int32_t, uuid_result, -1, dec)   /* cuDeviceGetUuid's CUresult (-1: not called) */         \
+  VALUE(std::int32_t, bus_id_result, -1, dec) /* cuDeviceGetPCIBusId's CUresult (-1: not called) */
+
 // What to make of a list's field: a slot's member, an event's or record's member with its
 // initial value, a copy between two structs named `to` and `from`, nothing.
 #define CUDADIAG_RING_SLOT_MEMBER(type, name, ...) type name;
@@ -477,6 +539,25 @@ struct IpcFailure {
   std::uint64_t seq;
   CUDADIAG_RING_IPC_FAILURE_FIELDS(CUDADIAG_RING_SLOT_MEMBER, CUDADIAG_RING_SLOT_MEMBER)
   std::uint8_t reserved0[3];
+};
+
+// Who recorded into the ring: written once by its owner, when it claims the ring.
+struct IdentitySlot {
+  std::uint64_t stamp;  // complete_stamp(0) once written
+  std::uint64_t seq;
+  CUDADIAG_RING_IDENTITY_FIELDS(CUDADIAG_RING_SLOT_MEMBER, CUDADIAG_RING_SLOT_MEMBER)
+  std::uint8_t reserved0[5];
+  char exe[kExeBytes];  // /proc/self/exe, NUL-terminated, its last bytes when long
+};
+
+// A device the owner used.
+struct DeviceSlot {
+  std::uint64_t stamp;  // complete_stamp(seq) once written
+  std::uint64_t seq;
+  CUDADIAG_RING_DEVICE_FIELDS(CUDADIAG_RING_SLOT_MEMBER, CUDADIAG_RING_SLOT_MEMBER)
+  std::uint32_t reserved0;
+  std::uint8_t uuid[kUuidBytes];        // all zero when unknown
+  char pci_bus_id[kBusIdBytes];         // NUL-terminated; empty when unknown
 };
 
 struct Header {
@@ -560,6 +641,11 @@ struct Header {
   std::uint64_t guard_total_limit_bytes;  // the most all guards held at once may have
   std::uint64_t guards_cut;             // fenced allocations given a smaller guard than the per-buffer bound
                                         //   allows (the bound on all guards reached, or their reservation refused)
+  // Who the owner is, and the devices it used.
+  IdentitySlot identity;
+  std::uint32_t devices;                // devices recorded (next DeviceSlot seq); past kMaxDevices counted only
+  std::uint32_t reserved5;
+  DeviceSlot device[kMaxDevices];
 };
 
 struct AllocationSlot {
@@ -633,9 +719,12 @@ static_assert(sizeof(Header) <= kHeaderBytes);
 static_assert(sizeof(ProcessEvent) == 128);
 static_assert(sizeof(SlackWrite) == 64);
 static_assert(sizeof(IpcFailure) == 40);
+static_assert(sizeof(IdentitySlot) == 296);
+static_assert(sizeof(DeviceSlot) == 64);
 static_assert(sizeof(Header) ==
               216 + 16 * kDriverCallKinds + 32 + kMaxProcessEvents * sizeof(ProcessEvent) + 16 + kMaxSlackWrites * 64 +
-                  24 + 64 + 32 + kMaxIpcFailures * sizeof(IpcFailure) + 24);
+                  24 + 64 + 32 + kMaxIpcFailures * sizeof(IpcFailure) + 24 + sizeof(IdentitySlot) + 8 +
+                  kMaxDevices * sizeof(DeviceSlot));
 static_assert(offsetof(Header, allocations) == 112);
 static_assert(offsetof(Header, tma_capacity) == 176);
 // tests/fuzz/seeds/ring_reader/slack.ring holds a slack write at these offsets.
@@ -657,7 +746,9 @@ static_assert(std::has_unique_object_representations_v<AllocationSlot> &&
               std::has_unique_object_representations_v<LaunchSlot> &&
               std::has_unique_object_representations_v<TmaSlot> &&
               std::has_unique_object_representations_v<SlackWrite> &&
-              std::has_unique_object_representations_v<IpcFailure>);
+              std::has_unique_object_representations_v<IpcFailure> &&
+              std::has_unique_object_representations_v<IdentitySlot> &&
+              std::has_unique_object_representations_v<DeviceSlot>);
 
 constexpr std::uint64_t complete_stamp(std::uint64_t seq) { return 2 * seq + 2; }
 constexpr std::uint64_t writing_stamp(std::uint64_t seq) { return 2 * seq + 1; }

@@ -28,20 +28,6 @@ void put_string(json& out, const char* key, const std::string& a, const std::str
 
 }  // namespace
 
-std::string normalize_pci_bus_id(const std::string& id) {
-  std::string s;
-  for (const char c : id) s.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
-  const auto colon = s.find(':');
-  // domain:bus:device.function; NVML pads the domain to 8 digits, CUDA to 4.
-  if (colon != std::string::npos && s.find(':', colon + 1) != std::string::npos && colon > 4) {
-    const std::string domain = s.substr(0, colon);
-    const auto nonzero = domain.find_first_not_of('0');
-    const std::string trimmed = nonzero == std::string::npos ? "" : domain.substr(nonzero);
-    if (trimmed.size() <= 4) s = std::string(4 - trimmed.size(), '0') + trimmed + s.substr(colon);
-  }
-  return s;
-}
-
 json merge_devices(const json& nvml_devices, const json& cuda_devices) {
   json out = json::array();
   std::vector<bool> used(nvml_devices.is_array() ? nvml_devices.size() : 0, false);

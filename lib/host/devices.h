@@ -4,12 +4,10 @@
 // limits). They are matched by UUID, then by PCI bus id.
 #include <string>
 
+#include "host/pci_bus_id.h"
 #include "report/report.h"
 
 namespace cudadiag::host {
-
-// "00000000:3B:00.0" (NVML) and "0000:3b:00.0" (CUDA) -> "0000:3b:00.0".
-std::string normalize_pci_bus_id(const std::string& id);
 
 // Each entry: {index (CUDA ordinal; absent when CUDA does not see it), name, uuid,
 // pci_bus_id, serial (when NVML knows it), visible_to_cuda, cuda:{...}|null,

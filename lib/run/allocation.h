@@ -153,6 +153,26 @@ struct ProcessEventRecord {
   bool escaped = false;   // the process may have used CUDA outside the fence
 };
 
+// Who recorded a ring (its owner): the process, and its rank where a launcher set one
+// (fence/launcher_identity.h). Written once, when the process claimed the ring.
+struct ProcessIdentity {
+  bool recorded = false;  // false: the ring holds no identity (never claimed, or torn)
+  // pid, rank, local_rank, world_size (-1: not set)
+  CUDADIAG_RING_IDENTITY_FIELDS(CUDADIAG_RING_MEMBER, CUDADIAG_RING_SKIP)
+  std::string exe;                // /proc/self/exe (its last bytes when long)
+  std::string rank_from;          // the variable each was read from: "RANK", "SLURM_PROCID", ... ("": none)
+  std::string local_rank_from;
+  std::string world_size_from;
+};
+
+// A GPU a process used, as its ring recorded it the first time a context on it was current.
+struct DeviceIdentity {
+  // ordinal (as the process sees it), uuid_result, bus_id_result (CUresult; -1: not asked)
+  CUDADIAG_RING_DEVICE_FIELDS(CUDADIAG_RING_MEMBER, CUDADIAG_RING_SKIP)
+  std::string uuid;        // "GPU-8c6b2f1e-...", "" when unknown
+  std::string pci_bus_id;  // as the driver wrote it ("0000:07:00.0"), "" when unknown
+};
+
 // The state of the ring files themselves: a verdict must not rest on what the tool broke.
 struct RingHealth {
   std::string no_room;      // non-empty: why nothing was recorded ("the ring could not be written: no room in ...")
@@ -162,6 +182,10 @@ struct RingHealth {
 
 struct InterposerLog {
   RingHealth ring;
+  ProcessIdentity process;                    // whose allocations and launches these are
+  std::vector<DeviceIdentity> devices;        // the GPUs it used, in the order first used
+  std::uint64_t devices_lost = 0;             // beyond what the header keeps, or torn
+  std::uint32_t processes_recorded = 1;       // processes of the run whose rings were read (fence_records.h)
   std::vector<ProcessEventRecord> process_events;  // every ring's, in the order recorded
   std::uint64_t process_events_lost = 0;           // beyond what the header keeps (counted only)
   std::uint64_t preloads_restored = 0;

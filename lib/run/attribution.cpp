@@ -152,9 +152,11 @@ std::string suspect_text(const Attribution& r) {
 }
 
 std::string make_summary(const Attribution& r) {
-  if (!r.fault_address) return "no faulting address; the newest launch: " + suspect_text(r);
-  const std::string at = fmt::format("the fault at {:#x}{}", *r.fault_address,
-                                     r.precision == AddressPrecision::page ? " (page)" : "");
+  const std::string owner = r.names_owner ? owner_text(r) : std::string();
+  const std::string in = owner.empty() ? std::string() : " in " + owner;
+  if (!r.fault_address) return "no faulting address" + in + "; the newest launch: " + suspect_text(r);
+  const std::string at = fmt::format("the fault at {:#x}{}{}", *r.fault_address,
+                                     r.precision == AddressPrecision::page ? " (page)" : "", in);
   if (!r.allocation) {
     if (*r.fault_address < kNullPage) return at + " is a null pointer dereference; " + suspect_text(r);
     return at + " is near no recorded allocation; " + suspect_text(r);
@@ -173,7 +175,37 @@ std::string make_summary(const Attribution& r) {
          (page_range ? " (the Xid names the faulting 4 KiB page, not the byte)" : "") + "; " + suspect_text(r);
 }
 
+// Who the log belongs to, and on which GPU the fault's allocation (else its launch) lived.
+void name_owner(const InterposerLog& log, Attribution& r) {
+  if (log.process.recorded || log.process.pid > 0) r.process = log.process;
+  int device = r.allocation ? r.allocation->device : -1;
+  if (device < 0 && r.suspect) device = r.suspect->device;
+  if (device >= 0) {
+    r.device = device;
+    for (const auto& d : log.devices)
+      if (d.ordinal == device) r.gpu = d;
+  }
+  r.names_owner = log.processes_recorded > 1 || log.process.rank >= 0 || log.devices.size() > 1;
+}
+
 }  // namespace
+
+std::string owner_text(const std::optional<ProcessIdentity>& process, std::optional<int> device,
+                       const std::optional<DeviceIdentity>& gpu) {
+  std::string who;
+  if (process && process->rank >= 0 && process->pid > 0) who = fmt::format("rank {} (pid {})", process->rank, process->pid);
+  else if (process && process->rank >= 0) who = fmt::format("rank {}", process->rank);
+  else if (process && process->pid > 0) who = fmt::format("pid {}", process->pid);
+  const int ordinal = device ? *device : gpu ? gpu->ordinal : -1;
+  if (ordinal < 0) return who;
+  std::string where = fmt::format("GPU {}", ordinal);
+  if (gpu && !gpu->pci_bus_id.empty()) where += " (" + gpu->pci_bus_id + ")";
+  return who.empty() ? where : who + " on " + where;
+}
+
+std::string owner_text(const Attribution& a) { return owner_text(a.process, a.device, a.gpu); }
+
+void refresh_summary(Attribution& a) { a.summary = make_summary(a); }
 
 const char* to_string(Relation r) {
   switch (r) {
@@ -203,6 +235,7 @@ Attribution attribute_fault(const InterposerLog& log, std::optional<std::uint64_
     if (!locate_in_ranges(log, s, r)) locate_nearest(log, s, r);
   }
   pick_suspect(log, r);
+  name_owner(log, r);
   r.summary = make_summary(r);
   return r;
 }

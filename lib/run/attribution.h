@@ -47,6 +47,14 @@ struct Attribution {
   bool suspect_uses_allocation = false;
   std::vector<LaunchRecord> last_launches;  // newest last, at most kLastLaunches
   std::string summary;                      // one line
+  // Whose fault: the process whose allocations were searched (the ring's owner), and the
+  // GPU of the allocation (else of the suspect launch) as that ring recorded it.
+  std::optional<ProcessIdentity> process;
+  std::optional<int> device;                // the ordinal, also when the ring has no record of it
+  std::optional<DeviceIdentity> gpu;
+  // The summary names them: the run recorded several processes, a launcher set a rank, or
+  // the process used several GPUs (a one-process, one-GPU run is not told what it knows).
+  bool names_owner = false;
   report::AllocationOrigin allocated_at;    // where `allocation` was made (filled by the caller that can read files)
 };
 
@@ -59,6 +67,14 @@ inline constexpr std::uint64_t kNullPage = 64u << 10;
 
 Attribution attribute_fault(const InterposerLog& log, std::optional<std::uint64_t> address,
                             AddressPrecision precision);
+
+// "rank 1 (pid 1703) on GPU 1 (0000:00:07.0)", "pid 1703 on GPU 0", "GPU 1 (0000:07:00.0)";
+// "" when nothing is known.
+std::string owner_text(const std::optional<ProcessIdentity>& process, std::optional<int> device,
+                       const std::optional<DeviceIdentity>& gpu);
+std::string owner_text(const Attribution& a);
+// The same sentence rebuilt after the owner's GPU was learnt elsewhere (the Xid's bus).
+void refresh_summary(Attribution& a);
 
 // "between 0 and 4095 bytes past the end" (a page) / "4 bytes before the start" (a byte)
 std::string describe_distance(const Attribution& a);

@@ -117,9 +117,18 @@ JudgedLog log_for_judging(const FenceRecords& records, std::optional<int> faulti
     log.ring.cut_short = log.ring.cut_short || l.ring.cut_short;
     log.ring.unreserved = log.ring.unreserved || l.ring.unreserved;
   }
+  log.processes_recorded = static_cast<std::uint32_t>(std::max<std::size_t>(1, records.pids().size()));
   out.log = std::move(log);
   out.process = chosen->read.owner_pid;
   return out;
+}
+
+InterposerLog process_log(const FenceRecords& records, std::size_t ring) {
+  const ProcessRing& r = records.rings.at(ring);
+  InterposerLog log = r.read.log;
+  join_imports(log, r.read.owner_pid, records);
+  log.processes_recorded = static_cast<std::uint32_t>(std::max<std::size_t>(1, records.pids().size()));
+  return log;
 }
 
 }  // namespace cudadiag::run

@@ -45,4 +45,8 @@ void join_imports(InterposerLog& log, int importer_pid, const FenceRecords& reco
 // events, slack writes and failed CUDA IPC hand-overs, and the state of the ring files.
 JudgedLog log_for_judging(const FenceRecords& records, std::optional<int> faulting_pid);
 
+// The allocations and launches of the process that owns rings[ring] (its imports joined),
+// to attribute that process's own fault; its summary is that ring's only.
+InterposerLog process_log(const FenceRecords& records, std::size_t ring);
+
 }  // namespace cudadiag::run

@@ -190,20 +190,37 @@ std::optional<std::string> ring_suspicion(const RingHealth& ring, const RunJudge
          ": the signal may be the tool's own write into its ring, not the program's";
 }
 
-void attribute(const RunObservation& obs, RunJudgement& j) {
+// A fault placed among `log`'s allocations: the GPU the Xid named when the ring knows no
+// other, and where a certain allocation was made.
+Attribution attribute_in(const InterposerLog& log, std::optional<std::uint64_t> address, AddressPrecision precision,
+                         const FaultingProcess* fault) {
+  Attribution a = attribute_fault(log, address, precision);
+  if (fault && fault->gpu && !a.gpu) {
+    a.gpu = fault->gpu;
+    a.device = fault->gpu->ordinal;
+    refresh_summary(a);
+  }
+  if (a.allocation && a.certain) {
+    Symbolizer symbols(log.modules);
+    a.allocated_at = allocation_origin(log, *a.allocation, symbols);
+    if (!a.allocated_at.empty())
+      a.summary += fmt::format("; #{} was allocated at {}", a.allocation->seq, report::origin_text(a.allocated_at));
+  }
+  return a;
+}
+
+void attribute(const RunObservation& obs, RunJudgement& j, const std::vector<FaultingProcess>& faults) {
   if (!obs.interposer) return;
+  const FaultingProcess* primary = primary_fault(faults);
   // The dump's proven byte beats the Xid's page.
   std::optional<std::uint64_t> address = proven_address(j.sites);
   const AddressPrecision precision = address ? AddressPrecision::exact : AddressPrecision::page;
   if (!address && j.mmu_fault) address = j.mmu_fault->address;
-  j.attribution = attribute_fault(*obs.interposer, address, precision);
-  if (j.attribution->allocation && j.attribution->certain) {
-    Symbolizer symbols(obs.interposer->modules);
-    j.attribution->allocated_at = allocation_origin(*obs.interposer, *j.attribution->allocation, symbols);
-    if (!j.attribution->allocated_at.empty())
-      j.attribution->summary += fmt::format("; #{} was allocated at {}", j.attribution->allocation->seq,
-                                            report::origin_text(j.attribution->allocated_at));
-  }
+  j.attribution = attribute_in(*obs.interposer, address, precision, primary);
+  // Every other faulting process's address against its own allocations only.
+  for (const auto& f : faults)
+    if (&f != primary && f.log && f.xid.mmu_fault)
+      j.other_attributions.push_back(attribute_in(*f.log, f.xid.mmu_fault->address, AddressPrecision::page, &f));
   j.fence_suspicion = ring_suspicion(obs.interposer->ring, j);
   if (!j.fence_suspicion) j.fence_suspicion = fence_suspicion(obs.interposer->summary, *j.attribution);
   if (!j.fence_suspicion && j.error && j.error->error_class == taxonomy::ErrorClass::out_of_memory) {
@@ -294,8 +311,17 @@ RunJudgement judge_run(const RunObservation& obs) {
       c.ending == runner::Ending::exit_code)
     j.exit_code = c.exit_code.value_or(0);
 
+  // One Xid per faulting process: the run is judged by the first that names an address.
+  const std::vector<FaultingProcess> faults =
+      obs.faults.empty() ? match_faulting_processes(obs.xid, nullptr) : obs.faults;
+  for (const auto& f : faults) {
+    j.faulting_processes.push_back(f);
+    j.faulting_processes.back().log.reset();
+  }
+  if (const auto* primary = primary_fault(faults); primary && primary->xid.mmu_fault) j.mmu_fault = primary->xid.mmu_fault;
   for (const auto& x : obs.xid) {
-    if (x.xid == 31 && x.mmu_fault && !j.mmu_fault) j.mmu_fault = x.mmu_fault;
+    // An old driver's line names no pid: its address still counts when no process's does.
+    if (x.xid == 31 && x.mmu_fault && !x.pid && !j.mmu_fault) j.mmu_fault = x.mmu_fault;
     if (host::xid_meaning(x.xid).points_to == report::XidPointsTo::hardware) j.machine_xids.push_back(x.xid);
   }
   if (obs.rung == Rung::sanitizer)
@@ -418,8 +444,10 @@ RunJudgement judge_run(const RunObservation& obs) {
   if (j.hang && j.outcome == RunOutcome::timeout) j.reason += "; " + j.hang->line;
 
   if (j.failed() && is_fence(obs.rung)) {
-    attribute(obs, j);
+    attribute(obs, j, faults);
     if (j.attribution && j.attribution->allocation && j.attribution->certain) j.reason += "; " + j.attribution->summary;
+    for (const auto& a : j.other_attributions)
+      if (a.allocation && a.certain) j.reason += "; and " + a.summary;
     if (j.fence_suspicion) j.reason += "; " + *j.fence_suspicion;
   }
   return j;

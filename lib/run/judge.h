@@ -30,6 +30,7 @@
 #include "run/fence_findings.h"
 #include "run/error_text.h"
 #include "run/rungs.h"
+#include "run/xid_match.h"
 #include "runner/runner.h"
 #include "sanitizer/memcheck.h"
 
@@ -42,6 +43,9 @@ struct RunObservation {
   std::vector<std::string> argv;     // as run: wrapper (compute-sanitizer) + command
   runner::ChildOutcome child;
   std::vector<host::XidEvent> xid;   // kernel-log lines attributed to the child's pid
+  // The processes those lines say faulted, one Xid each, matched once to the rings
+  // (xid_match.h); empty: the judge matches them by pid alone.
+  std::vector<FaultingProcess> faults;
   std::optional<InterposerLog> interposer;  // fence rung: what the ring reader returned
   std::string interposer_error;             // fence rung without a log: why
   std::optional<sanitizer::MemcheckReport> sanitizer;  // sanitizer rung: the parsed XML
@@ -86,9 +90,13 @@ struct RunJudgement {
   std::optional<int> signal;
   std::string signal_name;   // from the runner, or from a shell's report of a grandchild
   ErrorTextScan text;        // everything recognised in its output
-  std::optional<host::MmuFault> mmu_fault;  // the first Xid 31 of its pid
+  std::optional<host::MmuFault> mmu_fault;  // the Xid 31 of the fault it is judged by (primary_fault)
+  // Every faulting process the Xid lines name, with its chosen Xid, process and GPU (no logs).
+  std::vector<FaultingProcess> faulting_processes;
   std::vector<int> machine_xids;            // Xids that point at the machine (48, 79, 94, ...)
   std::optional<Attribution> attribution;   // fence rung, when it failed and left a log
+  // The other faulting processes' faults, each against its own allocations.
+  std::vector<Attribution> other_attributions;
   std::optional<FenceEffect> fence;         // fence rungs
   std::optional<FenceReach> fence_reach;    // fence rungs with a log: what the guards covered
   std::vector<SlackFinding> slack_writes;   // fence rungs: writes into a buffer's alignment slack

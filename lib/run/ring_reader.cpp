@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "fence/ring_format.h"
+#include "host/cuda_driver.h"
 #include "util/demangle.h"
 #include "util/hex.h"
 
@@ -159,6 +160,12 @@ void copy_values(SlackWriteRecord& to, const ring::SlackWrite& from) {
 }
 void copy_values(IpcFailureRecord& to, const ring::IpcFailure& from) {
   CUDADIAG_RING_IPC_FAILURE_FIELDS(CUDADIAG_RING_COPY, CUDADIAG_RING_SKIP)
+}
+void copy_values(DeviceIdentity& to, const ring::DeviceSlot& from) {
+  CUDADIAG_RING_DEVICE_FIELDS(CUDADIAG_RING_COPY, CUDADIAG_RING_SKIP)
+}
+void copy_values(ProcessIdentity& to, const ring::IdentitySlot& from) {
+  CUDADIAG_RING_IDENTITY_FIELDS(CUDADIAG_RING_COPY, CUDADIAG_RING_SKIP)
 }
 
 AllocationRecord allocation_of(const ring::AllocationSlot& s) {
@@ -497,6 +504,42 @@ void read_ipc_failures(const ring::Header& h, RingRead& r) {
   r.log.ipc_failures_lost += h.ipc_failures - n;
 }
 
+// Who recorded here (written once by the ring's owner) and the devices it used.
+void read_identity(const ring::Header& h, RingRead& r) {
+  const ring::IdentitySlot& s = h.identity;
+  const auto known = [](ring::LauncherVar v) { return code_of(v) < code_of(ring::LauncherVar::count); };
+  if (s.stamp != ring::complete_stamp(0) || s.seq != 0 || !known(s.rank_from) || !known(s.local_rank_from) ||
+      !known(s.world_size_from))
+    return;
+  ProcessIdentity& p = r.log.process;
+  p.recorded = true;
+  copy_values(p, s);
+  p.exe = bounded(s.exe, sizeof s.exe);
+  p.rank_from = ring::launcher_var_name(s.rank_from);
+  p.local_rank_from = ring::launcher_var_name(s.local_rank_from);
+  p.world_size_from = ring::launcher_var_name(s.world_size_from);
+}
+
+void read_devices(const ring::Header& h, RingRead& r) {
+  const std::uint32_t n = std::min(h.devices, ring::kMaxDevices);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const ring::DeviceSlot& s = h.device[i];
+    if (s.stamp != ring::complete_stamp(i) || s.seq != i || s.ordinal < 0) {
+      ++r.log.devices_lost;
+      continue;
+    }
+    DeviceIdentity d;
+    copy_values(d, s);
+    host::cuda_driver::Uuid uuid{};
+    std::memcpy(uuid.bytes, s.uuid, sizeof uuid.bytes);
+    if (std::any_of(std::begin(s.uuid), std::end(s.uuid), [](std::uint8_t b) { return b != 0; }))
+      d.uuid = host::cuda_driver::uuid_string(uuid);
+    d.pci_bus_id = bounded(s.pci_bus_id, sizeof s.pci_bus_id);
+    r.log.devices.push_back(std::move(d));
+  }
+  r.log.devices_lost += h.devices - n;
+}
+
 // The layout the header declares is the one the interposer writes for its counts, and
 // the counts are within what it writes: the reader's work is bounded by them.
 bool layout_matches(const ring::Header& h) {
@@ -593,6 +636,9 @@ RingRead parse(Bytes& bytes, const std::string& origin) {
   read_slack_writes(h, r);
   read_ipc_failures(h, r);
   read_driver_calls(h, r);
+  read_identity(h, r);
+  if (!r.log.process.recorded) r.log.process.pid = h.owner_pid;
+  read_devices(h, r);
   if (h.ring_flags & ring::kRingNoRoom) {
     r.status = RingStatus::no_room;
     r.message = origin + ": " + no_room_text(h, origin);

@@ -94,6 +94,24 @@ std::string ipc_failure_line(const IpcFailureRecord& r) {
   return out + " " + r.what;
 }
 
+std::string process_line(const ProcessIdentity& r) {
+  std::string out = "process";
+  CUDADIAG_RING_IDENTITY_FIELDS(CUDADIAG_RING_PUT, CUDADIAG_RING_SKIP)
+  put_field(out, "rank_from", r.rank_from);
+  put_field(out, "local_rank_from", r.local_rank_from);
+  put_field(out, "world_size_from", r.world_size_from);
+  put_field(out, "exe", printable(r.exe));
+  return out;
+}
+
+std::string device_line(const DeviceIdentity& r) {
+  std::string out = "device";
+  CUDADIAG_RING_DEVICE_FIELDS(CUDADIAG_RING_PUT, CUDADIAG_RING_SKIP)
+  put_field(out, "uuid", r.uuid);
+  put_field(out, "pci_bus_id", printable(r.pci_bus_id));
+  return out;
+}
+
 #undef CUDADIAG_RING_PUT
 
 }  // namespace cudadiag::run

@@ -14,5 +14,7 @@ std::string launch_line(const LaunchRecord& l);
 std::string tma_map_line(const TmaMapRecord& t);
 std::string slack_write_line(const SlackWriteRecord& w);
 std::string ipc_failure_line(const IpcFailureRecord& f);
+std::string process_line(const ProcessIdentity& p);
+std::string device_line(const DeviceIdentity& d);
 
 }  // namespace cudadiag::run

@@ -45,13 +45,6 @@ runner::ChildOutcome run_one(runner::ChildSpec spec, const SessionOptions& opts,
   return out;
 }
 
-// The pid an Xid 31 names: the process whose allocations the fault is attributed to.
-std::optional<int> faulting_pid(const std::vector<host::XidEvent>& xid) {
-  for (const auto& x : xid)
-    if (x.xid == 31 && x.mmu_fault && x.pid) return *x.pid;
-  return std::nullopt;
-}
-
 struct KernelLog {
   host::KernelLogCursor cursor;
   bool wanted = false;
@@ -92,10 +85,15 @@ RunObservation observe(const PlannedRun& planned, const SessionOptions& opts, co
     obs.xid = xid_lines_of_run(host::new_xid_lines_since(klog.cursor), pids, host::to_monotonic_us(child.started),
                                host::to_monotonic_us(child.finished), failed);
   }
+  // Each faulting process once (xid_match.h): the run's log is the first one's, and every
+  // other one's address is placed among its own allocations.
   if (rings) {
-    auto judged = log_for_judging(*rings, faulting_pid(obs.xid));
-    obs.interposer = std::move(judged.log);
-    obs.interposer_error = std::move(judged.error);
+    auto matched = match_rings(obs.xid, *rings);
+    obs.interposer = std::move(matched.log);
+    obs.interposer_error = std::move(matched.error);
+    obs.faults = std::move(matched.faults);
+  } else {
+    obs.faults = match_faulting_processes(obs.xid, nullptr);
   }
   if (planned.rung == Rung::sanitizer && child.ending != runner::Ending::spawn_failed) {
     auto file = evidence::read_memcheck_file(planned.sanitizer_xml);
@@ -266,6 +264,7 @@ void drop_unshown_observation(std::vector<SessionRun>& runs) {
   release(obs.child.err.tail);
   release(obs.child.result);
   release(obs.xid);
+  release(obs.faults);
   obs.interposer.reset();
   obs.sanitizer.reset();
   previous.observation_dropped = true;

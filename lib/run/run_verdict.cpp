@@ -81,6 +81,8 @@ std::pair<int, std::string> evidence_of(const RunJudgement& j) {
     if (site->address_status != report::AddressStatus::proven && j.attribution && j.attribution->allocation &&
         j.attribution->certain)
       line += "; " + j.attribution->summary;
+    else if (j.attribution && j.attribution->names_owner && !owner_text(*j.attribution).empty())
+      line += "; in " + owner_text(*j.attribution);  // whose dump: the process the run is judged by
     return {7, line};
   }
   if (j.outcome == RunOutcome::slack_write && !j.slack_writes.empty()) return {6, rung + j.slack_writes.front().line};

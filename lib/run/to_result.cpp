@@ -102,8 +102,48 @@ report::ErrorInfo error_info(const CudaErrorEvidence& e, const RunJudgement& j) 
 }
 
 json allocation_json(const AllocationRecord& a) {
-  return json{{"seq", a.seq},     {"address", hex(a.address)}, {"bytes", a.bytes},     {"api", a.api},
-              {"side", side_name(a.side)}, {"freed", a.freed}, {"unfenced_reason", a.unfenced_reason}};
+  return json{{"seq", a.seq},
+              {"address", hex(a.address)},
+              {"bytes", a.bytes},
+              {"api", a.api},
+              {"side", side_name(a.side)},
+              {"freed", a.freed},
+              {"unfenced_reason", a.unfenced_reason},
+              {"device", a.device >= 0 ? json(a.device) : json(nullptr)}};
+}
+
+// A launcher's number, or null when none was set (-1).
+json set_or_null(std::int32_t v) { return v >= 0 ? json(v) : json(nullptr); }
+
+// report.schema.json: process_identity.
+json process_json(const ProcessIdentity& p) {
+  return json{{"pid", p.pid},
+              {"exe", p.exe},
+              {"rank", set_or_null(p.rank)},
+              {"local_rank", set_or_null(p.local_rank)},
+              {"world_size", set_or_null(p.world_size)},
+              {"rank_from", p.rank_from},
+              {"recorded", p.recorded}};
+}
+
+// report.schema.json: gpu_identity.
+json gpu_json(std::optional<int> device, const std::optional<DeviceIdentity>& gpu) {
+  const int ordinal = device ? *device : gpu ? gpu->ordinal : -1;
+  return json{{"ordinal", ordinal >= 0 ? json(ordinal) : json(nullptr)},
+              {"uuid", gpu && !gpu->uuid.empty() ? json(gpu->uuid) : json(nullptr)},
+              {"pci_bus_id", gpu && !gpu->pci_bus_id.empty() ? json(gpu->pci_bus_id) : json(nullptr)}};
+}
+
+// report.schema.json: faulting_process.
+json faulting_process_json(const FaultingProcess& f) {
+  json j{{"pid", f.pid ? json(*f.pid) : json(nullptr)},
+         {"xid", f.xid.xid},
+         {"pci", f.xid.pci},
+         {"fault_address", f.xid.mmu_fault ? json(hex(f.xid.mmu_fault->address)) : json(nullptr)},
+         {"recorded", f.ring.has_value()}};
+  j["process"] = f.process ? process_json(*f.process) : json(nullptr);
+  j["gpu"] = f.gpu ? gpu_json(std::nullopt, f.gpu) : json(nullptr);
+  return j;
 }
 
 json launch_json(const LaunchRecord& l) {
@@ -112,7 +152,8 @@ json launch_json(const LaunchRecord& l) {
               {"grid", {l.grid[0], l.grid[1], l.grid[2]}},
               {"block", {l.block[0], l.block[1], l.block[2]}},
               {"dynamic_smem", l.dynamic_smem},
-              {"api", l.api}};
+              {"api", l.api},
+              {"device", l.device >= 0 ? json(l.device) : json(nullptr)}};
 }
 
 report::LaunchRecord launch_record(const LaunchRecord& l) {
@@ -159,6 +200,11 @@ json attribution_json(const Attribution& a) {
   j["suspect"] = a.suspect ? launch_json(*a.suspect) : json(nullptr);
   j["suspect_uses_allocation"] = a.suspect_uses_allocation;
   if (!a.allocated_at.empty()) j["allocated_at"] = to_json(a.allocated_at);
+  // Whose fault, always (the text names them only where the run had several processes,
+  // a rank or several GPUs).
+  j["process"] = a.process ? process_json(*a.process) : json(nullptr);
+  j["gpu"] = gpu_json(a.device, a.gpu);
+  j["owner"] = owner_text(a);
   return j;
 }
 
@@ -217,6 +263,16 @@ json details_json(const RunObservation& obs, const RunJudgement& j) {
   json d{{"run_outcome", to_string(j.outcome)}, {"argv", obs.argv}};
   if (j.fence) d["fence"] = fence_json(obs, j);
   if (j.attribution) d["attribution"] = attribution_json(*j.attribution);
+  if (!j.other_attributions.empty()) {
+    json others = json::array();
+    for (const auto& a : j.other_attributions) others.push_back(attribution_json(a));
+    d["other_attributions"] = others;
+  }
+  if (!j.faulting_processes.empty()) {
+    json faults = json::array();
+    for (const auto& f : j.faulting_processes) faults.push_back(faulting_process_json(f));
+    d["faulting_processes"] = faults;
+  }
   if (j.mmu_fault) {
     const auto& m = *j.mmu_fault;
     d["mmu_fault"] = json{{"address", hex(m.address)}, {"engine", m.engine},         {"client", m.client},

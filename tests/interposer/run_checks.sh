@@ -314,6 +314,28 @@ print(subprocess.run(["sh", "-c", "echo child"], capture_output=True, text=True)
     expect_line dump "launch seq=0 .* pointer_args=$address"
     ;;
 
+  ring_identity)
+    # Who recorded, once at start: the pid, the executable and the launcher's rank; and the
+    # device it used, with the UUID and PCI bus id the driver gave.
+    run fenced env "$FAKE" CUDADIAG_RING="$work/ring" "$PRELOAD" RANK=1 LOCAL_RANK=1 WORLD_SIZE=2 \
+      SLURM_PROCID=0 "$STATIC_RUNTIME" clean
+    expect_rc fenced 0
+    dump_ring dump "$work/ring"
+    pid=$(sed -n 's/^owner_pid=//p' "$work/dump.out")
+    expect_line dump "process pid=$pid rank=1 local_rank=1 world_size=2 rank_from=RANK local_rank_from=LOCAL_RANK world_size_from=WORLD_SIZE exe=.*/interposer_static_runtime"
+    expect_line dump 'devices=1'
+    expect_line dump 'device ordinal=0 uuid_result=0 bus_id_result=0 uuid=GPU-fa4e0000-0000-0000-0000-000000000000 pci_bus_id=0000:00:06.0'
+    # No launcher: no rank; srun's task id when it is the only launcher.
+    run bare env -u RANK -u LOCAL_RANK -u WORLD_SIZE -u SLURM_PROCID "$FAKE" CUDADIAG_RING="$work/ring_bare" \
+      "$PRELOAD" "$STATIC_RUNTIME" clean
+    dump_ring dump_bare "$work/ring_bare"
+    expect_line dump_bare 'process pid=[0-9]+ rank=-1 local_rank=-1 world_size=-1 rank_from= local_rank_from= world_size_from= exe=.*'
+    run srun env -u RANK -u LOCAL_RANK -u WORLD_SIZE "$FAKE" CUDADIAG_RING="$work/ring_srun" SLURM_PROCID=3 \
+      SLURM_NTASKS=4 "$PRELOAD" "$STATIC_RUNTIME" clean
+    dump_ring dump_srun "$work/ring_srun"
+    expect_line dump_srun 'process pid=[0-9]+ rank=3 local_rank=-1 world_size=4 rank_from=SLURM_PROCID local_rank_from= world_size_from=SLURM_NTASKS exe=.*'
+    ;;
+
   slack_write_ring)
     # One byte past a 4,002-byte buffer lands in the 14 bytes of slack before the guard:
     # no fault, but the canary there changed, seen when the buffer is freed.

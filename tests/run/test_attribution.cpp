@@ -3,6 +3,7 @@
 #include <string>
 
 #include "run/attribution.h"
+#include "tests/run/run_fixtures.h"
 
 using namespace cudadiag::run;
 
@@ -270,4 +271,41 @@ TEST_CASE("a fault after TMA encodes, near a guard, is possibly the fence") {
   // Inside a live buffer: not a guard, not the fence.
   r = attribute_fault(log, log.allocations[1].address, AddressPrecision::exact);
   CHECK_FALSE(fence_suspicion(log.summary, r));
+}
+
+TEST_CASE("attribution: whose fault, in words: rank and pid, else the pid; told only where there is a choice",
+          "[attribution]") {
+  ProcessIdentity p;
+  p.recorded = true;
+  p.pid = 1703;
+  DeviceIdentity gpu;
+  gpu.ordinal = 1;
+  gpu.pci_bus_id = "0000:00:07.0";
+  CHECK(owner_text(p, 1, gpu) == "pid 1703 on GPU 1 (0000:00:07.0)");
+  CHECK(owner_text(p, 1, std::nullopt) == "pid 1703 on GPU 1");
+  CHECK(owner_text(std::nullopt, std::nullopt, gpu) == "GPU 1 (0000:00:07.0)");
+  CHECK(owner_text(std::nullopt, std::nullopt, std::nullopt).empty());
+  p.rank = 1;
+  CHECK(owner_text(p, 1, gpu) == "rank 1 (pid 1703) on GPU 1 (0000:00:07.0)");
+
+  // One process on one GPU, no launcher: the sentence stays as it was; the record knows.
+  InterposerLog log = testing::fenced_log();
+  log.process.recorded = true;
+  log.process.pid = 1703;
+  for (auto& a : log.allocations) a.device = 0;
+  DeviceIdentity gpu0;
+  gpu0.ordinal = 0;
+  gpu0.pci_bus_id = "0000:00:06.0";
+  log.devices = {gpu0};
+  const Attribution alone = attribute_fault(log, 0x7f0000200000, AddressPrecision::page);
+  CHECK_FALSE(alone.names_owner);
+  CHECK_THAT(alone.summary, !Catch::Contains("pid 1703"));
+  REQUIRE(alone.process);
+  CHECK(owner_text(alone) == "pid 1703 on GPU 0 (0000:00:06.0)");
+  // Another process recorded in the run: named.
+  log.processes_recorded = 2;
+  const Attribution among = attribute_fault(log, 0x7f0000200000, AddressPrecision::page);
+  CHECK(among.names_owner);
+  CHECK_THAT(among.summary, Catch::StartsWith("the fault at 0x7f0000200000 (page) in pid 1703 on GPU 0 (0000:00:06.0) is "
+                                              "between 0 and 4095 bytes past the end of allocation #7"));
 }

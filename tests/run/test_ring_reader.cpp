@@ -593,3 +593,73 @@ TEST_CASE("ring: CUDADIAG_GUARD=granule comes back in the summary", "[ring_reade
   REQUIRE(r.status == RingStatus::ok);
   CHECK(r.log.summary.guard_mode == fence::GuardMode::granule);
 }
+
+TEST_CASE("ring: who recorded (pid, executable, rank) and the GPUs it used come back as written", "[ring_reader]") {
+  test::TempDir dir;
+  ScopedWriter w(dir / "ring", test::small_limits(4, 4));
+  REQUIRE(w.attached());
+  interposer::IdentityEvent id;
+  id.pid = 1703;
+  id.rank = 1;
+  id.local_rank = 1;
+  id.world_size = 2;
+  id.rank_from = ring::LauncherVar::rank;
+  id.local_rank_from = ring::LauncherVar::local_rank;
+  id.world_size_from = ring::LauncherVar::world_size;
+  // A path longer than the slot keeps its last bytes: they name the file.
+  const std::string exe = "/opt/" + std::string(400, 'd') + "/bin/python3.12";
+  id.exe = exe.c_str();
+  w->set_identity(id);
+  interposer::DeviceEvent gpu1;
+  gpu1.ordinal = 1;
+  gpu1.uuid_result = 0;
+  gpu1.bus_id_result = 0;
+  gpu1.uuid[0] = 0x8c;
+  gpu1.uuid[15] = 0x01;
+  std::snprintf(gpu1.pci_bus_id, sizeof gpu1.pci_bus_id, "%s", "0000:08:00.0");
+  CHECK_FALSE(w->has_device(1));
+  w->add_device(gpu1);
+  CHECK(w->has_device(1));
+  w->add_device(gpu1);  // once per device
+  interposer::DeviceEvent gpu0;
+  gpu0.ordinal = 0;
+  gpu0.uuid_result = 100;  // CUDA_ERROR_NO_DEVICE: no UUID, no bus id
+  w->add_device(gpu0);
+
+  const RingRead r = read_ring(dir / "ring");
+  REQUIRE(r.status == RingStatus::ok);
+  const ProcessIdentity& p = r.log.process;
+  CHECK(p.recorded);
+  CHECK(p.pid == 1703);
+  CHECK(p.rank == 1);
+  CHECK(p.local_rank == 1);
+  CHECK(p.world_size == 2);
+  CHECK(p.rank_from == "RANK");
+  CHECK(p.local_rank_from == "LOCAL_RANK");
+  CHECK(p.world_size_from == "WORLD_SIZE");
+  CHECK(p.exe.size() == ring::kExeBytes - 1);
+  CHECK(exe.compare(exe.size() - p.exe.size(), p.exe.size(), p.exe) == 0);
+  REQUIRE(r.log.devices.size() == 2);
+  CHECK(r.log.devices_lost == 0);
+  CHECK(r.log.devices[0].ordinal == 1);
+  CHECK(r.log.devices[0].uuid == "GPU-8c000000-0000-0000-0000-000000000001");
+  CHECK(r.log.devices[0].pci_bus_id == "0000:08:00.0");
+  CHECK(r.log.devices[1].ordinal == 0);
+  CHECK(r.log.devices[1].uuid_result == 100);
+  CHECK(r.log.devices[1].uuid.empty());
+  CHECK(r.log.devices[1].pci_bus_id.empty());
+  CHECK(r.log.devices[1].bus_id_result == -1);
+}
+
+TEST_CASE("ring: a ring its owner never named keeps the owner's pid, no identity", "[ring_reader]") {
+  test::TempDir dir;
+  ScopedWriter w(dir / "ring", test::small_limits(4, 4));
+  REQUIRE(w.attached());
+  REQUIRE(w->claim(4242));
+  const RingRead r = read_ring(dir / "ring");
+  REQUIRE(r.status == RingStatus::ok);
+  CHECK_FALSE(r.log.process.recorded);
+  CHECK(r.log.process.pid == 4242);
+  CHECK(r.log.process.rank == -1);
+  CHECK(r.log.devices.empty());
+}

@@ -844,3 +844,73 @@ TEST_CASE("session: an overrun of a buffer imported over CUDA IPC is exposed, na
   CHECK_THAT(out.verdict.evidence, Catch::Contains("was passed this allocation"));
 }
 #endif
+
+#if defined(INTERPOSER) && defined(STATIC_RUNTIME) && defined(FAKE_DRIVER_DIR)
+TEST_CASE("session: of two ranks under the fence only rank 1 overruns: the verdict and the report name rank 1 and "
+          "its pid (fake driver)",
+          "[run_session]") {
+  test::TempDir dir;
+  const auto kmsg = dir / "kmsg";
+  std::ofstream(kmsg).close();
+  const std::string probe = STATIC_RUNTIME;
+  // Two ranks as torchrun starts them; rank 1's kernel writes one byte past its buffer.
+  auto o = session_options_without_dumps(
+      dir,
+      sh("RANK=0 LOCAL_RANK=0 WORLD_SIZE=2 '" + probe + "' clean & RANK=1 LOCAL_RANK=1 WORLD_SIZE=2 '" + probe +
+         "' kernel-overrun; rc=$?; wait; exit $rc"),
+      "fence");
+  o.env = {{"LD_LIBRARY_PATH", FAKE_DRIVER_DIR}, {"FAKE_CUDA_KMSG", kmsg.string()}};
+  o.kernel_log = kmsg.string();
+  o.run.sanitize = SanitizeMode::never;
+  const auto out = run_session(o);
+  REQUIRE(out.runs.size() == 1);
+  const SessionRun& fence = out.runs[0];
+  REQUIRE(fence.judgement.outcome == RunOutcome::cuda_error);
+
+  // The pid the kernel log's Xid names: rank 1's, not the shell's.
+  std::ifstream log(kmsg);
+  const std::string line((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  std::smatch m;
+  REQUIRE(std::regex_search(line, m, std::regex(R"(pid=(\d+))")));
+  const int rank1 = std::stoi(m[1].str());
+  CHECK(rank1 != fence.observation.child.pid);
+
+  REQUIRE(fence.observation.interposer);
+  CHECK(fence.observation.interposer->processes_recorded == 2);
+  REQUIRE(fence.judgement.faulting_processes.size() == 1);
+  CHECK(fence.judgement.faulting_processes[0].pid == rank1);
+  REQUIRE(fence.judgement.attribution);
+  const Attribution& a = *fence.judgement.attribution;
+  CHECK(a.relation == Relation::past_end);
+  CHECK(a.certain);
+  REQUIRE(a.process);
+  CHECK(a.process->pid == rank1);
+  CHECK(a.process->rank == 1);
+  CHECK(a.process->world_size == 2);
+  REQUIRE(a.gpu);
+  CHECK(a.gpu->pci_bus_id == "0000:00:06.0");
+  REQUIRE(out.verdict.kind == VerdictKind::exposed);
+  const std::string owner = "rank 1 (pid " + std::to_string(rank1) + ") on GPU 0 (0000:00:06.0)";
+  CHECK_THAT(out.verdict.evidence, Catch::Contains(owner));
+
+  const auto j = report::to_json(
+      run_report(report::new_report({"cudadiag", "run"}, "run"), o, out, RunFacts{}));
+  CHECK(report::validate_report(j).empty());
+  const auto& result = j["results"][0];
+  REQUIRE(result["profile"] == "fence");
+  const auto& process = result["details"]["attribution"]["process"];
+  CHECK(process["rank"] == 1);
+  CHECK(process["pid"] == rank1);
+  CHECK(process["local_rank"] == 1);
+  CHECK(process["world_size"] == 2);
+  CHECK_THAT(process["exe"].get<std::string>(), Catch::EndsWith("interposer_static_runtime"));
+  const auto& gpu = result["details"]["attribution"]["gpu"];
+  CHECK(gpu["ordinal"] == 0);
+  CHECK(gpu["uuid"] == "GPU-fa4e0000-0000-0000-0000-000000000000");
+  CHECK(gpu["pci_bus_id"] == "0000:00:06.0");
+  CHECK(result["details"]["faulting_processes"][0]["pid"] == rank1);
+  bool named = false;
+  for (const auto& reason : j["verdict"]["reasons"]) named = named || reason.get<std::string>().find(owner) != std::string::npos;
+  CHECK(named);
+}
+#endif

@@ -37,6 +37,8 @@
 //                                  CUDA_COREDUMP_FILE in two halves 300 ms apart, and the
 //                                  process aborts, as the driver did on an H100
 // cuMemsetD8 and cuMemcpyDtoH work on the host memory that stands for device memory.
+// cuDeviceGetUuid and cuDeviceGetPCIBusId name device d as GPU-fa4e0000-0000-0000-0000-
+// 0000000000<d> at bus 0000:00:<6 + d>.0 (device 0's bus is the one the Xid lines name).
 // CUDA IPC, as the driver does it: cuMemAlloc's blocks lie in one shared memory file, so
 // that the legacy cuIpcGetMemHandle / cuIpcOpenMemHandle hand a block to another process
 // of the same user (it maps the file through /proc/<pid>/fd); like the driver's, they
@@ -681,6 +683,19 @@ CUresult fake_device_get_attribute(int* v, CUdevice_attribute a, CUdevice) {
   *v = a == CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED && !env_on("FAKE_CUDA_NO_FD_HANDLES");
   return CUDA_SUCCESS;
 }
+FAKE_EXPORT CUresult fake_device_get_uuid(CUuuid*, CUdevice) __asm__("cuDeviceGetUuid_v2");
+CUresult fake_device_get_uuid(CUuuid* u, CUdevice d) {
+  if (!u || d < 0 || d > 0xff) return CUDA_ERROR_INVALID_VALUE;
+  const unsigned char bytes[16] = {0xfa, 0x4e, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, static_cast<unsigned char>(d)};
+  std::memcpy(u->bytes, bytes, sizeof bytes);
+  return CUDA_SUCCESS;
+}
+FAKE_EXPORT CUresult fake_device_get_pci_bus_id(char*, int, CUdevice) __asm__("cuDeviceGetPCIBusId");
+CUresult fake_device_get_pci_bus_id(char* id, int len, CUdevice d) {
+  if (!id || len < 13 || d < 0 || d > 0xf0) return CUDA_ERROR_INVALID_VALUE;
+  std::snprintf(id, static_cast<std::size_t>(len), "0000:00:%02X.0", 6 + d);
+  return CUDA_SUCCESS;
+}
 FAKE_EXPORT CUresult fake_device_get_default_mem_pool(CUmemoryPool*, CUdevice) __asm__("cuDeviceGetDefaultMemPool");
 CUresult fake_device_get_default_mem_pool(CUmemoryPool* p, CUdevice) {
   *p = reinterpret_cast<CUmemoryPool>(0x100);
@@ -1080,6 +1095,8 @@ const Symbol kSymbols[] = {
     FAKE_SYMBOL("cuStreamGetCtx", 9020, false, fake_stream_get_ctx),
     FAKE_SYMBOL("cuDeviceGetCount", 2000, false, fake_device_get_count),
     FAKE_SYMBOL("cuDeviceGetAttribute", 2000, false, fake_device_get_attribute),
+    FAKE_SYMBOL("cuDeviceGetUuid", 11040, false, fake_device_get_uuid),
+    FAKE_SYMBOL("cuDeviceGetPCIBusId", 4010, false, fake_device_get_pci_bus_id),
     FAKE_SYMBOL("cuDeviceGetDefaultMemPool", 11020, false, fake_device_get_default_mem_pool),
     FAKE_SYMBOL("cuDeviceGetMemPool", 11020, false, fake_device_get_mem_pool),
     FAKE_SYMBOL("cuMemGetAllocationGranularity", 10020, false, fake_mem_get_allocation_granularity),
