@@ -265,6 +265,50 @@ FenceEffect fence_effective(const InterposerSummary& s) {
   return e;
 }
 
+namespace {
+
+// Distinct pointer arguments of the kept launches that lie in a fenced buffer: at its first
+// byte, or inside it.
+struct PointerUse {
+  std::size_t at_start = 0;
+  std::size_t inside = 0;
+};
+
+PointerUse pointer_use(const InterposerLog& log) {
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> fenced;  // [address, end)
+  for (const auto& a : log.allocations)
+    if (a.side != FenceSide::none) fenced.emplace_back(a.address, a.address + std::max<std::uint64_t>(a.bytes, 1));
+  std::sort(fenced.begin(), fenced.end());
+  std::vector<std::uint64_t> starts, insides;
+  for (const auto& l : log.launches)
+    for (const std::uint64_t p : l.pointer_args) {
+      auto it = std::upper_bound(fenced.begin(), fenced.end(), std::make_pair(p, UINT64_MAX));
+      if (it == fenced.begin()) continue;
+      --it;
+      if (p >= it->second) continue;
+      (p == it->first ? starts : insides).push_back(p);
+    }
+  for (auto* v : {&starts, &insides}) {
+    std::sort(v->begin(), v->end());
+    v->erase(std::unique(v->begin(), v->end()), v->end());
+  }
+  return {starts.size(), insides.size()};
+}
+
+}  // namespace
+
+FenceEffect fence_effective(const InterposerLog& log) {
+  FenceEffect e = fence_effective(log.summary);
+  const InterposerSummary& s = log.summary;
+  if (e.effective || !s.loaded || !s.cuda_seen || s.fenced == 0 || s.fenced > kFewFenced) return e;
+  const PointerUse use = pointer_use(log);
+  if (use.at_start == 0 || use.inside > use.at_start) return e;
+  e.effective = true;
+  e.reason = fmt::format("{} of {} allocations fenced, {} launches (on the buffers' own first bytes: no pool)", s.fenced,
+                         s.allocations, s.launches);
+  return e;
+}
+
 std::optional<std::string> fence_suspicion(const InterposerSummary& s, const Attribution& a) {
   // The interposer checks every encode's base against the guards (tma_near_guard): a
   // descriptor with 128 KiB mapped after its base cannot reach a guard that way.

@@ -94,6 +94,11 @@ inline constexpr std::uint64_t kFewFenced = 8;
 inline constexpr std::uint64_t kManyLaunches = 1000;
 inline constexpr std::uint64_t kLaunchesPerFenced = 100;
 FenceEffect fence_effective(const InterposerSummary& s);
+// The same, with the launches the ring kept: few buffers against many launches is no pool
+// when the kernels' pointer arguments are those buffers' first bytes (a program that
+// allocates its few buffers once and launches on them), and still is when they point
+// inside the buffers more often than at their starts (pieces of a slab).
+FenceEffect fence_effective(const InterposerLog& log);
 
 // A fault under the fence that the fence may have caused: the program encoded TMA
 // descriptors whose base lies less than 128 KiB before a fence's guard (TMA's

@@ -1,7 +1,8 @@
 #pragma once
 // A rung that breaks the program: when a rung fails without a CUDA error (a non-zero exit
-// or its deadline, no GPU hang) while the rung below it passed, one of the rung's own
-// settings is the likely cause (PyTorch's CUDA IPC needs the caching allocator that the
+// or its deadline, no GPU hang) while the rung below it passed or failed on a CUDA error
+// of the program's own (a fault the native rung shows, which the rung never reached), one
+// of the rung's own settings is the likely cause (PyTorch's CUDA IPC needs the caching allocator that the
 // blocking rung turns off). The session re-runs the rung below's environment plus one of
 // the rung's settings at a time, with a bounded deadline, until one fails the same way;
 // that setting is named ("PYTORCH_NO_CUDA_MEMORY_CACHING=1 breaks this program: ..."),

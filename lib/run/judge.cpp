@@ -158,7 +158,7 @@ void judge_processes(const InterposerLog& log, RunJudgement& j) {
 
 void judge_fence(const RunObservation& obs, RunJudgement& j) {
   if (obs.interposer) {
-    j.fence = fence_effective(obs.interposer->summary);
+    j.fence = fence_effective(*obs.interposer);
     judge_processes(*obs.interposer, j);
   } else {
     FenceEffect e;

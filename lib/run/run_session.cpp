@@ -144,23 +144,30 @@ std::string rung_runs_text(const RungPlan& plan, std::size_t done) {
 
 // The runs of the rung that ran last before `rung`, when every one of them passed (a run
 // one of the rung's own settings broke is left out: the rung's run without it counts).
-const SessionRun* passing_run_below(const std::vector<SessionRun>& runs, Rung rung) {
+// The run of the rung below to compare a failing rung with: one that passed, else one
+// whose output named a CUDA error of its own (a program whose fault the native rung
+// already shows, broken earlier by the rung's setting; not one that exited without a
+// word, its fault proven by a dump only: the rung above failing that way is the same). None when a run below failed without a
+// CUDA error itself: the failure may be the program's.
+const SessionRun* comparable_run_below(const std::vector<SessionRun>& runs, Rung rung) {
   std::optional<Rung> below;
   for (const auto& r : runs)
     if (r.judgement.rung < rung) below = r.judgement.rung;
   if (!below) return nullptr;
-  const SessionRun* last = nullptr;
+  const SessionRun* passed = nullptr;
+  const SessionRun* own_fault = nullptr;
   for (const auto& r : runs) {
     if (r.judgement.rung != *below || !r.judgement.broken_by.empty()) continue;
-    if (r.judgement.failed()) return nullptr;
-    last = &r;
+    if (!r.judgement.failed()) passed = &r;
+    else if (r.judgement.outcome == RunOutcome::cuda_error && r.judgement.text.has(FindingKind::cuda_error)) own_fault = &r;
+    else return nullptr;
   }
-  return last;
+  return passed ? passed : own_fault;
 }
 
-// A rung that failed without a CUDA error right above a rung that passed: re-runs the
-// rung below's environment with one of the rung's settings at a time until one fails
-// the same way. Marks the rung's runs it explains; the rungs above run without it.
+// A rung that failed without a CUDA error right above a rung that passed, or that failed on
+// a CUDA error of the program's own: re-runs the rung below's environment with one of the
+// rung's settings at a time until one fails without a CUDA error. Marks the rung's runs it explains; the rungs above run without it.
 void find_breaking_setting(SessionOutcome& out, std::size_t plan_index, const SessionOptions& opts,
                            std::vector<RunStatus>& statuses, std::chrono::milliseconds rung_deadline_cap) {
   const Rung rung = out.plan[plan_index].rung;
@@ -171,7 +178,7 @@ void find_breaking_setting(SessionOutcome& out, std::size_t plan_index, const Se
     if (!fails_without_cuda_error(r.judgement)) return;  // a fault of its own: the program's
     if (!failing) failing = &r;
   }
-  const SessionRun* below = failing ? passing_run_below(out.runs, rung) : nullptr;
+  const SessionRun* below = failing ? comparable_run_below(out.runs, rung) : nullptr;
   if (!below) return;
   BreakingSetting found;
   found.rung = rung;

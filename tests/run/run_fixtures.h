@@ -81,6 +81,20 @@ inline InterposerLog fenced_log(std::uint64_t launches = 3) {
   return log;
 }
 
+// fenced_log() as a pool's: `launches` launches, and kernels that take pointers inside
+// the fenced buffers (pieces of slabs) more often than at their starts.
+inline InterposerLog pool_log(std::uint64_t launches = 100000) {
+  InterposerLog log = fenced_log(launches);
+  for (std::uint64_t k = 1; k <= 4; ++k) {
+    LaunchRecord piece;
+    piece.seq = 100 + k;
+    piece.kernel = "piece";
+    piece.pointer_args = {log.allocations[k % 2].address + 256 * k};
+    log.launches.push_back(piece);
+  }
+  return log;
+}
+
 // memcheck's XML record of an invalid access.
 inline sanitizer::Finding memcheck_access(const std::string& message, const std::string& kernel,
                                           const std::string& address = "0x7f5190800fa0") {

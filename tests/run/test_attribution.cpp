@@ -251,6 +251,28 @@ TEST_CASE("fence effectiveness") {
   CHECK(fence_effective(s).effective);
 }
 
+TEST_CASE("few buffers against many launches: no pool when the kernels take the buffers' first bytes") {
+  auto log = sample_log();
+  log.summary.launches = 4000;  // three buffers allocated once, launched on 4000 times
+  const auto by_counts = fence_effective(log.summary);
+  CHECK_FALSE(by_counts.effective);
+  auto e = fence_effective(log);
+  CHECK(e.effective);
+  CHECK(e.reason == "3 of 3 allocations fenced, 4000 launches (on the buffers' own first bytes: no pool)");
+  // Pieces of a slab: pointers inside the buffers, more of them than the buffers' starts.
+  const auto base = log.allocations[1].address;
+  for (std::uint64_t k = 1; k <= 5; ++k) log.launches.push_back(launch(20 + k, "piece", {base + k * 4096}));
+  e = fence_effective(log);
+  CHECK_FALSE(e.effective);
+  CHECK(e.reason == by_counts.reason);
+  // No launch kept with a pointer into a fenced buffer: the counts decide.
+  log.launches.clear();
+  CHECK_FALSE(fence_effective(log).effective);
+  // A pointer past every buffer is not one of them.
+  log.launches.push_back(launch(30, "elsewhere", {0x7f0002000000}));
+  CHECK_FALSE(fence_effective(log).effective);
+}
+
 TEST_CASE("a fault after TMA encodes, near a guard, is possibly the fence") {
   auto log = sample_log();
   auto r = attribute_fault(log, log.allocations[0].guard_begin, AddressPrecision::page);

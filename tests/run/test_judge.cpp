@@ -145,7 +145,7 @@ TEST_CASE("fence rung: clean only when the fence could see; the preload failure 
   CHECK(j.outcome == RunOutcome::clean);
   CHECK(j.reason.find("fence: 2 of 2 allocations fenced") != std::string::npos);
 
-  o.interposer = fenced_log(100000);  // two buffers, a hundred thousand launches: a pool
+  o.interposer = pool_log();  // two slabs, a hundred thousand launches on pieces of them: a pool
   j = judge_run(o);
   CHECK(j.outcome == RunOutcome::fence_not_effective);
   CHECK_FALSE(j.failed());

@@ -403,6 +403,39 @@ TEST_CASE("session: a rung setting that breaks the program is found, named, and 
   }));
 }
 
+TEST_CASE("session: a setting that breaks a program before its own fault is found, and the rung runs again without it",
+          "[run_session]") {
+  test::TempDir dir;
+  // Fails with its own CUDA error, unless PyTorch's caching allocator is off: then it stops
+  // before reaching the fault, as a CUDA IPC hand-over does.
+  auto o = options(dir,
+                   sh("if [ \"$PYTORCH_NO_CUDA_MEMORY_CACHING\" = 1 ]; then "
+                      "echo 'RuntimeError: invalid device pointer' >&2; exit 1; fi; "
+                      "echo 'CUDA error: an illegal memory access was encountered' >&2; exit 1"),
+                   "native,blocking");
+  o.timeout = 10s;
+  const auto out = run_session(o);
+  REQUIRE(out.breaking.size() == 1);
+  CHECK(out.breaking[0].rung == Rung::blocking);
+  CHECK(out.breaking[0].setting.text == "PYTORCH_NO_CUDA_MEMORY_CACHING=1");
+  REQUIRE(out.runs.size() == 3);
+  CHECK(out.runs[0].judgement.outcome == RunOutcome::cuda_error);
+  CHECK_FALSE(out.runs[1].judgement.broken_by.empty());
+  // Once more without it, the blocking rung reaches the program's own fault.
+  CHECK(out.runs[2].planned.env_set.count("PYTORCH_NO_CUDA_MEMORY_CACHING") == 0);
+  CHECK(out.runs[2].judgement.outcome == RunOutcome::cuda_error);
+}
+
+TEST_CASE("session: a rung below that failed without a CUDA error leaves the failure the program's", "[run_session]") {
+  test::TempDir dir;
+  auto o = options(dir, sh("echo 'plain failure' >&2; exit 3"), "native,blocking");
+  o.timeout = 10s;
+  const auto out = run_session(o);
+  CHECK(out.breaking.empty());
+  REQUIRE(out.runs.size() == 2);
+  CHECK(out.runs[1].judgement.broken_by.empty());
+}
+
 #if defined(INTERPOSER) && defined(STATIC_RUNTIME) && defined(FAKE_DRIVER_DIR)
 namespace {
 

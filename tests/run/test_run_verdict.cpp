@@ -70,7 +70,7 @@ TEST_CASE("clean: memcheck saw the program end before its first CUDA call, and n
 
 TEST_CASE("nothing failed, but nothing could see: inconclusive, never clean") {
   auto fence = exited(Rung::fence, 0);
-  fence.interposer = fenced_log(100000);  // pool: not effective
+  fence.interposer = pool_log();  // pool: not effective
   auto v = decide_run_verdict({judged(exited(Rung::native, 0)), judged(fence)}, {});
   CHECK(v.kind == VerdictKind::inconclusive);
   CHECK(exit_code_of(v) == 1);
