@@ -16,6 +16,7 @@
 #include "commands.h"
 #include "evidence/session_report.h"
 #include "profiles/profile.h"
+#include "suite/device_plan.h"
 #include "suite/repro_report.h"
 #include "suite/repro_request.h"
 #include "suite/suite.h"
@@ -30,6 +31,7 @@ struct ReproOptions {
   CommonOptions common;
   suite::Args args;  // typed as the options are read (set_repro_command)
   bool list_suites = false;
+  bool plan_only = false;  // --plan
 };
 
 class Progress {
@@ -74,6 +76,10 @@ void run_repro(const ReproOptions& opts, bool show_progress) {
   }
 
   auto request = suite::resolve_request(opts.args, parent_process());
+  if (opts.plan_only) {
+    emit_text(suite::plan_text(request.plan, request.plan_options.devices, request.facts.jobs), opts.common);
+    return set_exit_code(kExitOk);
+  }
   const auto& inv = invocation();
   auto header = evidence::start_session_report({inv.argv, "repro", inv.envp, &request.host});
 
@@ -129,13 +135,21 @@ void set_repro_command(CLI::App& app) {
       ->capture_default_str();
   add_deprecated_ms_alias(cmd, "--deadline-ms", args.timeout_s, "--timeout", 3600000);
   cmd->add_flag("--list-suites", opts->list_suites, "List the built-in suites and exit");
+  auto* plan_flag = cmd->add_flag("--plan", opts->plan_only,
+                                  "Print the plan (children and cases per device, job slots each, estimated time) "
+                                  "and exit without running anything");
+  cmd->add_option("--plan-devices", args.plan_devices,
+                  "With --plan: plan for N devices as if this host had them (e.g. an 8-GPU node)")
+      ->check(integer_between(1, 1024))
+      ->needs(plan_flag);
   add_coredump_option(cmd, args.coredump,
                       "a case that misses its expectation with a fault runs once more with GPU core dumps armed");
   set_help_footer(cmd,
                   "Exit codes: 0 healthy, 1 suspect (or interrupted: verdict incomplete), 2 bad input, 3 the GPU "
                   "part could not run (host-only cases still reported).",
                   {"cudadiag repro -o h100-a.json                  # the default suite, JSON",
-                   "cudadiag repro --case 'fault.oob-*' --profiles fence"});
+                   "cudadiag repro --case 'fault.oob-*' --profiles fence",
+                   "cudadiag repro --plan --plan-devices 8            # how 8 GPUs would share the suite"});
   cmd->callback([opts] {
     configure_logging(opts->common);
     run_repro(*opts, ::isatty(STDERR_FILENO) != 0 && !opts->common.quiet);

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "runner/child_process.h"
+#include "runner/lane_share.h"
 #include "runner/runner.h"
 
 namespace cudadiag::runner {
@@ -19,10 +20,27 @@ struct Pool::Impl {
   std::vector<ChildSpec> specs;  // by id; a spec is moved out when it starts
   std::deque<size_t> queue;      // ids waiting to start
   std::map<size_t, std::thread> running;
+  std::map<size_t, int> lane_of_running;  // id -> lane
+  std::map<int, int> running_per_lane;
   std::deque<std::pair<size_t, ChildOutcome>> finished;
   std::vector<size_t> never_started;
 
   bool stop_requested() const { return opts.stop && opts.stop->load(); }
+
+  // The next queued child the lanes allow (runner/lane_share.h); false when none may start.
+  bool start_next() {  // with mu held
+    std::vector<int> lanes;
+    lanes.reserve(queue.size());
+    for (size_t id : queue) lanes.push_back(specs[id].lane);
+    const auto pick = next_to_start(lanes, running_per_lane, static_cast<int>(running.size()), opts.jobs, opts.lanes);
+    if (!pick) return false;
+    const size_t id = queue[*pick];
+    queue.erase(queue.begin() + static_cast<long>(*pick));
+    lane_of_running[id] = specs[id].lane;
+    ++running_per_lane[specs[id].lane];
+    start(id);
+    return true;
+  }
 
   void start(size_t id) {  // with mu held
     ChildSpec spec = std::move(specs[id]);
@@ -63,10 +81,7 @@ void Pool::run(const std::function<void(size_t id, const ChildOutcome&)>& on_don
       im.never_started.insert(im.never_started.end(), im.queue.begin(), im.queue.end());
       im.queue.clear();
     }
-    while (!im.queue.empty() && im.running.size() < static_cast<size_t>(im.opts.jobs)) {
-      const size_t id = im.queue.front();
-      im.queue.pop_front();
-      im.start(id);
+    while (im.start_next()) {
     }
     if (im.running.empty() && im.finished.empty()) break;
     // Wake up now and then to notice a stop request while children run.
@@ -76,6 +91,8 @@ void Pool::run(const std::function<void(size_t id, const ChildOutcome&)>& on_don
       im.finished.pop_front();
       std::thread worker = std::move(im.running.at(id));
       im.running.erase(id);
+      --im.running_per_lane[im.lane_of_running[id]];
+      im.lane_of_running.erase(id);
       lock.unlock();
       worker.join();
       on_done(id, outcome);

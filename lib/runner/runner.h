@@ -38,6 +38,7 @@ struct ChildSpec {
   // result_fd_env absent from its environment (removed when inherited).
   bool result_pipe = true;
   std::string label;                           // for logs
+  int lane = -1;                               // the GPU it is bound to (PoolOptions::lanes); -1: none
   // At the deadline, before SIGTERM: at_deadline(pid) runs once (the child is still
   // alive: ask it for a dump, a stack), then SIGTERM waits while deadline_wait() returns
   // true, polled every round, deadline_hook_budget at most. The child may end meanwhile;
@@ -105,10 +106,13 @@ ChildOutcome run_child(const ChildSpec& spec, const std::atomic<bool>* stop, std
 // child is started; running ones get SIGTERM at once and SIGKILL `stop_grace` later (at
 // once on a second stop signal) and are reported as timeout. Never-started specs get no
 // callback.
+// With lanes > 1, each spec's lane (its GPU) has its own share of the jobs and its own
+// queue order (runner/lane_share.h).
 struct PoolOptions {
   int jobs = 1;
   const std::atomic<bool>* stop = nullptr;
   std::chrono::milliseconds stop_grace{300};
+  size_t lanes = 0;
 };
 
 class Pool {

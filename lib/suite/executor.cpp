@@ -179,6 +179,7 @@ runner::ChildSpec child_spec_for(const std::vector<CaseSpec>& cases, const Child
   spec.deadline = settings.deadline * static_cast<long>(std::max<size_t>(1, cases.size()));
   spec.grace = settings.grace;
   spec.capture_limit = settings.capture_limit;
+  spec.lane = settings.lane;
   spec.result_fd = runner::kResultFd;
   spec.result_fd_env = runner::kResultFdEnv;
   spec.label = cases.empty() ? "empty batch"
@@ -251,7 +252,7 @@ struct Executor::Impl {
   std::map<size_t, coredump::DumpNames> dumps_of_child;
 
   explicit Impl(ExecutorOptions o)
-      : opts(std::move(o)), pool(runner::PoolOptions{opts.jobs, opts.stop, opts.stop_grace}) {}
+      : opts(std::move(o)), pool(runner::PoolOptions{opts.jobs, opts.stop, opts.stop_grace, opts.lanes}) {}
 
   // The user's own dump variables (inherited, or in the batch's environment): said once,
   // and then cudadiag arms nothing (ExecutorOptions::coredump).

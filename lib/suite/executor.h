@@ -55,6 +55,7 @@ struct ChildSettings {
   std::string profile = "default";
   report::Device device;
   int device_index = -1;
+  int lane = -1;  // the device slot its children are bound to (ExecutorOptions::lanes); -1: none
 };
 
 // One child as the parent saw it.
@@ -81,6 +82,9 @@ struct ExecutorOptions {
   int jobs = 1;
   const std::atomic<bool>* stop = nullptr;
   std::chrono::milliseconds stop_grace = kStopGrace;
+  // Devices the children are spread over: each has its share of `jobs` and its own queue
+  // order (runner/lane_share.h); 0 or 1: one queue.
+  size_t lanes = 0;
   // Site runs (suite/site_runs.h, run_site_runs below). The children that make the
   // results are never armed for GPU core dumps: with dumps armed a store's fault is not
   // reported to the program. A result that failed runs once more, alone in its own child,

@@ -3,6 +3,7 @@
 #include "evidence/interruption.h"
 #include "evidence/session_report.h"
 #include "suite/repro_request.h"
+#include "suite/standout.h"
 #include "suite/verdict.h"
 
 namespace cudadiag::suite {
@@ -36,10 +37,19 @@ report::Report repro_report(report::Report r, const Suite& s, const PlanOptions&
   section["devices"] = devs;
   if (facts.wants_sanitizer)
     section["sanitizer"] = evidence::sanitizer_json(facts.sanitizer.found, facts.sanitizer.path, facts.sanitizer.reason);
-  r.extra.set("suite", report::value_from_json(section));
 
   r.results = std::move(outcome.results);
   r.verdict = decide_verdict(r.results, outcome.interrupted);  // says so among its reasons
+  // A GPU whose failures the other GPUs do not share is named first.
+  const auto standouts = find_standouts(r.results, r.devices);
+  json standout = json::array();
+  for (auto it = standouts.rbegin(); it != standouts.rend(); ++it) {
+    r.verdict.reasons.insert(r.verdict.reasons.begin(), standout_line(*it));
+  }
+  for (const auto& g : standouts)
+    standout.push_back(json{{"index", g.index}, {"uuid", g.uuid}, {"pci_bus_id", g.pci_bus_id}, {"runs", g.runs}});
+  if (!standout.empty()) section["standout_gpus"] = standout;
+  r.extra.set("suite", report::value_from_json(section));
   evidence::record_interruption(r, outcome.interrupted);
   if (!gpu_ran && r.verdict.status != report::VerdictStatus::suspect)
     r.verdict.reasons.insert(r.verdict.reasons.begin(), "GPU part could not run: " + r.gpu.reason.value_or(""));

@@ -4,6 +4,7 @@
 
 #include "profiles/sanitizer_tool.h"
 #include "repeat/seeds.h"
+#include "suite/device_plan.h"
 #include "suite/device_selection.h"
 #include "util/errors.h"
 #include "util/log.h"
@@ -25,7 +26,8 @@ Request resolve_request(const Args& args, const evidence::Parent& parent) {
 
   // What the parent knows of the host, gathered once for the plan and the report.
   if (parent.host_facts) req.host = parent.host_facts();
-  popts.devices = select_devices(req.host, args.devices, &popts.no_gpu_reason);
+  popts.devices = args.plan_devices > 0 ? planned_devices(args.plan_devices)
+                                       : select_devices(req.host, args.devices, &popts.no_gpu_reason);
 
   ReproFacts& facts = req.facts;
   for (const auto& p : planned_profiles(req.suite, popts)) facts.wants_sanitizer = facts.wants_sanitizer || p.sanitizer;

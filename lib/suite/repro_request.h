@@ -27,6 +27,7 @@ struct Args {
   int jobs = 0;                               // 0: from the CPU and device count
   int repeat = 0;                             // 0: the suite's
   std::string devices = "all";
+  int plan_devices = 0;                       // --plan-devices: plan for N devices as if present
   double timeout_s = 60;                      // a case without its own deadline
   std::string seed;                           // "" : a fresh series
   bool coredump = true;                       // --no-coredump: false

@@ -50,6 +50,7 @@ std::shared_ptr<const ChildSettings> settings_for(const Batch& b, const Plan& pl
     const auto& d = opts.devices[static_cast<size_t>(b.device_slot)];
     s->device = report::Device::gpu(d.uuid);
     s->device_index = d.index;
+    s->lane = b.device_slot;
   } else {
     s->device = report::Device::host_only();
   }
@@ -135,6 +136,7 @@ SuiteOutcome run_plan(const Suite& s, const Plan& plan, const SuiteRunOptions& o
 
   ExecutorOptions eopts{opts.self_exe, opts.jobs, opts.stop, opts.stop_grace};
   eopts.coredump = opts.coredump;
+  eopts.lanes = opts.devices.size();
   Executor ex(std::move(eopts));
   for (const Batch& b : plan.batches) {
     std::vector<CaseSpec> specs;

@@ -2,6 +2,10 @@
 # `cudadiag repro` on the device: the default suite must be healthy, and every seed
 # scenario must show its seed's behaviour. Prints one table per suite (case, profile,
 # outcome, error, expected, met) and the checks; exits 1 on any mismatch.
+# Then the default suite on every GPU against one: `repro --devices 0` and
+# `repro --devices all` timed in turn, two rounds each; both healthy, the all-GPU run
+# with every GPU's results, and on 2+ GPUs its best time at most 1.3x one GPU's. The
+# plan for an 8-GPU node (--plan --plan-devices 8) and for this host's GPUs is printed.
 set -uo pipefail
 source "$(dirname "$0")/lib/common.sh"
 dir="$OUT/50-repro"
@@ -118,3 +122,83 @@ if bad:
     sys.exit(1)
 print("50-repro: all suites as expected")
 PY
+rc_suites=$?
+
+echo
+echo "== repro on one GPU and on every GPU (default suite, 2 rounds each, in turn)"
+"$CUDADIAG" repro --plan --plan-devices 8 >"$dir/plan8.txt" 2>&1
+echo "-- plan for an 8-GPU node (--plan --plan-devices 8):"
+grep -v '^  child' "$dir/plan8.txt"
+"$CUDADIAG" repro --plan >"$dir/plan-all.txt" 2>&1
+echo "-- plan for this host's GPUs (--plan):"
+grep -v '^  child' "$dir/plan-all.txt"
+for round in 1 2; do
+  for which in one all; do
+    devs=0
+    [[ $which == all ]] && devs=all
+    start=$(date +%s.%N)
+    "$CUDADIAG" repro --devices "$devs" --format json -o "$dir/multi-$which-$round.json" -v \
+      2>"$dir/multi-$which-$round.stderr"
+    echo $? >"$dir/multi-$which-$round.rc"
+    end=$(date +%s.%N)
+    echo "$start $end" >"$dir/multi-$which-$round.time"
+  done
+done
+
+python3 - "$dir" <<'PY'
+import json, os, sys
+d = sys.argv[1]
+bad = []
+
+def check(cond, what):
+    print(f"  [{'ok' if cond else 'MISMATCH'}] {what}")
+    if not cond:
+        bad.append(what)
+
+runs = {}
+for which in ("one", "all"):
+    for rnd in (1, 2):
+        base = os.path.join(d, f"multi-{which}-{rnd}")
+        t0, t1 = map(float, open(base + ".time").read().split())
+        rc = int(open(base + ".rc").read())
+        try:
+            rep = json.load(open(base + ".json"))
+        except Exception as e:
+            rep = None
+            print(f"  {which} round {rnd}: no report ({e}); stderr: {open(base + '.stderr').read()[-400:]}")
+        runs.setdefault(which, []).append((t1 - t0, rc, rep, base))
+
+for which, label in (("one", "one GPU (--devices 0)"), ("all", "every GPU (--devices all)")):
+    for rnd, (secs, rc, rep, _) in enumerate(runs[which], 1):
+        status = rep["verdict"]["status"] if rep else "no report"
+        ngpu = len(rep.get("suite", {}).get("devices", [])) if rep else 0
+        print(f"  {label:28} round {rnd}: {secs:6.2f} s, verdict {status} (exit {rc}), {ngpu} GPU(s), "
+              f"{len(rep['results']) if rep else 0} results")
+        check(rep is not None and status == "healthy" and rc == 0, f"{label} round {rnd}: healthy with exit 0")
+
+one_best = min(r[0] for r in runs["one"])
+all_best = min(r[0] for r in runs["all"])
+rep_all = runs["all"][0][2] or {}
+rep_one = runs["one"][0][2] or {}
+ngpu = len(rep_all.get("suite", {}).get("devices", []))
+print(f"  best of 2: one GPU {one_best:.2f} s, {ngpu} GPU(s) {all_best:.2f} s, ratio {all_best / one_best:.2f}")
+gpu_one = sum(1 for r in rep_one.get("results", []) if r.get("device") not in (None, "", "host"))
+gpu_all = sum(1 for r in rep_all.get("results", []) if r.get("device") not in (None, "", "host"))
+check(gpu_all == ngpu * gpu_one, f"every GPU ran the suite: {gpu_all} GPU results = {ngpu} x {gpu_one}")
+plan = rep_all.get("suite", {}).get("plan", {})
+print(f"  every-GPU run: {plan.get('children_started')} children, -j {plan.get('jobs')}")
+for line in open(runs["all"][0][3] + ".stderr").read().splitlines():
+    if "phases:" in line or " child " in line:
+        print("    " + line.split("] ", 2)[-1][:150])
+if ngpu < 2:
+    print("  one GPU: ratio not applicable")
+else:
+    check(all_best <= 1.3 * one_best,
+          f"{ngpu} GPUs in at most 1.3x one GPU's time ({all_best:.2f} s vs {one_best:.2f} s: {all_best / one_best:.2f}x)")
+if bad:
+    print(f"50-repro (GPUs): {len(bad)} mismatch(es)")
+    sys.exit(1)
+print("50-repro (GPUs): as expected")
+PY
+rc_multi=$?
+[[ $rc_suites -eq 0 && $rc_multi -eq 0 ]]
