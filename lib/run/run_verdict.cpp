@@ -262,6 +262,14 @@ RunVerdict decide_run_verdict(const std::vector<RunJudgement>& judged, const std
   if (const auto ev = best_evidence(runs)) {
     v.evidence_run = ev->first;
     v.evidence = ev->second;
+    // A site with no buffer (a native run has no allocation records): the buffer a fence
+    // rung placed the same fault in follows it.
+    if (const auto& a = runs[ev->first].attribution; !(a && a->allocation && a->certain))
+      for (const auto& j : runs)
+        if (is_fence(j.rung) && j.failed() && j.attribution && j.attribution->allocation && j.attribution->certain) {
+          v.evidence += fmt::format("; the {} rung places it: {}", to_string(j.rung), j.attribution->summary);
+          break;
+        }
   }
   for (const auto& s : v.rungs)
     if (s.failures > 0) v.notes.push_back(rate(s));

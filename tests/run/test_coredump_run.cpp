@@ -337,6 +337,45 @@ TEST_CASE("coredump run: a store's site from the SM's error PC comes first with 
                                        "of allocation #0"));
 }
 
+TEST_CASE("coredump run: a native run's site leads, and the buffer a fence rung placed the fault in follows it",
+          "[coredump_run]") {
+  RunObservation native;
+  native.rung = Rung::native;
+  native.child.ending = runner::Ending::exit_code;
+  native.child.exit_code = 1;
+  native.child.err.head = "torch.AcceleratorError: CUDA error: an illegal memory access was encountered\n";
+  report::FaultSite s;
+  s.dump = "core-native-0_5.nvcudmp";
+  s.exception = "Warp Illegal Address";
+  s.exception_id = report::ExceptionKind::warp_illegal_address;
+  s.kernel = "scale(float*, int)";
+  s.file = "scale.cu";
+  s.line = 7;
+  s.block = report::Triple{1, 0, 0};
+  s.thread = report::Triple{3, 0, 0};
+  s.address_status = report::AddressStatus::proven;
+  s.access = report::AccessKind::write;
+  s.access_bytes = 4;
+  s.address = 0x7fedf9800180;
+  native.sites = {s};
+  RunObservation fenced = fenced_scale_run();
+  fenced.xid.push_back(run::testing::xid31(0x7f0000101000));
+  const auto jn = judge_run(native);
+  const auto jf = judge_run(fenced);
+  REQUIRE(jf.attribution);
+  REQUIRE(jf.attribution->allocation);
+  const auto v = decide_run_verdict({jn, jf}, {});
+  CHECK(v.kind == VerdictKind::exposed);
+  CHECK(v.evidence_run == 0u);
+  CHECK_THAT(v.evidence, Catch::StartsWith("native: GPU core dump: Warp Illegal Address in scale(float*, int) at "
+                                           "scale.cu:7") &&
+                             Catch::Contains("; the fence rung places it: the fault at 0x7f0000101000 (page) is "
+                                             "between 0 and 4095 bytes past the end of allocation #0"));
+  // The run's own allocation is not repeated from another rung.
+  const auto own = decide_run_verdict({jf}, {});
+  CHECK_THAT(own.evidence, !Catch::Contains("places it"));
+}
+
 TEST_CASE("coredump run: a dump proves a fault the program never saw (it exited 0)", "[coredump_run]") {
   RunObservation obs;
   obs.rung = Rung::native;
