@@ -256,10 +256,12 @@ static RunObservation fenced_scale_run() {
   return obs;
 }
 
-TEST_CASE("coredump run: the dump is the first evidence, above the Xid page and the launch log", "[coredump_run]") {
-  RunObservation obs = fenced_scale_run();
+namespace {
+
+// A dump's proven 4-byte write by thread (3,0,0) of block (1,0,0) in scale() at scale.cu:7.
+report::FaultSite scale_write_site(const std::string& dump, std::uint64_t address) {
   report::FaultSite s;
-  s.dump = "core-fence-0_7.nvcudmp";
+  s.dump = dump;
   s.exception = "Warp Illegal Address";
   s.exception_id = report::ExceptionKind::warp_illegal_address;
   s.kernel = "scale(float*, int)";
@@ -270,8 +272,15 @@ TEST_CASE("coredump run: the dump is the first evidence, above the Xid page and 
   s.address_status = report::AddressStatus::proven;
   s.access = report::AccessKind::write;
   s.access_bytes = 4;
-  s.address = 0x7f0000101008;
-  obs.sites = {s};
+  s.address = address;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("coredump run: the dump is the first evidence, above the Xid page and the launch log", "[coredump_run]") {
+  RunObservation obs = fenced_scale_run();
+  obs.sites = {scale_write_site("core-fence-0_7.nvcudmp", 0x7f0000101008)};
   obs.coredump_armed = true;
   const auto j = judge_run(obs);
   CHECK(j.outcome == RunOutcome::cuda_error);
@@ -344,20 +353,7 @@ TEST_CASE("coredump run: a native run's site leads, and the buffer a fence rung 
   native.child.ending = runner::Ending::exit_code;
   native.child.exit_code = 1;
   native.child.err.head = "torch.AcceleratorError: CUDA error: an illegal memory access was encountered\n";
-  report::FaultSite s;
-  s.dump = "core-native-0_5.nvcudmp";
-  s.exception = "Warp Illegal Address";
-  s.exception_id = report::ExceptionKind::warp_illegal_address;
-  s.kernel = "scale(float*, int)";
-  s.file = "scale.cu";
-  s.line = 7;
-  s.block = report::Triple{1, 0, 0};
-  s.thread = report::Triple{3, 0, 0};
-  s.address_status = report::AddressStatus::proven;
-  s.access = report::AccessKind::write;
-  s.access_bytes = 4;
-  s.address = 0x7fedf9800180;
-  native.sites = {s};
+  native.sites = {scale_write_site("core-native-0_5.nvcudmp", 0x7fedf9800180)};
   RunObservation fenced = fenced_scale_run();
   fenced.xid.push_back(run::testing::xid31(0x7f0000101000));
   const auto jn = judge_run(native);

@@ -34,20 +34,15 @@
 #include <string>
 
 #include "end_like.h"
+#include "probe_driver.h"
 
 extern char** environ;
 
 namespace {
 
-PFN_cuGetProcAddress_v12000 g_gpa = nullptr;
+using probe::g_gpa;
+using probe::get;
 
-template <class Fn>
-Fn get(const char* symbol, int version = 12000) {
-  void* p = nullptr;
-  CUdriverProcAddressQueryResult status{};
-  if (g_gpa(symbol, &p, version, CU_GET_PROC_ADDRESS_LEGACY_STREAM, &status) != CUDA_SUCCESS) return nullptr;
-  return reinterpret_cast<Fn>(p);
-}
 
 struct Api {
   PFN_cuInit_v2000 init = get<PFN_cuInit_v2000>("cuInit");
@@ -92,12 +87,9 @@ int fail(const char* role, const char* what, int rc) {
 }
 
 CUresult fill(const Api& api, CUdeviceptr p, unsigned long n, int value) {
-  CUmodule m = nullptr;
-  CUfunction f = nullptr;
-  if (CUresult rc = api.load(&m, "")) return rc;
-  if (CUresult rc = api.function(&f, m, "fill_bytes")) return rc;
-  void* params[] = {&p, &n, &value};
-  return api.launch(f, 1, 1, 1, 32, 1, 1, 0, nullptr, params, nullptr);
+  const CUfunction f = probe::fill_bytes(api);
+  if (!f) return CUDA_ERROR_NOT_FOUND;
+  return probe::fill(api, f, p, n, value);
 }
 
 std::string to_hex(const void* data, std::size_t n) {

@@ -28,17 +28,15 @@
 #include <string>
 #include <vector>
 
+#include "probe_driver.h"
+
 namespace {
 
-PFN_cuGetProcAddress_v12000 g_gpa = nullptr;
+using probe::fill;
+using probe::fill_bytes;
+using probe::g_gpa;
+using probe::get;
 
-template <class Fn>
-Fn get(const char* symbol, int version = 12000) {
-  void* p = nullptr;
-  CUdriverProcAddressQueryResult status{};
-  if (!g_gpa || g_gpa(symbol, &p, version, CU_GET_PROC_ADDRESS_LEGACY_STREAM, &status) != CUDA_SUCCESS) return nullptr;
-  return reinterpret_cast<Fn>(p);
-}
 
 struct Api {
   PFN_cuInit_v2000 init = get<PFN_cuInit_v2000>("cuInit");
@@ -62,17 +60,6 @@ int fail(const char* what, int rc) {
   return 1;
 }
 
-CUfunction fill_bytes(const Api& api) {
-  CUmodule m = nullptr;
-  CUfunction f = nullptr;
-  if (api.load(&m, "") != CUDA_SUCCESS || api.function(&f, m, "fill_bytes") != CUDA_SUCCESS) return nullptr;
-  return f;
-}
-
-CUresult fill(const Api& api, CUfunction f, CUdeviceptr p, unsigned long n, int value) {
-  void* params[] = {&p, &n, &value};
-  return api.launch(f, 1, 1, 1, 32, 1, 1, 0, nullptr, params, nullptr);
-}
 
 CUcontext context(const Api& api, int device) {
   CUcontext c = nullptr;

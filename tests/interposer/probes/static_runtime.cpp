@@ -41,23 +41,21 @@
 #include <string>
 
 #include "end_like.h"
+#include "probe_driver.h"
 
 namespace {
 
-PFN_cuGetProcAddress_v12000 g_gpa = nullptr;
+using probe::fill;
+using probe::fill_bytes;
+using probe::g_gpa;
+using probe::get;
+
 
 int fail(const char* what, int rc) {
   std::printf("FAILED: %s returned %d\n", what, rc);
   return 1;
 }
 
-template <class Fn>
-Fn get(const char* symbol, cuuint64_t flags = CU_GET_PROC_ADDRESS_LEGACY_STREAM, int version = 12000) {
-  void* p = nullptr;
-  CUdriverProcAddressQueryResult status{};
-  if (g_gpa(symbol, &p, version, flags, &status) != CUDA_SUCCESS) return nullptr;
-  return reinterpret_cast<Fn>(p);
-}
 
 // "fence:<symbol>" when the interposer answered, "driver:<symbol>" or "driver:internal".
 std::string where(void* p) {
@@ -115,17 +113,6 @@ struct Api {
   PFN_cuTensorMapEncodeTiled_v12000 encode = get<PFN_cuTensorMapEncodeTiled_v12000>("cuTensorMapEncodeTiled");
 };
 
-CUfunction fill_bytes(const Api& api) {
-  CUmodule m = nullptr;
-  CUfunction f = nullptr;
-  if (api.load(&m, "") != CUDA_SUCCESS || api.function(&f, m, "fill_bytes") != CUDA_SUCCESS) return nullptr;
-  return f;
-}
-
-CUresult fill(const Api& api, CUfunction f, CUdeviceptr p, unsigned long n, int value) {
-  void* params[] = {&p, &n, &value};
-  return api.launch(f, 1, 1, 1, 32, 1, 1, 0, nullptr, params, nullptr);
-}
 
 // Every allocation kind in bounds: the output must not change under the interposer.
 int clean(const Api& api) {
