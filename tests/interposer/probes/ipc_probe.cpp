@@ -257,14 +257,9 @@ int export_own(const Api& api, const char* self, bool legacy) {
 
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "legacy";
-  void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!driver) return fail("probe", "dlopen libcuda.so.1", 0);
-  auto first = reinterpret_cast<PFN_cuGetProcAddress_v12000>(dlsym(driver, "cuGetProcAddress_v2"));
-  if (!first) return fail("probe", "dlsym cuGetProcAddress_v2", 0);
-  void* p = nullptr;
-  CUdriverProcAddressQueryResult status{};
-  if (int rc = first("cuGetProcAddress", &p, 12000, 0, &status)) return fail("probe", "cuGetProcAddress", rc);
-  g_gpa = reinterpret_cast<PFN_cuGetProcAddress_v12000>(p);
+  const char* what = nullptr;
+  int rc = 0;
+  if (!probe::open_driver(what, rc)) return fail("probe", what, rc);
   const Api api;
   if (int rc = api.init(0)) return fail("probe", "cuInit", rc);
   if (mode == "legacy") return export_legacy(api, argv[0], argc > 2 ? argv[2] : "in-bounds");

@@ -201,14 +201,9 @@ int fork_exec(const Api& api, CUfunction f, const char* self, int n) {
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
   if (mode == "noop") return 0;
-  void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!driver) return fail("dlopen libcuda.so.1", 0);
-  auto first = reinterpret_cast<PFN_cuGetProcAddress_v12000>(dlsym(driver, "cuGetProcAddress_v2"));
-  if (!first) return fail("dlsym cuGetProcAddress_v2", 0);
-  void* p = nullptr;
-  CUdriverProcAddressQueryResult status{};
-  if (int rc = first("cuGetProcAddress", &p, 12000, 0, &status)) return fail("cuGetProcAddress", rc);
-  g_gpa = reinterpret_cast<PFN_cuGetProcAddress_v12000>(p);
+  const char* what = nullptr;
+  int rc = 0;
+  if (!probe::open_driver(what, rc)) return fail(what, rc);
   const Api api;
   if (!api.complete()) return fail("cuGetProcAddress of an entry point", 0);
   if (int rc = api.init(0)) return fail("cuInit", rc);

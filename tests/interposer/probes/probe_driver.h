@@ -5,11 +5,28 @@
 // own executable.
 #include <cuda.h>
 #include <cudaTypedefs.h>
+#include <dlfcn.h>
 
 namespace probe {
 
 // The cuGetProcAddress that cuGetProcAddress itself returned (main sets it).
 inline PFN_cuGetProcAddress_v12000 g_gpa = nullptr;
+
+// Loads libcuda.so.1 and sets g_gpa: from here on, like cudart, through the
+// cuGetProcAddress that cuGetProcAddress returns. On failure `what` names the step and the
+// result is its error code (0 where the step has none); true on success.
+inline bool open_driver(const char*& what, int& rc) {
+  rc = 0;
+  void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!driver) return what = "dlopen libcuda.so.1", false;
+  auto first = reinterpret_cast<PFN_cuGetProcAddress_v12000>(dlsym(driver, "cuGetProcAddress_v2"));
+  if (!first) return what = "dlsym cuGetProcAddress_v2", false;
+  void* p = nullptr;
+  CUdriverProcAddressQueryResult status{};
+  if ((rc = first("cuGetProcAddress", &p, 12000, 0, &status)) != 0) return what = "cuGetProcAddress", false;
+  g_gpa = reinterpret_cast<PFN_cuGetProcAddress_v12000>(p);
+  return true;
+}
 
 template <class Fn>
 Fn get(const char* symbol, cuuint64_t flags = CU_GET_PROC_ADDRESS_LEGACY_STREAM, int version = 12000) {

@@ -368,15 +368,9 @@ int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "clean";
   if ((mode == "env-i" || mode == "spawn-empty" || mode == "exec") && argc > 2) return launch(argv[0], mode, argv[2]);
   if (mode == "deepbind") return deepbind();
-  void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!driver) return fail("dlopen libcuda.so.1", 0);
-  auto first = reinterpret_cast<PFN_cuGetProcAddress_v12000>(dlsym(driver, "cuGetProcAddress_v2"));
-  if (!first) return fail("dlsym cuGetProcAddress_v2", 0);
-  // From here on, like cudart, through the cuGetProcAddress that cuGetProcAddress returns.
-  void* p = nullptr;
-  CUdriverProcAddressQueryResult status{};
-  if (int rc = first("cuGetProcAddress", &p, 12000, 0, &status)) return fail("cuGetProcAddress", rc);
-  g_gpa = reinterpret_cast<PFN_cuGetProcAddress_v12000>(p);
+  const char* what = nullptr;
+  int rc = 0;
+  if (!probe::open_driver(what, rc)) return fail(what, rc);
   if (mode == "resolve") return resolve();
   const Api api;
   if (int rc = api.init(0)) return fail("cuInit", rc);
