@@ -94,13 +94,26 @@ void fill_address(FaultSite& s, const CoreDump& d, const Found& found, const std
                                          : s.exception + " is not a memory access";
     return;
   }
+  // No lane carries the exception: the lanes are those still on the SM, not the faulting
+  // ones, and their registers give their own addresses, not the one that faulted.
+  const bool other_lanes = s.reported_by == ReportedBy::sm;
   bool first = true;
   for (const Lane* l : lanes) {
     const auto proof = prove_address_in_listing(insns, *s.pc, l->pc, [l](unsigned r) { return l->reg(r); });
     if (!proof) continue;
     SiteThread t = thread_of(d, *l);
-    if (proof->status == AddressStatus::proven) t.address = proof->address;
-    if (first) {
+    if (proof->status == AddressStatus::proven && !other_lanes) t.address = proof->address;
+    if (first && other_lanes) {
+      first = false;
+      s.address_status = AddressStatus::not_recoverable;
+      if (proof->operand) {
+        s.access = proof->operand->kind;
+        s.space = proof->operand->space;
+        s.access_bytes = proof->operand->width_bytes;
+      }
+      s.address_note = "no lane carries the exception: the lanes left on the SM are not the ones that faulted, so "
+                       "their registers do not give the faulting address";
+    } else if (first) {
       first = false;
       s.address_status = proof->status;
       if (proof->operand) {

@@ -35,9 +35,10 @@ const Expected kSites[] = {
     // freed=0x7f24a6000000; thread 0 reads element 0
     {"use_after_free", "Warp Illegal Address", "touch(float*, int)", 0x7f24cb7ac270, 112, 5, Dim3{0, 0, 0},
      "LDG.E R0, desc[UR4][R2.64]", report::AddressStatus::proven, 0x7f24a6000000},
-    // buffer=0x7faa1be00000; the first thread left on the SM (32) stores at buffer + 1 GiB + 4 * 32
+    // buffer=0x7faa1be00000; no lane carries the exception: the warp left on the SM (threads 32-63)
+    // is not the one that faulted, so its R2:R3 (buffer + 1 GiB + 4 * 32) are not the faulting address
     {"far_write", "Warp Illegal Address", "far_write(float*, long long)", 0x7faa237ac2a0, 0xa0, 6, Dim3{0, 0, 0},
-     "STG.E desc[UR4][R2.64], R5", report::AddressStatus::proven, 0x7faa5be00080},
+     "STG.E desc[UR4][R2.64], R5", report::AddressStatus::not_recoverable, std::nullopt},
     {"gather_bad_index", "Warp Illegal Address", "gather_rows(float const*, long long const*, float*, int)",
      0x7f41a77ac320, 288, 6, Dim3{2, 0, 0}, "LDG.E R9, desc[UR4][R8.64]", report::AddressStatus::not_recoverable,
      std::nullopt},
