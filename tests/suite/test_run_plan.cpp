@@ -66,6 +66,25 @@ SuiteRunOptions fake_run_options() {
   return o;
 }
 
+// fake_run_options() with `stop` as its stop flag, long deadlines and short graces: a
+// stop, not a deadline, ends what runs.
+SuiteRunOptions stoppable_run_options(std::atomic<bool>& stop) {
+  auto o = fake_run_options();
+  o.stop = &stop;
+  o.default_deadline = std::chrono::milliseconds(60000);
+  o.stop_grace = std::chrono::milliseconds(200);
+  o.grace = std::chrono::milliseconds(200);
+  return o;
+}
+
+// Sets `stop` after 700 ms, on a thread of its own.
+std::thread stop_after_700ms(std::atomic<bool>& stop) {
+  return std::thread([&stop] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    stop = true;
+  });
+}
+
 }  // namespace
 
 TEST_CASE("run_plan: batches run in children, results judged in plan order", "[run_plan]") {
@@ -119,15 +138,8 @@ TEST_CASE("run_plan: an interrupt stops a hanging child after the grace", "[run_
   p.batches.push_back(batch_of(p, s, {0}, true));
   p.batches.push_back(batch_of(p, s, {1}, true));
   std::atomic<bool> stop{false};
-  auto o = fake_run_options();
-  o.stop = &stop;
-  o.default_deadline = std::chrono::milliseconds(60000);
-  o.stop_grace = std::chrono::milliseconds(200);
-  o.grace = std::chrono::milliseconds(200);
-  std::thread interrupter([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(700));
-    stop = true;
-  });
+  auto o = stoppable_run_options(stop);
+  std::thread interrupter = stop_after_700ms(stop);
   const auto t0 = std::chrono::steady_clock::now();
   const auto out = run_plan(s, p, o);
   interrupter.join();
@@ -384,16 +396,9 @@ TEST_CASE("run_plan: an interrupted run makes no site run and keeps what finishe
   p.batches.push_back(batch_of(p, s, {2}, true));
   p.batches.push_back(batch_of(p, s, {3}, true));
   std::atomic<bool> stop{false};
-  auto o = fake_run_options();
+  auto o = stoppable_run_options(stop);
   o.coredump = true;
-  o.stop = &stop;
-  o.default_deadline = std::chrono::milliseconds(60000);
-  o.stop_grace = std::chrono::milliseconds(200);
-  o.grace = std::chrono::milliseconds(200);
-  std::thread interrupter([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(700));
-    stop = true;
-  });
+  std::thread interrupter = stop_after_700ms(stop);
   const auto out = run_plan(s, p, o);
   interrupter.join();
   CHECK(out.interrupted);
