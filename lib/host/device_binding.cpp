@@ -7,14 +7,12 @@
 namespace cudadiag::host {
 namespace {
 
-std::string trim(const std::string& s) { return std::string(util::trim_blanks(s)); }
-
 std::vector<std::string> split_entries(const std::string& value) {
   std::vector<std::string> out;
   std::stringstream ss(value);
   std::string item;
   while (std::getline(ss, item, ',')) {
-    item = trim(item);
+    item = std::string(util::trim_blanks(item));
     if (!item.empty()) out.push_back(item);
   }
   return out;

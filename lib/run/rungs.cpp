@@ -57,8 +57,6 @@ constexpr CachingSetting kCaching[] = {
 // driver pool or map it with cuMemCreate/cuMemMap: around cudaMalloc, caching off or not.
 constexpr std::string_view kUnset[] = {"PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF"};
 
-std::string trim(std::string_view s) { return std::string(util::trim_blanks(s)); }
-
 std::vector<std::string> split(std::string_view s, std::string_view separators) {
   std::vector<std::string> out;
   std::size_t start = 0;
@@ -188,7 +186,7 @@ std::optional<Rung> rung_from_name(std::string_view name) {
 std::vector<Rung> parse_rungs(std::string_view text) {
   std::vector<Rung> out;
   for (const auto& raw : split(text, ",")) {
-    const std::string word = trim(raw);
+    const std::string word(util::trim_blanks(raw));
     if (word.empty()) throw UsageError("--rungs: empty rung name in '" + std::string(text) + "'");
     const auto r = rung_from_name(word);
     if (!r) {
