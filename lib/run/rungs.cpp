@@ -69,9 +69,22 @@ std::vector<std::string> split(std::string_view s, std::string_view separators) 
   return out;
 }
 
+constexpr std::string_view kLaunchBlockingVar = "CUDA_LAUNCH_BLOCKING";
+
 void set_blocking_env(PlannedRun& run) {
   for (const auto& c : kCaching) run.env_set[std::string(c.variable)] = std::string(c.value);
   for (const auto v : kUnset) run.env_unset.emplace_back(v);
+}
+
+// The fence rungs' caching off, and CUDA_LAUNCH_BLOCKING only where no site run follows a
+// failure: the fence needs each buffer to be its own allocation, not each launch to wait.
+// Launch blocking is what makes the newest launch of the ring the faulting one; a site
+// run (armed_for_site, blocking again) names the kernel and line from the GPU's own dump
+// instead, and a clean program does not pay a wait per launch (tests/programs/gpt_loop.py
+// on an H200: its loop 1.15x slower fenced with launch blocking than without).
+void set_fence_env(PlannedRun& run, bool launch_blocking) {
+  set_blocking_env(run);
+  if (!launch_blocking) run.env_set.erase(std::string(kLaunchBlockingVar));
 }
 
 void unset_fence_env(PlannedRun& run) {
@@ -96,7 +109,7 @@ PlannedRun plan_run(const RunOptions& opts, Rung rung, int repeat_index) {
       break;
     case Rung::fence:
     case Rung::fence_front:
-      set_blocking_env(run);
+      set_fence_env(run, !wants_site_run(opts, rung));
       run.fence_side = rung == Rung::fence_front ? FenceSide::front : opts.fence_side;
       run.ring_path = opts.work_dir + "/" + to_string(rung) + suffix + ".ring";
       run.env_set[std::string(kRingVar)] = run.ring_path;
@@ -146,6 +159,9 @@ PlannedRun armed_for_site(const PlannedRun& run, const RunOptions& opts) {
     armed.ring_path += ".site";
     armed.env_set[std::string(kRingVar)] = armed.ring_path;
   }
+  // A fence rung runs without launch blocking when a site run follows (set_fence_env):
+  // the site run blocks again, so that its ring's newest launch is the faulting one too.
+  if (is_fence(run.rung)) armed.env_set[std::string(kLaunchBlockingVar)] = "1";
   // A store's dump comes after the program's synchronize, and only while the process
   // lives (fence/dump_linger.h): the interposer holds the program's end for it. On a rung
   // that runs without the interposer, it is preloaded for that alone: no fence, no ring.

@@ -3,8 +3,10 @@
 // --repeat), each rung with its settings applied before CUDA starts:
 //   native     as given
 //   blocking   CUDA_LAUNCH_BLOCKING=1 and every framework's caching allocator off
-//   fence        blocking + LD_PRELOAD of the fence interposer (libcudadiag_fence.so),
-//                every allocation flush against a guard at its end: overruns fault
+//   fence        caching off + LD_PRELOAD of the fence interposer (libcudadiag_fence.so),
+//                every allocation flush against a guard at its end: overruns fault;
+//                CUDA_LAUNCH_BLOCKING=1 too under --no-coredump (without a site run, the
+//                ring's newest launch must be the faulting one)
 //   fence-front  the same with the guard before the start: underruns fault (one run more
 //                buys the other direction; a buffer cannot end and start at a granule
 //                boundary at once)

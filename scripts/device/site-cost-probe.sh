@@ -7,6 +7,8 @@
 #   fence-on       the fence rung as it runs by default (sites and Python lines captured,
 #                  each buffer's guard as large as the buffer)
 #   fence-granule  the fence rung with CUDADIAG_GUARD=granule (one-granule guards)
+#   fence-blocking the fence rung as it runs, with CUDA_LAUNCH_BLOCKING=1 (as under
+#                  --no-coredump and in a failure's site run)
 # Prints the loop's own time (loop_seconds: the 30 steps, without Python's start-up) and
 # the wall time of every run, the medians, the fence runs' medians over native's, and
 # what scaling the guards costs: fence-on over fence-granule (target: at most 1.05).
@@ -27,16 +29,17 @@ once() {  # NAME MODE
     native) rung=(--rungs native) ;;
     fence-off) rung+=(--env CUDADIAG_RING_SITES=0) ;;
     fence-granule) rung+=(--env CUDADIAG_GUARD=granule) ;;
+    fence-blocking) rung+=(--env CUDA_LAUNCH_BLOCKING=1) ;;
     debug) rung+=(--env CUDADIAG_FENCE_DEBUG=1) ;;
   esac
   "$CUDADIAG" run "${rung[@]}" --sanitize never --timeout 600 --format json -q -o "$dir/$1.json" \
     -- "$PYTHON" tests/programs/gpt_loop.py 2>"$dir/$1.stderr"
 }
-modes=(native fence-off fence-on fence-granule)
+modes=(native fence-off fence-on fence-granule fence-blocking)
 for r in $(seq 1 "$ROUNDS"); do
   # Each round in another order, so that no setting always runs first (a warm cache).
-  for i in 0 1 2 3; do
-    m=${modes[$(((i + r) % 4))]}
+  for i in "${!modes[@]}"; do
+    m=${modes[$(((i + r) % ${#modes[@]}))]}
     once "$m.$r" "$m"
   done
 done
@@ -45,7 +48,7 @@ python3 - "$dir" "$ROUNDS" <<'PY'
 import json, re, statistics, sys
 d, rounds = sys.argv[1], int(sys.argv[2])
 res = {}
-for mode in ("native", "fence-off", "fence-on", "fence-granule"):
+for mode in ("native", "fence-off", "fence-on", "fence-granule", "fence-blocking"):
     for i in range(1, rounds + 1):
         try:
             r = json.load(open(f"{d}/{mode}.{i}.json"))["results"][0]
@@ -60,7 +63,7 @@ loop = {m: statistics.median(x[1] for x in v if x[1] is not None) for m, v in re
 wall = {m: statistics.median(x[0] for x in v) for m, v in res.items()}
 print("  medians: " + "  ".join(f"{m} loop {loop[m]:.3f}s wall {wall[m]:.1f}s" for m in loop))
 if "native" in loop:
-    for m in ("fence-off", "fence-on", "fence-granule"):
+    for m in ("fence-off", "fence-on", "fence-granule", "fence-blocking"):
         if m in loop:
             print(f"  {m} / native: loop {loop[m] / loop['native']:.3f}x, wall {wall[m] / wall['native']:.3f}x")
 if "fence-off" in loop and "fence-on" in loop:

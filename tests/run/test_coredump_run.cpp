@@ -84,6 +84,14 @@ TEST_CASE("coredump run: the rungs run unarmed; a failing rung's site run (not t
     // by the interposer, preloaded with no fence and no ring where the rung has none.
     CHECK(env.at("CUDADIAG_DUMP_LINGER_MS") == "5000");
     CHECK_THAT(env.at("LD_PRELOAD"), Catch::StartsWith("/x/libcudadiag_fence.so"));
+    // A fence rung runs without launch blocking when a site run follows a failure; the
+    // site run blocks, so that its ring's newest launch is the faulting one.
+    if (is_fence(p.rung)) {
+      CHECK(p.runs[0].env_set.count("CUDA_LAUNCH_BLOCKING") == 0);
+      CHECK(env.at("CUDA_LAUNCH_BLOCKING") == "1");
+    } else {
+      CHECK(env.count("CUDA_LAUNCH_BLOCKING") == p.runs[0].env_set.count("CUDA_LAUNCH_BLOCKING"));
+    }
     if (!is_fence(p.rung)) {
       CHECK(env.at("CUDADIAG_FENCE_SIDE") == "none");
       CHECK(env.count("CUDADIAG_RING") == 0);
@@ -116,7 +124,12 @@ TEST_CASE("coredump run: the user's own core-dump settings are kept; unarmed, no
   o.coredump = false;
   CHECK_FALSE(wants_site_run(o, Rung::fence));
   for (const auto& p : plan_rungs(o))
-    for (const auto& r : p.runs) CHECK(r.env_set.count("CUDA_ENABLE_COREDUMP_ON_EXCEPTION") == 0);
+    for (const auto& r : p.runs) {
+      CHECK(r.env_set.count("CUDA_ENABLE_COREDUMP_ON_EXCEPTION") == 0);
+      // No site run to name the kernel: the fence rungs block, so that the ring's newest
+      // launch is the faulting one.
+      if (is_fence(p.rung)) CHECK(r.env_set.at("CUDA_LAUNCH_BLOCKING") == "1");
+    }
 }
 
 TEST_CASE("coredump run: a proven address is placed among the fence's allocations", "[coredump_run]") {

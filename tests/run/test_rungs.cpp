@@ -115,7 +115,9 @@ TEST_CASE("plan: every rung's environment, argv and files") {
 
   const auto& fence = plan_of(plans, Rung::fence).runs.at(0);
   CHECK(fence.argv == base_options().command);
-  CHECK(fence.env_set.at("CUDA_LAUNCH_BLOCKING") == "1");
+  // No launch blocking: a failure's site run names the kernel (test_coredump_run.cpp).
+  CHECK(fence.env_set.count("CUDA_LAUNCH_BLOCKING") == 0);
+  CHECK_FALSE(unsets(fence, "CUDA_LAUNCH_BLOCKING"));  // the program's own setting, as natively
   CHECK(fence.env_set.at("PYTORCH_NO_CUDA_MEMORY_CACHING") == "1");
   CHECK(fence.env_set.at("LD_PRELOAD") == "/opt/cudadiag/bin/libcudadiag_fence.so");
   CHECK(fence.env_set.at("CUDADIAG_FENCE_ALIGN") == "16");
@@ -134,7 +136,7 @@ TEST_CASE("plan: every rung's environment, argv and files") {
   CHECK(front.fence_side == FenceSide::front);
   CHECK(fence.fence_side == FenceSide::back);
   CHECK(front.env_set.at("LD_PRELOAD") == fence.env_set.at("LD_PRELOAD"));
-  CHECK(front.env_set.at("CUDA_LAUNCH_BLOCKING") == "1");
+  CHECK(front.env_set.count("CUDA_LAUNCH_BLOCKING") == 0);
   CHECK(front.ring_path == "/tmp/cd-run/fence-front-0.ring");
   CHECK(front.env_set.at("CUDADIAG_RING") == front.ring_path);
   CHECK(front.env_set.count("CUDADIAG_FENCE_RECYCLE_MB") == 0);
