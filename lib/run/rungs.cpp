@@ -81,7 +81,7 @@ void set_blocking_env(PlannedRun& run) {
 // Launch blocking is what makes the newest launch of the ring the faulting one; a site
 // run (armed_for_site, blocking again) names the kernel and line from the GPU's own dump
 // instead, and a clean program does not pay a wait per launch (tests/programs/gpt_loop.py
-// on an H200: its loop 1.15x slower fenced with launch blocking than without).
+// on an H200: its loop up to 1.15x slower fenced with launch blocking than without).
 void set_fence_env(PlannedRun& run, bool launch_blocking) {
   set_blocking_env(run);
   if (!launch_blocking) run.env_set.erase(std::string(kLaunchBlockingVar));
