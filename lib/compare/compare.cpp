@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "compare/digest_reader.h"
+#include "compare/gpu_standouts.h"
 #include "compare/host_list.h"
 #include "util/exit_codes.h"
 
@@ -241,6 +242,9 @@ Comparison compare_digests(ReportSet set, const CompareOptions& options) {
   c.baseline = majority_baseline(c.environment, c.outcomes, reports.size());
   c.grouping = group_hosts(reports, c.environment, c.outcomes, options.alpha);
   c.verdict = decide_verdict(c.outcomes, c.suspects, weaknesses, c.baseline, c.labels);
+  // A GPU whose failures the report's other GPUs do not share is named first, as repro does.
+  const auto standouts = standout_reasons(reports);
+  c.verdict.reasons.insert(c.verdict.reasons.begin(), standouts.begin(), standouts.end());
   c.weaknesses = std::move(weaknesses.mismatch);
   c.build_differences = std::move(weaknesses.builds);
   for (const auto& b : c.build_differences) c.notes.push_back("comparison is weaker: " + b);

@@ -3,7 +3,7 @@
 #include "evidence/interruption.h"
 #include "evidence/session_report.h"
 #include "suite/repro_request.h"
-#include "suite/standout.h"
+#include "report/standout.h"
 #include "suite/verdict.h"
 
 namespace cudadiag::suite {
@@ -41,10 +41,10 @@ report::Report repro_report(report::Report r, const Suite& s, const PlanOptions&
   r.results = std::move(outcome.results);
   r.verdict = decide_verdict(r.results, outcome.interrupted);  // says so among its reasons
   // A GPU whose failures the other GPUs do not share is named first.
-  const auto standouts = find_standouts(r.results, r.devices);
+  const auto standouts = report::find_standouts(r.results, r.devices);
   json standout = json::array();
   for (auto it = standouts.rbegin(); it != standouts.rend(); ++it) {
-    r.verdict.reasons.insert(r.verdict.reasons.begin(), standout_line(*it));
+    r.verdict.reasons.insert(r.verdict.reasons.begin(), report::standout_line(*it));
   }
   for (const auto& g : standouts)
     standout.push_back(json{{"index", g.index}, {"uuid", g.uuid}, {"pci_bus_id", g.pci_bus_id}, {"runs", g.runs}});

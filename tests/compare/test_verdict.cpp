@@ -268,3 +268,52 @@ TEST_CASE("verdict: a case skipped on one host is a weakness, not a failure", "[
   CHECK(verdict_reasons_contain(c.verdict.reasons, "skipped on gpu-node-b"));
   CHECK(find_case(c, "tma.ragged_prefill_seqlen1").kind == CaseKind::agree);
 }
+
+TEST_CASE("verdict: a GPU whose results differ from its report's other GPUs is named first", "[compare][verdict]") {
+  // Every host ran the suite on two GPUs; on node001 one case fails on GPU 1 only.
+  auto set = compare_test::fleet_of("identical_a.json", 3, [](std::size_t i, report::json& doc) {
+    auto second = doc["devices"][0];
+    second["index"] = 1;
+    second["uuid"] = "GPU-second";
+    doc["devices"].push_back(second);
+    const auto first_results = doc["results"];
+    for (auto r : first_results) {
+      r["device"] = "GPU-second";
+      r["device_index"] = 1;
+      if (i == 1 && r["case_id"] == first_results[0]["case_id"] && r["profile"] == first_results[0]["profile"]) {
+        r["outcome"] = "cuda_error";
+        r["expectation_met"] = false;
+      }
+      doc["results"].push_back(r);
+    }
+  });
+  const auto c = compare_digests(std::move(set), {});
+  REQUIRE_FALSE(c.verdict.reasons.empty());
+  CHECK_THAT(c.verdict.reasons.front(), Catch::StartsWith("node001: GPU 1 stands out: 1 run(s) failed there and "
+                                                          "passed on the other GPUs: tma.ragged_prefill_seqlen1 "));
+  CHECK_THAT(c.verdict.reasons.front(), Catch::EndsWith(" under default"));
+  CHECK(std::count_if(c.verdict.reasons.begin(), c.verdict.reasons.end(),
+                      [](const std::string& l) { return l.find("stands out: ") != std::string::npos; }) == 1);
+
+  // The same failure on both GPUs of a host is that host's, not one GPU's: no GPU named.
+  auto both = compare_test::fleet_of("identical_a.json", 2, [](std::size_t i, report::json& doc) {
+    auto second = doc["devices"][0];
+    second["index"] = 1;
+    second["uuid"] = "GPU-second";
+    doc["devices"].push_back(second);
+    const auto first_results = doc["results"];
+    for (auto r : first_results) {
+      r["device"] = "GPU-second";
+      r["device_index"] = 1;
+      doc["results"].push_back(r);
+    }
+    if (i == 1)
+      for (auto& r : doc["results"])
+        if (r["case_id"] == first_results[0]["case_id"]) {
+          r["outcome"] = "cuda_error";
+          r["expectation_met"] = false;
+        }
+  });
+  const auto c2 = compare_digests(std::move(both), {});
+  CHECK_FALSE(verdict_reasons_contain(c2.verdict.reasons, "stands out: "));
+}

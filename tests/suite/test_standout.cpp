@@ -5,11 +5,13 @@
 
 #include "suite/plan.h"
 #include "suite/repro_report.h"
-#include "suite/standout.h"
+#include "report/standout.h"
 #include "suite/verdict.h"
 
 using namespace cudadiag;
 using namespace cudadiag::suite;
+using cudadiag::report::find_standouts;
+using cudadiag::report::standout_line;
 
 namespace {
 
