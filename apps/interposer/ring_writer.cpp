@@ -284,6 +284,10 @@ void RingWriter::set_granularity(std::uint64_t bytes) noexcept {
   atomic(header_->granularity).compare_exchange_strong(none, bytes, std::memory_order_relaxed);
 }
 
+void RingWriter::set_end_wait_result(std::int32_t result) noexcept {
+  if (header_) atomic(header_->end_wait_result).store(result, std::memory_order_relaxed);
+}
+
 ring::AllocationSlot* RingWriter::allocation_slot(std::uint32_t i) noexcept {
   return reinterpret_cast<ring::AllocationSlot*>(base_ + header_->allocations_offset) + i;
 }

@@ -134,6 +134,7 @@ class RingWriter {
   void add_process_loaded() noexcept;
   void add_other_cuda_process() noexcept;
   void set_granularity(std::uint64_t bytes) noexcept;
+  void set_end_wait_result(std::int32_t result) noexcept;
 
   // Counts the allocation (and the fenced one) and records it; the record is lost
   // (dropped_allocations) when every slot holds a live allocation.

@@ -40,7 +40,7 @@ void print_summary(const RingRead& r, std::size_t process_files) {
   std::printf("dropped_allocations=%" PRIu64 "\ndropped_launches=%" PRIu64 "\ndropped_tma_maps=%" PRIu64
               "\ntorn_records=%" PRIu64 "\n",
               s.dropped_allocations, s.dropped_launches, s.dropped_tma_maps, r.torn_records);
-  std::printf("fence_align=%u\n", s.fence_align);
+  std::printf("fence_align=%u\nend_wait_result=%d\n", s.fence_align, s.end_wait_result);
   std::printf("guard=%s\ngranularity=%" PRIu64 "\nguard_limit_bytes=%" PRIu64 "\nguard_total_limit_bytes=%" PRIu64
               "\nguards_cut=%" PRIu64 "\n",
               s.guard_mode == cudadiag::fence::GuardMode::granule ? "granule" : "scaled", s.granularity,

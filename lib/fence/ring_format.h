@@ -583,7 +583,9 @@ struct Header {
   std::uint32_t processes_loaded;       // processes whose interposer attached to this file
   std::uint32_t other_cuda_processes;   // later processes that used CUDA: in "<file>.<pid>"
   std::uint32_t cuda_seen;              // non-zero once a process resolved a driver entry point
-  std::uint32_t reserved1;
+  // The CUresult of the owner's wait for its context's work at the program's end (after
+  // main returned, or at exit()) when that wait failed; 0: it did not fail, or never ran.
+  std::int32_t end_wait_result;
   // Counters of the owner process.
   std::uint64_t allocations;            // allocations made (successful calls); next allocation seq
   std::uint64_t fenced;                 // of which placed against a guard

@@ -143,6 +143,9 @@ struct InterposerSummary {
   std::uint64_t guard_limit_bytes = 0;
   std::uint64_t guard_total_limit_bytes = 0;
   std::uint64_t guards_cut = 0;              // allocations given a smaller guard than the per-buffer bound allows
+  // The driver's answer (CUresult) when the interposer waited for the program's GPU work
+  // at its end and that wait failed; 0: it did not fail, or never ran.
+  int end_wait_result = 0;
 };
 
 // What happened to one process of the run, as the interposer saw it start or end.

@@ -30,6 +30,8 @@ void add_counts(InterposerSummary& into, const InterposerSummary& s) {
   into.guard_limit_bytes = std::max(into.guard_limit_bytes, s.guard_limit_bytes);
   into.guard_total_limit_bytes = std::max(into.guard_total_limit_bytes, s.guard_total_limit_bytes);
   into.guards_cut += s.guards_cut;
+  // The first process whose wait at its end failed names the error.
+  if (into.end_wait_result == 0) into.end_wait_result = s.end_wait_result;
 }
 
 const AllocationRecord* record_of(const FenceRecords& records, int pid, std::uint64_t seq) {

@@ -97,6 +97,24 @@ std::optional<CudaErrorEvidence> from_xid(const std::vector<host::XidEvent>& eve
   return e;
 }
 
+// A GPU exception the fence interposer's wait at the program's end returned: the program
+// ended without waiting for the work that faulted (the fence rungs run without launch
+// blocking). Other failures of that wait are not the program's GPU fault.
+std::optional<CudaErrorEvidence> from_end_wait(const std::optional<InterposerLog>& log) {
+  if (!log || log->summary.end_wait_result == 0) return std::nullopt;
+  const auto* entry = taxonomy::find_driver(log->summary.end_wait_result);
+  if (!entry || !taxonomy::is_gpu_exception(entry->error_class)) return std::nullopt;
+  CudaErrorEvidence e;
+  e.source = EvidenceSource::end_wait;
+  e.code = entry->code;
+  e.name = std::string(entry->name);
+  e.driver_name = std::string(entry->driver_name);
+  e.error_class = entry->error_class;
+  e.line = fmt::format("{} ({}) from cuCtxSynchronize, the fence's wait for the program's GPU work at its end",
+                       entry->driver_name, log->summary.end_wait_result);
+  return e;
+}
+
 // The exception a GPU core dump recorded: proof of a fault by itself.
 CudaErrorEvidence from_site(const report::FaultSite& s) {
   CudaErrorEvidence e;
@@ -356,6 +374,7 @@ RunJudgement judge_run(const RunObservation& obs) {
   if (text_error) j.error = from_finding(*text_error);
   else if (j.sanitizer) j.error = from_memcheck(*j.sanitizer, program_failed);
   if (!j.error) j.error = from_xid(obs.xid);
+  if (!j.error) j.error = from_end_wait(obs.interposer);
   judge_sites(obs, j);
 
   const auto* not_started = j.text.first_of(FindingKind::not_started);
@@ -380,7 +399,10 @@ RunJudgement judge_run(const RunObservation& obs) {
                            j.error->source == EvidenceSource::output && f ? "its output, " + where(*f)
                            : j.error->source == EvidenceSource::sanitizer ? std::string("memcheck's report")
                            : j.error->source == EvidenceSource::coredump  ? std::string("the GPU core dump")
-                                                                          : std::string("the kernel log"),
+                           : j.error->source == EvidenceSource::end_wait
+                               ? std::string("the fence's wait at the program's end (the program ended without "
+                                             "waiting for the work that faulted)")
+                               : std::string("the kernel log"),
                            j.error->framework != Framework::unknown && j.error->source == EvidenceSource::output
                                ? fmt::format(" ({})", to_string(j.error->framework))
                                : std::string(),

@@ -65,7 +65,9 @@ const char* to_string(RunOutcome o);
 
 // Where the CUDA error of a run was found: the program's output, memcheck's report, a
 // kernel-log Xid line, or a GPU core dump.
-enum class EvidenceSource : std::uint8_t { output, sanitizer, xid, coredump };
+// end_wait: the fence interposer's wait for the program's GPU work at its end (the
+// program never saw the error).
+enum class EvidenceSource : std::uint8_t { output, sanitizer, xid, coredump, end_wait };
 
 // What names the CUDA error of a cuda_error run, and where it was found.
 struct CudaErrorEvidence {

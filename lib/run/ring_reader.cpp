@@ -289,6 +289,7 @@ InterposerSummary summary_of(const ring::Header& h) {
   s.guard_limit_bytes = h.guard_limit_bytes;
   s.guard_total_limit_bytes = h.guard_total_limit_bytes;
   s.guards_cut = h.guards_cut;
+  s.end_wait_result = h.end_wait_result;
   return s;
 }
 

@@ -86,7 +86,9 @@ report::ErrorInfo error_info(const CudaErrorEvidence& e, const RunJudgement& j) 
   info.name = e.name.empty() ? "unknown" : e.name;
   info.source = taxonomy::ErrorSource::runtime;
   info.error_class = e.error_class.value_or(taxonomy::ErrorClass::unknown);
-  info.surfaced_at = "program";
+  // Where it surfaced: the program's own run, or the fence's wait at its end (the
+  // program never saw it).
+  info.surfaced_at = e.source == EvidenceSource::end_wait ? "end_wait" : "program";
   info.api_call = e.api_call;
   info.message = e.line;
   if (e.code) {

@@ -314,6 +314,29 @@ print(subprocess.run(["sh", "-c", "echo child"], capture_output=True, text=True)
     expect_line dump "launch seq=0 .* pointer_args=$address"
     ;;
 
+  end_wait)
+    # A kernel that faulted on a guard while the launch did not block, in a program that
+    # never waits for it: the fence's wait at the program's end finds it, the ring records
+    # it, and the program's exit status stays its own.
+    run fenced env "$FAKE" FAKE_CUDA_ASYNC_FAULT=1 CUDADIAG_RING="$work/ring" "$PRELOAD" "$STATIC_RUNTIME" kernel-overrun
+    expect_rc fenced 0
+    expect_line fenced 'kernel-overrun: no fault'
+    dump_ring dump "$work/ring"
+    expect_line dump 'end_wait_result=700'
+    # A program that ends clean leaves nothing there.
+    run clean env "$FAKE" CUDADIAG_RING="$work/ring-clean" "$PRELOAD" "$STATIC_RUNTIME" clean
+    expect_rc clean 0
+    dump_ring dump_clean "$work/ring-clean"
+    expect_line dump_clean 'end_wait_result=0'
+    # cudadiag run: the fence rung is a CUDA error found by that wait, and exposes it.
+    export LD_LIBRARY_PATH="$FAKE_DRIVER_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    run verdict env FAKE_CUDA_ASYNC_FAULT=1 "$CUDADIAG" run --rungs native,fence --sanitize never --no-kernel-log \
+      --no-coredump --format json -o "$work/verdict.json" -- "$STATIC_RUNTIME" kernel-overrun
+    expect_rc verdict 1
+    grep -q '"verdict": "exposed"' "$work/verdict.json" || fail "the run is not exposed"
+    grep -q "in the fence's wait at the program's end" "$work/verdict.json" || fail "the end wait is not named"
+    ;;
+
   ring_identity)
     # Who recorded, once at start: the pid, the executable and the launcher's rank; and the
     # device it used, with the UUID and PCI bus id the driver gave.
@@ -597,14 +620,15 @@ PY
 
   handle_reuse)
     # 30 buffer lives of 1, 2 and 4 granules: memory is created once per size and reused;
-    # each life maps, grants access, waits for the context and unmaps once.
+    # each life maps, grants access, waits for the context and unmaps once (and the
+    # program's end waits once more: end_wait).
     run native env "$FAKE" "$STATIC_RUNTIME" cycles 30
     run fenced env "$FAKE" FAKE_CUDA_STATS="$work/stats.out" CUDADIAG_RING="$work/ring" "$PRELOAD" \
       "$STATIC_RUNTIME" cycles 30
     expect_rc fenced 0
     expect_line native 'cycles=30 checksum=[0-9]+'
     expect_same native fenced
-    for line in cuMemCreate=3 cuMemRelease=0 cuMemMap=30 cuMemSetAccess=30 cuMemUnmap=30 cuCtxSynchronize=30 \
+    for line in cuMemCreate=3 cuMemRelease=0 cuMemMap=30 cuMemSetAccess=30 cuMemUnmap=30 cuCtxSynchronize=31 \
       cuMemAddressReserve=30 cuMemAddressFree=0; do
       expect_line stats "$line"
     done
@@ -634,13 +658,14 @@ PY
   recycle)
     # CUDADIAG_FENCE_RECYCLE_MB: 30 buffer lives of 1, 2 and 4 granules make one mapping per
     # size; every later life reuses a freed buffer's mapping without a driver call (the
-    # context wait of the free stays: the free must not return before queued work ends).
+    # context wait of the free stays: the free must not return before queued work ends;
+    # one more at the program's end).
     run native env "$FAKE" "$STATIC_RUNTIME" cycles 30
     run fenced env "$FAKE" FAKE_CUDA_STATS="$work/stats.out" CUDADIAG_RING="$work/ring" CUDADIAG_FENCE_RECYCLE_MB=64 \
       "$PRELOAD" "$STATIC_RUNTIME" cycles 30
     expect_rc fenced 0
     expect_same native fenced
-    for line in cuMemCreate=3 cuMemMap=3 cuMemSetAccess=3 cuMemUnmap=0 cuMemRelease=0 cuCtxSynchronize=30 \
+    for line in cuMemCreate=3 cuMemMap=3 cuMemSetAccess=3 cuMemUnmap=0 cuMemRelease=0 cuCtxSynchronize=31 \
       cuMemAddressReserve=3; do
       expect_line stats "$line"
     done

@@ -138,6 +138,28 @@ TEST_CASE("fence rung: attribution from Xid 31 and the interposer's log") {
   CHECK_FALSE(j.fence_suspicion);
 }
 
+TEST_CASE("fence rung: a fault the program never waited for is found by the fence's wait at its end") {
+  auto o = exited(Rung::fence, 0);
+  o.interposer = fenced_log();
+  o.interposer->summary.end_wait_result = 700;  // CUDA_ERROR_ILLEGAL_ADDRESS
+  o.xid.push_back(xid31(0x7f0000200000));
+  auto j = judge_run(o);
+  CHECK(j.outcome == RunOutcome::cuda_error);  // the Xid names it first; the run is not clean
+  o.xid.clear();
+  j = judge_run(o);
+  CHECK(j.outcome == RunOutcome::cuda_error);
+  REQUIRE(j.error);
+  CHECK(j.error->source == EvidenceSource::end_wait);
+  CHECK(j.error->name == "cudaErrorIllegalAddress");
+  CHECK(j.error->driver_name == "CUDA_ERROR_ILLEGAL_ADDRESS");
+  CHECK(j.reason.find("in the fence's wait at the program's end") != std::string::npos);
+  // A wait that failed for another reason (out of memory) is not the program's GPU fault.
+  o.interposer->summary.end_wait_result = 2;
+  CHECK(judge_run(o).outcome == RunOutcome::clean);
+  o.interposer->summary.end_wait_result = 0;
+  CHECK(judge_run(o).outcome == RunOutcome::clean);
+}
+
 TEST_CASE("fence rung: clean only when the fence could see; the preload failure is named") {
   auto o = exited(Rung::fence, 0);
   o.interposer = fenced_log();

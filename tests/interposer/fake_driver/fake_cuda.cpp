@@ -28,6 +28,10 @@
 //                                  without it the process aborts
 //   FAKE_CUDA_FAULT=1              every launch faults (without dumps armed it returns
 //                                  CUDA_ERROR_ILLEGAL_ADDRESS)
+//   FAKE_CUDA_ASYNC_FAULT=1        a kernel that touches a guard faults as without launch
+//                                  blocking: its launch returns CUDA_SUCCESS, and every
+//                                  cuCtxSynchronize after it CUDA_ERROR_ILLEGAL_ADDRESS
+//                                  (sticky)
 //   FAKE_CUDA_HANG=1               a launched kernel never finishes (the launch call
 //                                  never returns, as under CUDA_LAUNCH_BLOCKING)
 //   FAKE_CUDA_HANG_DUMP_FROM=FILE  with CUDA_ENABLE_USER_TRIGGERED_COREDUMP=1 and
@@ -357,6 +361,10 @@ void write_dump(const char* from, int parts, int pause_ms) {
   std::fclose(in);
 }
 
+// A fault the program was not told of at its launch (FAKE_CUDA_ASYNC_FAULT): every later
+// synchronize returns it, as the driver's sticky errors.
+bool g_sticky_fault = false;
+
 bool dumps_armed() { return env_on("CUDA_ENABLE_COREDUMP_ON_EXCEPTION") && std::getenv("FAKE_CUDA_COREDUMP_FROM"); }
 
 // An exception, as the driver reports it with dumps armed.
@@ -483,7 +491,8 @@ CUresult run(CUfunction f, void** params, void** extra) {
     return CUDA_ERROR_ILLEGAL_ADDRESS;
   }
   const bool kernel_log = std::getenv("FAKE_CUDA_KMSG") && *std::getenv("FAKE_CUDA_KMSG");
-  if (!dumps_armed() && !kernel_log) {
+  const bool async_fault = env_on("FAKE_CUDA_ASYNC_FAULT");
+  if (!dumps_armed() && !kernel_log && !async_fault) {
     std::memset(p, value, n);
     return CUDA_SUCCESS;
   }
@@ -499,6 +508,10 @@ CUresult run(CUfunction f, void** params, void** extra) {
   sigaction(SIGSEGV, &old_segv, nullptr);
   sigaction(SIGBUS, &old_bus, nullptr);
   if (faulted) write_xid(g_fault_address);
+  if (faulted && async_fault && !dumps_armed()) {
+    __atomic_store_n(&g_sticky_fault, true, __ATOMIC_RELAXED);
+    return CUDA_SUCCESS;
+  }
   return faulted ? exception() : CUDA_SUCCESS;
 }
 
@@ -630,7 +643,7 @@ CUresult fake_ctx_synchronize() {
   count(kCtxSynchronize);
   if (!current_context()) return CUDA_ERROR_INVALID_CONTEXT;
   trace("cuCtxSynchronize ctx=%p", static_cast<void*>(current_context()));
-  return CUDA_SUCCESS;
+  return __atomic_load_n(&g_sticky_fault, __ATOMIC_RELAXED) ? CUDA_ERROR_ILLEGAL_ADDRESS : CUDA_SUCCESS;
 }
 // Peer access between contexts (cudaDeviceEnablePeerAccess): the current context's device
 // may then use the peer context's device's cuMemAlloc memory. VMM memory is not affected
