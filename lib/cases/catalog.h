@@ -25,7 +25,7 @@ using json = report::json;
 // file's "*"); "" for none.
 struct ProfileExpectations {
   std::string otherwise;
-  std::map<std::string, std::string> by_profile;
+  std::map<std::string, std::string> by_profile{};
   // by_profile[profile], else otherwise.
   const std::string& text_for(const std::string& profile) const;
   bool operator==(const ProfileExpectations&) const = default;

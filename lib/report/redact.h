@@ -17,7 +17,7 @@ struct RedactionInputs {
   // run's --env NAME=VALUE assignments: a VALUE may be a secret (a token, a password).
   std::vector<std::pair<std::string, std::string>> env;
   // How tokens are made; null: a fresh random key for this redaction (per-report tokens).
-  std::shared_ptr<const RedactionTokens> tokens;
+  std::shared_ptr<const RedactionTokens> tokens{};
 };
 
 // One redaction, in two passes over a document or a report:

@@ -254,7 +254,7 @@ struct VerdictCoverage {
 struct Verdict {
   VerdictStatus status = VerdictStatus::incomplete;  // one of statuses_of(invocation.command)
   std::vector<std::string> reasons;                  // human-readable, one per finding
-  std::optional<VerdictCoverage> coverage;
+  std::optional<VerdictCoverage> coverage{};
 };
 
 // What --redact replaced by tokens ("redacted:" and 16 hex digits): the kinds of value,

@@ -33,7 +33,7 @@ struct DeviceTarget {
   // What pins a child to this device (host/device_binding.h): CUDA_VISIBLE_DEVICES narrowed
   // to one entry of the job's binding, and CUDA_DEVICE_ORDER when the entry is a PCI-order
   // index ("" leaves the user's). Empty visible_devices: the UUID, else the index.
-  std::string visible_devices;
+  std::string visible_devices{};
   std::string device_order = "PCI_BUS_ID";
 };
 
