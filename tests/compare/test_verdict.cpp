@@ -269,23 +269,38 @@ TEST_CASE("verdict: a case skipped on one host is a weakness, not a failure", "[
   CHECK(find_case(c, "tma.ragged_prefill_seqlen1").kind == CaseKind::agree);
 }
 
+namespace {
+
+// The report's results run once more on a second GPU (index 1); returns the first GPU's
+// first result, whose case and profile the callers fail.
+report::json on_two_gpus(report::json& doc) {
+  auto second = doc["devices"][0];
+  second["index"] = 1;
+  second["uuid"] = "GPU-second";
+  doc["devices"].push_back(second);
+  const auto first_results = doc["results"];
+  for (auto r : first_results) {
+    r["device"] = "GPU-second";
+    r["device_index"] = 1;
+    doc["results"].push_back(r);
+  }
+  return first_results[0];
+}
+
+void fail(report::json& r) {
+  r["outcome"] = "cuda_error";
+  r["expectation_met"] = false;
+}
+
+}  // namespace
+
 TEST_CASE("verdict: a GPU whose results differ from its report's other GPUs is named first", "[compare][verdict]") {
   // Every host ran the suite on two GPUs; on node001 one case fails on GPU 1 only.
   auto set = compare_test::fleet_of("identical_a.json", 3, [](std::size_t i, report::json& doc) {
-    auto second = doc["devices"][0];
-    second["index"] = 1;
-    second["uuid"] = "GPU-second";
-    doc["devices"].push_back(second);
-    const auto first_results = doc["results"];
-    for (auto r : first_results) {
-      r["device"] = "GPU-second";
-      r["device_index"] = 1;
-      if (i == 1 && r["case_id"] == first_results[0]["case_id"] && r["profile"] == first_results[0]["profile"]) {
-        r["outcome"] = "cuda_error";
-        r["expectation_met"] = false;
-      }
-      doc["results"].push_back(r);
-    }
+    const auto first = on_two_gpus(doc);
+    if (i != 1) return;
+    for (auto& r : doc["results"])
+      if (r["case_id"] == first["case_id"] && r["profile"] == first["profile"] && r["device_index"] == 1) fail(r);
   });
   const auto c = compare_digests(std::move(set), {});
   REQUIRE_FALSE(c.verdict.reasons.empty());
@@ -297,22 +312,10 @@ TEST_CASE("verdict: a GPU whose results differ from its report's other GPUs is n
 
   // The same failure on both GPUs of a host is that host's, not one GPU's: no GPU named.
   auto both = compare_test::fleet_of("identical_a.json", 2, [](std::size_t i, report::json& doc) {
-    auto second = doc["devices"][0];
-    second["index"] = 1;
-    second["uuid"] = "GPU-second";
-    doc["devices"].push_back(second);
-    const auto first_results = doc["results"];
-    for (auto r : first_results) {
-      r["device"] = "GPU-second";
-      r["device_index"] = 1;
-      doc["results"].push_back(r);
-    }
-    if (i == 1)
-      for (auto& r : doc["results"])
-        if (r["case_id"] == first_results[0]["case_id"]) {
-          r["outcome"] = "cuda_error";
-          r["expectation_met"] = false;
-        }
+    const auto first = on_two_gpus(doc);
+    if (i != 1) return;
+    for (auto& r : doc["results"])
+      if (r["case_id"] == first["case_id"]) fail(r);
   });
   const auto c2 = compare_digests(std::move(both), {});
   CHECK_FALSE(verdict_reasons_contain(c2.verdict.reasons, "stands out: "));
